@@ -1,0 +1,91 @@
+# thermrig: `make demo` runs the main job on the simulated rig, `make test` runs every suite.
+# Both install what they need (Debian packages, the Python venv) and can be run again at any time.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BUILD := build
+HOST_BUILD := $(BUILD)/host
+ASAN_BUILD := $(BUILD)/asan
+COV_BUILD := $(BUILD)/coverage
+ARM_BUILD := $(BUILD)/arm
+CORE_SRC := $(wildcard firmware/core/*.c)
+CORE_HDR := $(wildcard firmware/core/*.h)
+export THERMRIG_RIGSIM := $(CURDIR)/$(HOST_BUILD)/rigsim
+
+ARM_CC := arm-none-eabi-gcc
+ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -mfloat-abi=hard \
+	-mfpu=fpv4-sp-d16 -Os -ffunction-sections -fdata-sections -fstack-usage -DRIG_BOARD='"cortex-m4f"'
+FLASH_BUDGET := 32768
+RAM_BUDGET := 8192
+
+.PHONY: demo test setup system venv build rigsim ctest asan cross size coverage lint pytest bench clean
+
+demo: setup rigsim
+	$(VENV)/bin/thermrig demo
+
+test: setup build
+	$(MAKE) --no-print-directory ctest asan cross lint pytest
+
+setup: system venv
+
+system:
+	@bash scripts/setup_system.sh
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: host/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e 'host[dev]'
+	touch $@
+
+build rigsim: $(HOST_BUILD)/build.ninja
+	cmake --build $(HOST_BUILD)
+
+$(HOST_BUILD)/build.ninja: firmware/CMakeLists.txt
+	cmake -S firmware -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
+
+ctest: build
+	ctest --test-dir $(HOST_BUILD) --output-on-failure --no-tests=error
+
+asan:
+	cmake -S firmware -B $(ASAN_BUILD) -G Ninja -DTHERMRIG_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error
+
+cross: $(ARM_BUILD)/size_probe.elf
+
+$(ARM_BUILD)/size_probe.elf: $(CORE_SRC) $(CORE_HDR) tests/size/size_probe.c tests/size/cortex_m4.ld
+	@mkdir -p $(ARM_BUILD)
+	cd $(ARM_BUILD) && $(ARM_CC) $(ARM_FLAGS) -I$(CURDIR)/firmware/core $(addprefix $(CURDIR)/,$(CORE_SRC)) \
+		$(CURDIR)/tests/size/size_probe.c -nostartfiles --specs=nano.specs --specs=nosys.specs \
+		-Wl,--gc-sections -T $(CURDIR)/tests/size/cortex_m4.ld -o size_probe.elf
+	@echo "cross: firmware core built for Cortex-M4F (-Os): $@"
+
+size: cross
+	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET)
+
+coverage:
+	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
+	cmake --build $(COV_BUILD)
+	find $(COV_BUILD) -name '*.gcda' -delete
+	ctest --test-dir $(COV_BUILD) --no-tests=error >/dev/null
+	gcovr --root . --filter 'firmware/core/' --object-directory $(COV_BUILD) --fail-under-line 90 \
+		--print-summary --txt $(COV_BUILD)/coverage.txt
+	@cat $(COV_BUILD)/coverage.txt
+
+lint: venv
+	$(VENV)/bin/ruff check host tests bench scripts
+	$(VENV)/bin/ruff format --check host tests bench scripts
+
+pytest: venv build
+	$(PY) -m pytest tests/python -q
+
+bench: setup build
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(BUILD)

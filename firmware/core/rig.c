@@ -1,0 +1,228 @@
+/* The rig step: decode sensors, run the supervisor, control heater and fans, emit telemetry. */
+#include "rig.h"
+
+#include "sht3x.h"
+
+#define HEX_FAULT_DIGITS 4u
+
+void rig_init(rig_t *rig, uint32_t reset_cause)
+{
+    *rig = (rig_t){0};
+    linebuf_init(&rig->rx);
+    safety_init(&rig->safety);
+    safety_latch(&rig->safety, reset_cause & FAULT_WATCHDOG);
+    pid_init(&rig->pid, RIG_AIR_KP, RIG_AIR_KI, RIG_AIR_KD, 0.0f, 1000.0f, RIG_AIR_D_FILTER_S);
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        fan_init(&rig->fans[i]);
+    }
+    rig->reset_cause = reset_cause;
+    rig->heat_limit_pm = 1000u;
+    rig->tel_period_ms = RIG_TEL_DEFAULT_MS;
+    for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
+        rig->tc_status[i] = CH_NO_DATA;
+    }
+    rig->amb_status = CH_NO_DATA;
+}
+
+bool rig_heating(const rig_t *rig)
+{
+    return rig->heat_enabled && !safety_tripped(&rig->safety);
+}
+
+void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
+{
+    rig->tx_seq++;
+    if (!frame_end(tb) || tx->len + tb->len > RIG_TX_CAP) {
+        tx->dropped++;
+        return;
+    }
+    for (size_t i = 0; i < tb->len; i++) {
+        tx->buf[tx->len++] = (uint8_t)tb->buf[i];
+    }
+}
+
+void rig_nak(rig_t *rig, rig_tx_t *tx, int32_t host_seq, const char *reason, const char *detail)
+{
+    char buf[FRAME_MAX_LEN + 2u];
+    textbuf_t tb;
+    frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "NAK");
+    tb_char(&tb, ' ');
+    if (host_seq < 0) {
+        tb_char(&tb, '-');
+    } else {
+        tb_i64(&tb, host_seq);
+    }
+    tb_char(&tb, ' ');
+    tb_str(&tb, reason);
+    if (detail != NULL) {
+        tb_char(&tb, ' ');
+        tb_str(&tb, detail);
+    }
+    rig->count.naks++;
+    rig_send(rig, tx, &tb);
+}
+
+static void handle_line(rig_t *rig, line_status_t st, rig_tx_t *tx)
+{
+    frame_t f;
+    frame_err_t err = (st == LINE_TOO_LONG) ? FRAME_ERR_LONG : frame_decode(rig->rx.buf, rig->rx.len, &f);
+    if (st == LINE_READY && rig->rx.len == 0u) {
+        return; /* blank line: a person pressing Enter in a terminal */
+    }
+    if (err != FRAME_OK) {
+        rig->count.errors++;
+        rig_nak(rig, tx, -1, frame_err_name(err), NULL);
+        return;
+    }
+    rig->count.frames++;
+    rig->last_host_us = rig->now_us;
+    rig_command(rig, &f, tx);
+}
+
+void rig_rx(rig_t *rig, const uint8_t *bytes, size_t n, uint64_t now_us, rig_tx_t *tx)
+{
+    rig->now_us = now_us;
+    for (size_t i = 0; i < n; i++) {
+        line_status_t st = linebuf_push(&rig->rx, bytes[i]);
+        if (st != LINE_NONE) {
+            handle_line(rig, st, tx);
+            linebuf_reset(&rig->rx);
+        }
+    }
+}
+
+static void read_sensors(rig_t *rig, const rig_samples_t *s, uint32_t dt_ms)
+{
+    for (uint8_t ch = 0; ch < RIG_NUM_TC; ch++) {
+        max31855_reading_t r = max31855_decode(s->tc_word[ch]);
+        rig->tc_status[ch] = safety_check_tc(&rig->safety, ch, &r);
+        if (r.faults == 0u) {
+            rig->tc_cc[ch] = r.tc_cc;
+        }
+    }
+    /* The ambient sensor is informational: a failure is flagged, never a fault. */
+    if (s->sht_present && sht3x_decode(s->sht_raw, &rig->amb_cc, &rig->rh_dpct)) {
+        rig->amb_status = 0u;
+    } else {
+        rig->amb_status = CH_NO_DATA;
+    }
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        fan_tach(&rig->fans[i], s->tach_pulses[i], dt_ms);
+        if (fan_stalled(&rig->fans[i])) {
+            safety_latch(&rig->safety, FAULT_FAN_STALL);
+        }
+    }
+}
+
+static void control(rig_t *rig, uint32_t dt_ms)
+{
+    bool active = rig_heating(rig);
+    int32_t air = rig->tc_cc[RIG_TC_CHASSIS_AIR];
+    safety_check_heater(&rig->safety, active, rig->air_target_cc, air, dt_ms);
+    if (active && (rig->now_us - rig->last_host_us) > (uint64_t)RIG_HOST_TIMEOUT_MS * 1000u) {
+        safety_latch(&rig->safety, FAULT_HOST_LOST);
+    }
+    if (!rig_heating(rig)) {
+        pid_reset(&rig->pid);
+        rig->out.heater_pm = 0u;
+        for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+            /* Safe state: fans full. Otherwise an idle rig runs its fans as last commanded. */
+            rig->out.fan_pm[i] = safety_tripped(&rig->safety) ? 1000u : fan_update(&rig->fans[i], dt_ms);
+            rig->fans[i].out_pm = rig->out.fan_pm[i];
+        }
+        return;
+    }
+    float duty = pid_update(&rig->pid, (float)rig->air_target_cc / 100.0f, (float)air / 100.0f,
+                            (float)dt_ms / 1000.0f);
+    rig->out.heater_pm = (uint16_t)(duty + 0.5f);
+    if (rig->out.heater_pm > rig->heat_limit_pm) {
+        rig->out.heater_pm = rig->heat_limit_pm;
+    }
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        rig->out.fan_pm[i] = fan_update(&rig->fans[i], dt_ms);
+    }
+}
+
+static void ch_value(textbuf_t *tb, const char *key, int32_t value, uint8_t status)
+{
+    tb_kv_i64(tb, key, value);
+    tb_char(tb, ':');
+    tb_hex(tb, status, 2u);
+}
+
+static void send_telemetry(rig_t *rig, rig_tx_t *tx)
+{
+    static const char *const TC_KEYS[RIG_NUM_TC] = {"tc0", "tc1", "tc2", "tc3"};
+    static const char *const RPM_KEYS[RIG_NUM_FANS] = {"rpm0", "rpm1"};
+    static const char *const FAN_KEYS[RIG_NUM_FANS] = {"fan0", "fan1"};
+    char buf[FRAME_MAX_LEN + 2u];
+    textbuf_t tb;
+    frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "TEL");
+    tb_str(&tb, " up=");
+    tb_u64(&tb, rig->now_us / 1000u);
+    for (uint8_t ch = 0; ch < RIG_NUM_TC; ch++) {
+        ch_value(&tb, TC_KEYS[ch], rig->tc_cc[ch], rig->tc_status[ch]);
+    }
+    ch_value(&tb, "amb", rig->amb_cc, rig->amb_status);
+    ch_value(&tb, "rh", rig->rh_dpct, rig->amb_status);
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        ch_value(&tb, RPM_KEYS[i], (int32_t)rig->fans[i].rpm, fan_stalled(&rig->fans[i]) ? CH_STALL : 0u);
+    }
+    tb_kv_i64(&tb, "heat", rig->out.heater_pm);
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        tb_kv_i64(&tb, FAN_KEYS[i], rig->out.fan_pm[i]);
+    }
+    tb_kv_i64(&tb, "air", rig->air_target_cc);
+    tb_kv_i64(&tb, "hen", rig->heat_enabled ? 1 : 0);
+    tb_kv_i64(&tb, "hlim", rig->heat_limit_pm);
+    tb_str(&tb, " flt=");
+    tb_hex(&tb, rig->safety.latched, HEX_FAULT_DIGITS);
+    tb_kv_i64(&tb, "err", rig->count.errors);
+    rig_send(rig, tx, &tb);
+}
+
+static void report_events(rig_t *rig, rig_tx_t *tx)
+{
+    char buf[FRAME_MAX_LEN + 2u];
+    textbuf_t tb;
+    if (!rig->boot_reported) {
+        rig->boot_reported = true;
+        frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "EVT");
+        tb_str(&tb, " BOOT");
+        tb_kv_i64(&tb, "cause", rig->reset_cause);
+        rig_send(rig, tx, &tb);
+    }
+    uint32_t fresh = rig->safety.latched & ~rig->reported_faults;
+    rig->reported_faults = rig->safety.latched;
+    if (fresh != 0u) {
+        frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "EVT");
+        tb_str(&tb, " FAULT flt=");
+        tb_hex(&tb, rig->safety.latched, HEX_FAULT_DIGITS);
+        tb_str(&tb, " new=");
+        tb_hex(&tb, fresh, HEX_FAULT_DIGITS);
+        rig_send(rig, tx, &tb);
+    }
+}
+
+void rig_step(rig_t *rig, const rig_samples_t *samples, uint64_t now_us, const uint8_t *rx, size_t rx_len,
+              rig_outputs_t *out, rig_tx_t *tx)
+{
+    rig_rx(rig, rx, rx_len, now_us, tx);
+    uint32_t dt_ms = rig->stepped ? (uint32_t)((now_us - rig->last_step_us) / 1000u) : RIG_TICK_MS;
+    rig->stepped = true;
+    rig->last_step_us = now_us;
+
+    read_sensors(rig, samples, dt_ms);
+    control(rig, dt_ms);
+    report_events(rig, tx);
+    /* Due within half a tick: scheduling jitter must not skip a frame. Fixed cadence, no drift. */
+    if (rig->tel_period_ms != 0u && now_us + RIG_TICK_MS * 500u >= rig->next_tel_us) {
+        send_telemetry(rig, tx);
+        uint64_t period_us = (uint64_t)rig->tel_period_ms * 1000u;
+        rig->next_tel_us += period_us;
+        if (rig->next_tel_us + RIG_TICK_MS * 500u <= now_us) {
+            rig->next_tel_us = now_us + period_us;
+        }
+    }
+    *out = rig->out;
+}

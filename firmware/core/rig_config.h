@@ -1,0 +1,69 @@
+/* Rig build-time configuration: identity, channel map, limits and safety defaults. */
+#ifndef RIG_CONFIG_H
+#define RIG_CONFIG_H
+
+#include <stdint.h>
+
+#define RIG_FW_NAME "thermrig-core"
+#define RIG_FW_VERSION "0.1.0"
+#define RIG_PROTO_VERSION 1
+
+#ifndef RIG_BOARD
+#define RIG_BOARD "unknown"
+#endif
+
+/* Channels: thermocouples on MAX31855 front ends, one SHT3x ambient sensor, fans with tach. */
+#define RIG_NUM_TC 4
+#define RIG_NUM_FANS 2
+#define RIG_TC_DRIVE_CTRL 0
+#define RIG_TC_DRIVE_NAND 1
+#define RIG_TC_HEATSINK 2
+#define RIG_TC_CHASSIS_AIR 3
+#define RIG_CHANNEL_MAP                                                        \
+    "tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,"              \
+    "amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
+
+/* Control tick: the MAX31855 converts at about 10 Hz. */
+#define RIG_TICK_MS 100u
+
+/* Per-thermocouple plausibility window, centi-degC. */
+#define RIG_TC_MIN_CC (-2000)
+static const int32_t RIG_TC_MAX_CC[RIG_NUM_TC] = {11000, 9000, 9000, 7000};
+/* Largest plausible change between two 100 ms samples (thermal masses forbid more). */
+#define RIG_TC_MAX_JUMP_CC 500
+
+/* Chassis-air setpoint range accepted from the host, centi-degC. */
+#define RIG_AIR_TARGET_MIN_CC 0
+#define RIG_AIR_TARGET_MAX_CC 6500
+
+/* Heater runaway, after Klipper verify_heater: hysteresis, max_error (degC*s), gain window. */
+#define RIG_VERIFY_HYST_CC 500
+#define RIG_VERIFY_MAX_ERROR_CC_S 12000
+#define RIG_VERIFY_GAIN_CC 200
+#define RIG_VERIFY_GAIN_TIME_MS 20000u
+/* Marlin THERMAL_PROTECTION: once at target, falling HYSTERESIS below it for PERIOD is a fault. */
+#define RIG_HOLD_HYST_CC 400
+#define RIG_HOLD_PERIOD_MS 40000u
+
+/* Host heartbeat: the heater must be re-confirmed within MAX_HEAT_TIME (Klipper: 3 s). */
+#define RIG_HOST_TIMEOUT_MS 3000u
+
+/* Fans: 4-pin PWM, 2 tach pulses per revolution; stall = commanded on and no tach. */
+#define RIG_FAN_MAX_RPM 3000u
+#define RIG_FAN_MIN_DUTY_PM 200u
+#define RIG_FAN_PULSES_PER_REV 2u
+#define RIG_FAN_STALL_MS 3000u
+#define RIG_FAN_RPM_WINDOW 10u
+
+/* Chassis-air PID, heater output in permille (tuned on the plant model: docs/plant.md). */
+#define RIG_AIR_KP 400.0f
+#define RIG_AIR_KI 15.0f
+#define RIG_AIR_KD 200.0f
+#define RIG_AIR_D_FILTER_S 2.0f
+
+/* Telemetry period bounds, ms. 0 stops telemetry. */
+#define RIG_TEL_MIN_MS 100u
+#define RIG_TEL_MAX_MS 60000u
+#define RIG_TEL_DEFAULT_MS 100u
+
+#endif

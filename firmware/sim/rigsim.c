@@ -1,0 +1,256 @@
+/* rigsim: the firmware core on POSIX. Serial side on a pty, sensors and actuators exchanged with the
+ * plant model over a Unix socket once per control tick (protocol in docs/plant.md, "virtual wires"). */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rig.h"
+
+typedef struct {
+    const char *plant_path;
+    const char *link_path;
+    bool realtime;
+    double ppm;
+    int64_t offset_us;
+} options_t;
+
+typedef struct {
+    int master;
+    int slave;          /* kept open so the pty survives clients coming and going */
+    int plant;
+    char inbuf[512];
+    size_t inlen;
+    int64_t t0_unix_us;
+    uint64_t plant_t_us;
+    uint64_t tx_frames_dropped;
+} sim_t;
+
+static int64_t unix_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The MCU's uptime: true time scaled by the crystal error, plus an arbitrary offset. */
+static uint64_t mcu_now_us(const sim_t *sim, const options_t *opt)
+{
+    double t = opt->realtime ? (double)(unix_us() - sim->t0_unix_us) : (double)sim->plant_t_us;
+    return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6));
+}
+
+static int open_pty(sim_t *sim, const options_t *opt, char *name, size_t cap)
+{
+    sim->master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (sim->master < 0 || grantpt(sim->master) != 0 || unlockpt(sim->master) != 0) {
+        return -1;
+    }
+    snprintf(name, cap, "%s", ptsname(sim->master));
+    sim->slave = open(name, O_RDWR | O_NOCTTY);
+    if (sim->slave < 0) {
+        return -1;
+    }
+    struct termios tio;
+    tcgetattr(sim->slave, &tio);
+    cfmakeraw(&tio);
+    tcsetattr(sim->slave, TCSANOW, &tio);
+    fcntl(sim->master, F_SETFL, fcntl(sim->master, F_GETFL) | O_NONBLOCK);
+    if (opt->link_path != NULL) {
+        unlink(opt->link_path);
+        if (symlink(name, opt->link_path) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int connect_plant(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        return -1;
+    }
+    return fd;
+}
+
+/* Serial output: a real UART drops what nobody drains; here a frame that does not fit is dropped. */
+static void flush_tx(sim_t *sim, const options_t *opt, rig_tx_t *tx)
+{
+    size_t off = 0;
+    while (off < tx->len) {
+        ssize_t n = write(sim->master, tx->buf + off, tx->len - off);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN && !opt->realtime) {
+            /* Accelerated runs give a slow reader up to a second before dropping. */
+            struct pollfd p = {.fd = sim->master, .events = POLLOUT};
+            if (poll(&p, 1, 1000) > 0) {
+                continue;
+            }
+        }
+        sim->tx_frames_dropped++;
+        break;
+    }
+    tx->len = 0;
+}
+
+static int send_outputs(const sim_t *sim, const rig_outputs_t *out)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "A %u %u %u\n", out->heater_pm, out->fan_pm[0], out->fan_pm[1]);
+    return write(sim->plant, line, (size_t)n) == n ? 0 : -1;
+}
+
+static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1) {
+            return false;
+        }
+        out[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+/* One message from the plant: "S t_us tc0 tc1 tc2 tc3 sht tach0 tach1", or "R cause" (MCU reset). */
+static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char *line, rig_outputs_t *out,
+                             rig_tx_t *tx)
+{
+    if (line[0] == 'R') {
+        rig_init(rig, (uint32_t)strtoul(line + 1, NULL, 10));
+        return 0;
+    }
+    rig_samples_t s = {0};
+    unsigned long long t_us;
+    char sht[16];
+    unsigned tach[RIG_NUM_FANS];
+    if (sscanf(line, "S %llu %x %x %x %x %15s %u %u", &t_us, &s.tc_word[0], &s.tc_word[1], &s.tc_word[2],
+               &s.tc_word[3], sht, &tach[0], &tach[1]) != 8) {
+        fprintf(stderr, "rigsim: bad plant message: %s\n", line);
+        return -1;
+    }
+    s.sht_present = strcmp(sht, "-") != 0 && strlen(sht) == 12u && parse_hex_bytes(sht, s.sht_raw, 6u);
+    s.tach_pulses[0] = (uint16_t)tach[0];
+    s.tach_pulses[1] = (uint16_t)tach[1];
+    sim->plant_t_us = t_us;
+    rig_step(rig, &s, mcu_now_us(sim, opt), NULL, 0u, out, tx);
+    flush_tx(sim, opt, tx);
+    return 1;
+}
+
+static int parse_options(int argc, char **argv, options_t *opt)
+{
+    static const struct option LONG[] = {
+        {"plant", required_argument, NULL, 'p'}, {"link", required_argument, NULL, 'l'},
+        {"realtime", no_argument, NULL, 'r'},    {"ppm", required_argument, NULL, 'c'},
+        {"offset-us", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", LONG, NULL)) != -1) {
+        switch (c) {
+        case 'p': opt->plant_path = optarg; break;
+        case 'l': opt->link_path = optarg; break;
+        case 'r': opt->realtime = true; break;
+        case 'c': opt->ppm = atof(optarg); break;
+        case 'o': opt->offset_us = atoll(optarg); break;
+        default: return -1;
+        }
+    }
+    return opt->plant_path != NULL ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    options_t opt = {0};
+    if (parse_options(argc, argv, &opt) != 0) {
+        fprintf(stderr, "usage: rigsim --plant SOCKET [--realtime] [--ppm PPM] [--offset-us US] [--link PATH]\n"
+                        "Runs the thermrig firmware core against the plant model listening on SOCKET.\n");
+        return 2;
+    }
+    static sim_t sim;
+    static rig_t rig;
+    static rig_tx_t tx;
+    char pty_name[128];
+    sim.t0_unix_us = unix_us();
+    if (open_pty(&sim, &opt, pty_name, sizeof pty_name) != 0 || (sim.plant = connect_plant(opt.plant_path)) < 0) {
+        perror("rigsim");
+        return 1;
+    }
+    printf("{\"pty\": \"%s\", \"pid\": %d, \"t0_unix_us\": %lld, \"ppm\": %.3f, \"offset_us\": %lld}\n", pty_name,
+           (int)getpid(), (long long)sim.t0_unix_us, opt.ppm, (long long)opt.offset_us);
+    fflush(stdout);
+
+    rig_init(&rig, 0u);
+    rig_outputs_t out = {0};
+    bool waiting = false;
+    int64_t next_tick = unix_us();
+    for (;;) {
+        if (!waiting && (!opt.realtime || unix_us() >= next_tick)) {
+            if (send_outputs(&sim, &out) != 0) {
+                break;
+            }
+            waiting = true;
+            next_tick += (int64_t)RIG_TICK_MS * 1000;
+        }
+        int timeout = -1;
+        if (!waiting) {
+            int64_t wait_us = next_tick - unix_us();
+            timeout = wait_us > 0 ? (int)((wait_us + 999) / 1000) : 0;
+        }
+        struct pollfd fds[2] = {{.fd = sim.plant, .events = POLLIN}, {.fd = sim.master, .events = POLLIN}};
+        if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+            break;
+        }
+        if (fds[1].revents & POLLIN) {
+            uint8_t buf[256];
+            ssize_t n = read(sim.master, buf, sizeof buf);
+            if (n > 0) {
+                rig_rx(&rig, buf, (size_t)n, mcu_now_us(&sim, &opt), &tx);
+                flush_tx(&sim, &opt, &tx);
+            }
+        }
+        if (fds[0].revents & (POLLIN | POLLHUP)) {
+            ssize_t n = read(sim.plant, sim.inbuf + sim.inlen, sizeof sim.inbuf - 1u - sim.inlen);
+            if (n <= 0) {
+                break; /* the plant went away: the simulation is over */
+            }
+            sim.inlen += (size_t)n;
+            char *nl;
+            while ((nl = memchr(sim.inbuf, '\n', sim.inlen)) != NULL) {
+                *nl = '\0';
+                int r = handle_plant_line(&sim, &opt, &rig, sim.inbuf, &out, &tx);
+                if (r < 0) {
+                    return 1;
+                }
+                if (r > 0) {
+                    waiting = false;
+                }
+                size_t used = (size_t)(nl - sim.inbuf) + 1u;
+                memmove(sim.inbuf, nl + 1, sim.inlen - used);
+                sim.inlen -= used;
+            }
+        }
+    }
+    fprintf(stderr, "rigsim: exiting; frames dropped on the serial side: %llu\n",
+            (unsigned long long)(sim.tx_frames_dropped + tx.dropped));
+    if (opt.link_path != NULL) {
+        unlink(opt.link_path);
+    }
+    return 0;
+}

@@ -1,0 +1,3 @@
+"""thermrig: hardware-in-the-loop rig for SSD thermal-throttling experiments."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The host side of the rig link: transport, command/ack, telemetry stream, time sync."""

@@ -1,0 +1,248 @@
+"""RigLink: HELLO handshake with version check, commands with ack/timeout/retry, telemetry stream,
+sequence-continuity and error counters, and time sync by PING."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import serial
+
+from thermrig.link.timesync import SyncSample, TimeSync
+from thermrig.link.transport import open_port
+from thermrig.protocol.frame import (
+    PROTO_VERSION,
+    Frame,
+    FrameDecodeError,
+    FrameError,
+    LineAssembler,
+    decode,
+    encode,
+)
+from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
+
+COMMAND_TIMEOUT_S = 0.5
+COMMAND_RETRIES = 3
+
+
+class RigTimeout(TimeoutError):
+    """The rig did not answer a command in time, after every retry."""
+
+
+class NakError(RuntimeError):
+    def __init__(self, command: str, nak: Nak):
+        detail = f" ({nak.detail})" if nak.detail else ""
+        super().__init__(f"rig refused {command}: {nak.reason}{detail}")
+        self.nak = nak
+
+
+class VersionMismatch(ProtocolError):
+    """The rig speaks a protocol version this host does not."""
+
+
+@dataclass
+class LinkStats:
+    frames: int = 0
+    decode_errors: dict[str, int] = field(default_factory=dict)
+    lost_frames: int = 0       # gaps in the rig's frame sequence numbers
+    telemetry: int = 0
+    naks_received: int = 0
+    retries: int = 0
+
+
+class RigLink:
+    """One connection to a rig. Use as a context manager; call hello() first."""
+
+    def __init__(self, port: str, on_event: Callable[[Frame], None] | None = None) -> None:
+        self.port = port
+        self._ser: serial.SerialBase = open_port(port)
+        self._ser.reset_input_buffer()
+        self._write_lock = threading.Lock()
+        self._pending: dict[int, queue.Queue[Frame]] = {}
+        self._pending_lock = threading.Lock()
+        self._seq = 0
+        self._last_rig_seq: int | None = None
+        self.telemetry_queue: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
+        self.latest: Telemetry | None = None
+        self.stats = LinkStats()
+        self.sync = TimeSync()
+        self.info: RigInfo | None = None
+        self._on_event = on_event
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read_loop, name="rig-reader", daemon=True)
+        self._reader.start()
+        self._keepalive: threading.Thread | None = None
+
+    def __enter__(self) -> RigLink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._keepalive is not None:
+            self._keepalive.join(timeout=2)
+        self._reader.join(timeout=2)
+        self._ser.close()
+
+    # --- receiving -------------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        lines = LineAssembler()
+        while not self._stop.is_set():
+            try:
+                chunk = self._ser.read(self._ser.in_waiting or 1)
+            except (serial.SerialException, OSError, TypeError):
+                if self._stop.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            if not chunk:
+                continue
+            for line in lines.feed(chunk):
+                if line:
+                    self._handle_line(line)
+
+    def _count_error(self, kind: str) -> None:
+        self.stats.decode_errors[kind] = self.stats.decode_errors.get(kind, 0) + 1
+
+    def _handle_line(self, line: bytes | FrameError) -> None:
+        if isinstance(line, FrameError):
+            self._count_error(line.value)
+            return
+        try:
+            frame = decode(line)
+        except FrameDecodeError as exc:
+            self._count_error(exc.kind.value)
+            return
+        self.stats.frames += 1
+        if self._last_rig_seq is not None:
+            self.stats.lost_frames += (frame.seq - self._last_rig_seq - 1) % 0x10000
+        self._last_rig_seq = frame.seq
+        if frame.type == "TEL":
+            try:
+                tel = Telemetry.from_frame(frame)
+            except ProtocolError:
+                self._count_error("TEL")
+                return
+            self.stats.telemetry += 1
+            self.latest = tel
+            with contextlib.suppress(queue.Full):
+                self.telemetry_queue.put_nowait(tel)
+        elif frame.type in ("ACK", "NAK"):
+            if frame.type == "NAK":
+                self.stats.naks_received += 1
+            with self._pending_lock:
+                target = None
+                if frame.args and frame.args[0].isdigit():
+                    target = self._pending.get(int(frame.args[0]))
+            if target is not None:
+                target.put(frame)
+        elif frame.type == "EVT":
+            if frame.words()[:1] == ["BOOT"]:
+                self._last_rig_seq = frame.seq  # a reset restarts the rig's numbering
+            if self._on_event is not None:
+                self._on_event(frame)
+
+    # --- commands --------------------------------------------------------------------------------
+
+    def write_raw(self, data: bytes) -> None:
+        with self._write_lock:
+            self._ser.write(data)
+            self._ser.flush()
+
+    def command(
+        self, type_: str, *args: str, timeout: float = COMMAND_TIMEOUT_S, retries: int = COMMAND_RETRIES
+    ) -> Frame:
+        """Send a command and wait for its ACK. Retries resend the same sequence number; every command
+        is idempotent, so a retry after a lost ACK applies nothing twice."""
+        reply = self._exchange(type_, args, timeout, retries)[0]
+        if reply.type == "NAK":
+            raise NakError(" ".join([type_, *args]), Nak.from_frame(reply))
+        return reply
+
+    def _exchange(self, type_: str, args: tuple[str, ...], timeout: float, retries: int) -> tuple[Frame, float, float]:
+        self._seq = (self._seq + 1) % 0x10000
+        seq = self._seq
+        data = encode(seq, type_, args)
+        box: queue.Queue[Frame] = queue.Queue()
+        with self._pending_lock:
+            self._pending[seq] = box
+        try:
+            for attempt in range(retries + 1):
+                if attempt:
+                    self.stats.retries += 1
+                sent = time.time()
+                self.write_raw(data)
+                try:
+                    reply = box.get(timeout=timeout)
+                    return reply, sent, time.time()
+                except queue.Empty:
+                    continue
+            raise RigTimeout(f"no reply from the rig on {self.port} to {type_} after {retries + 1} tries")
+        finally:
+            with self._pending_lock:
+                self._pending.pop(seq, None)
+
+    def hello(self, timeout: float = 1.0) -> RigInfo:
+        try:
+            reply = self._exchange("HELLO", (f"proto={PROTO_VERSION}",), timeout, 2)[0]
+        except RigTimeout as exc:
+            raise RigTimeout(
+                f"no HELLO reply from {self.port}: is a thermrig rig on this port (firmware running, "
+                f"{self._ser.baudrate} baud)?"
+            ) from exc
+        if reply.type == "NAK":
+            nak = Nak.from_frame(reply)
+            if nak.reason == "VERSION":
+                raise VersionMismatch(
+                    f"the rig on {self.port} speaks protocol {nak.detail or '?'}, this host speaks "
+                    f"proto={PROTO_VERSION}: update the host package or flash matching firmware"
+                )
+            raise NakError("HELLO", nak)
+        info = RigInfo.from_ack(reply)
+        if info.proto != PROTO_VERSION:
+            raise VersionMismatch(
+                f"the rig on {self.port} speaks protocol {info.proto}, this host speaks {PROTO_VERSION}"
+            )
+        self.info = info
+        return info
+
+    def set(self, **values: int) -> None:
+        self.command("SET", *(f"{k}={v}" for k, v in values.items()))
+
+    def ping(self) -> SyncSample:
+        reply, sent, received = self._exchange("PING", (), COMMAND_TIMEOUT_S, COMMAND_RETRIES)
+        sample = SyncSample(sent, int(reply.kv()["us"]), received)
+        self.sync.add(sample)
+        return sample
+
+    def start_keepalive(self, interval: float = 1.0) -> None:
+        """Ping every interval seconds: the heartbeat the firmware needs while heating, and time sync."""
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                with contextlib.suppress(RigTimeout, OSError, serial.SerialException):
+                    self.ping()
+
+        self._keepalive = threading.Thread(target=loop, name="rig-keepalive", daemon=True)
+        self._keepalive.start()
+
+    def next_telemetry(self, timeout: float = 2.0) -> Telemetry:
+        try:
+            return self.telemetry_queue.get(timeout=timeout)
+        except queue.Empty as exc:
+            raise RigTimeout(f"no telemetry from {self.port} for {timeout:.1f} s") from exc
+
+    def drain_telemetry(self) -> list[Telemetry]:
+        out = []
+        while True:
+            try:
+                out.append(self.telemetry_queue.get_nowait())
+            except queue.Empty:
+                return out

@@ -1,0 +1,118 @@
+"""Lumped thermal network of the rig (docs/plant.md): room, heater element, chassis air, drive board,
+drive controller, optional heatsink; fans with spin-up that set airflow and convection."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams
+
+SUBSTEPS = 4  # explicit Euler substeps per control tick; the fastest node (controller) has tau ~2 s
+
+
+@dataclass
+class FanModel:
+    """4-wire PWM fan: duty to steady RPM per the Intel spec, first-order spin-up."""
+
+    params: ChassisParams
+    rpm: float = 0.0
+    stalled: bool = False  # a seized rotor (fault injection)
+
+    def steady_rpm(self, duty: float) -> float:
+        p = self.params
+        if duty <= 0.0 or self.stalled:
+            return 0.0
+        frac_min = p.fan_min_rpm_fraction
+        if duty <= p.fan_min_duty:
+            return p.fan_max_rpm * frac_min
+        return p.fan_max_rpm * (frac_min + (1.0 - frac_min) * (duty - p.fan_min_duty) / (1.0 - p.fan_min_duty))
+
+    def step(self, duty: float, dt: float) -> None:
+        target = self.steady_rpm(duty)
+        self.rpm += (target - self.rpm) * (1.0 - math.exp(-dt / self.params.fan_spinup_s))
+
+    @property
+    def airflow(self) -> float:
+        """Airflow as a fraction of the fan's maximum (proportional to RPM)."""
+        return self.rpm / self.params.fan_max_rpm
+
+
+@dataclass
+class ThermalState:
+    heater: float
+    air: float
+    sink: float
+    board: float
+    ctrl: float
+
+
+@dataclass
+class Plant:
+    chassis: ChassisParams
+    slot: SlotParams
+    drive: DriveThermalParams
+    room_c: float | None = None  # None: the chassis profile's room temperature
+    drive_power_w: float = field(default=0.0)
+    t: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.room_c is None:
+            self.room_c = self.chassis.room_c
+        self.drive_power_w = self.drive.idle_power_w
+        r = self.room_c
+        self.state = ThermalState(heater=r, air=r, sink=r, board=r, ctrl=r)
+        self.fans = [FanModel(self.chassis), FanModel(self.chassis)]
+        self.heater_duty = 0.0
+        self.fan_duty = [0.0, 0.0]
+
+    # --- derived quantities --------------------------------------------------------------------
+
+    @property
+    def slot_air_c(self) -> float:
+        """Air temperature around the drive: the slot's share of the chassis-air rise."""
+        return self.room_c + self.slot.air_coupling * (self.state.air - self.room_c)
+
+    @property
+    def air_speed(self) -> float:
+        return self.slot.v_chassis_fan * self.fans[0].airflow + self.slot.v_slot_fan * self.fans[1].airflow
+
+    def h_conv(self) -> float:
+        d = self.drive
+        return d.h_still + d.h_forced * math.sqrt(self.air_speed)
+
+    # --- integration ---------------------------------------------------------------------------
+
+    def step(self, dt: float) -> None:
+        """Advance dt seconds with the current actuator values."""
+        for fan, duty in zip(self.fans, self.fan_duty, strict=True):
+            fan.step(duty, dt)
+        c, d, s = self.chassis, self.drive, self.state
+        h = self.h_conv()
+        g_air_room = c.g_still + c.g_fan * self.fans[0].airflow
+        g_board_air = h * d.board_area + d.g_board_connector
+        g_ctrl_air = h * d.ctrl_area
+        has_sink = d.sink_capacity > 0.0
+        g_sink_air = h * d.sink_area if has_sink else 0.0
+        p_heater = c.heater_max_w * self.heater_duty
+        p_ctrl = self.drive_power_w * d.ctrl_power_fraction
+        p_board = self.drive_power_w - p_ctrl
+        h_dt = dt / SUBSTEPS
+        for _ in range(SUBSTEPS):
+            local = self.room_c + self.slot.air_coupling * (s.air - self.room_c)
+            q_heater_air = c.g_heater_air * (s.heater - s.air)
+            q_ctrl_board = d.g_ctrl_board * (s.ctrl - s.board)
+            q_ctrl_sink = d.g_ctrl_sink * (s.ctrl - s.sink) if has_sink else 0.0
+            q_board_sink = d.g_board_sink * (s.board - s.sink) if has_sink else 0.0
+            q_sink_air = g_sink_air * (s.sink - local)
+            s.heater += h_dt * (p_heater - q_heater_air) / c.heater_capacity
+            s.air += h_dt * (q_heater_air - g_air_room * (s.air - self.room_c)) / c.air_capacity
+            s.ctrl += h_dt * (p_ctrl - q_ctrl_board - q_ctrl_sink - g_ctrl_air * (s.ctrl - local)) / d.ctrl_capacity
+            s.board += h_dt * (p_board + q_ctrl_board - q_board_sink - g_board_air * (s.board - local)) / (
+                d.board_capacity
+            )
+            if has_sink:
+                s.sink += h_dt * (q_ctrl_sink + q_board_sink - q_sink_air) / d.sink_capacity
+            else:
+                s.sink = s.board  # the heatsink channel's thermocouple sits on the bare label
+        self.t += dt

@@ -1,0 +1,170 @@
+"""Load the plant's parameter files from hardware/profiles (TOML), validated where they are read."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SLOTS = ("top", "bottom", "upright", "underside")
+HEATSINKS = ("none", "passive")
+
+
+class ProfileError(ValueError):
+    """A profile file is missing, malformed, or lacks a key; the message names file and key."""
+
+
+def hardware_dir() -> Path:
+    env = os.environ.get("THERMRIG_HARDWARE_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "hardware"
+
+
+def _load(name: str) -> tuple[Path, dict[str, Any]]:
+    path = hardware_dir() / "profiles" / name
+    try:
+        with path.open("rb") as fh:
+            return path, tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ProfileError(f"{path}: not found (set THERMRIG_HARDWARE_DIR to the hardware/ folder)") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{path}: {exc}") from exc
+
+
+def _section(path: Path, data: dict[str, Any], name: str, choices: tuple[str, ...] | None = None) -> dict:
+    if name not in data:
+        known = ", ".join(choices or tuple(data))
+        raise ProfileError(f"{path}: no section [{name}] (known: {known})")
+    return data[name]
+
+
+def _num(path: Path, section: str, table: dict, key: str, lo: float, hi: float) -> float:
+    if key not in table:
+        raise ProfileError(f"{path}: [{section}] lacks {key}")
+    value = table[key]
+    if not isinstance(value, int | float) or not lo <= value <= hi:
+        raise ProfileError(f"{path}: [{section}] {key} = {value!r}, expected a number in [{lo}, {hi}]")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ChassisParams:
+    room_c: float
+    room_rh: float
+    air_capacity: float
+    g_still: float
+    g_fan: float
+    heater_max_w: float
+    heater_capacity: float
+    g_heater_air: float
+    fan_max_rpm: float
+    fan_min_duty: float
+    fan_min_rpm_fraction: float
+    fan_spinup_s: float
+    pulses_per_rev: int
+    tc_noise_c: float
+    tc_lag_s: float
+    amb_noise_c: float
+    rh_noise_pct: float
+
+
+@dataclass(frozen=True)
+class SlotParams:
+    name: str
+    air_coupling: float
+    v_chassis_fan: float
+    v_slot_fan: float
+
+
+@dataclass(frozen=True)
+class DriveThermalParams:
+    board_capacity: float
+    ctrl_capacity: float
+    g_ctrl_board: float
+    g_board_connector: float
+    ctrl_power_fraction: float
+    board_area: float
+    ctrl_area: float
+    h_still: float
+    h_forced: float
+    idle_power_w: float
+    sink_name: str
+    sink_capacity: float
+    g_board_sink: float
+    g_ctrl_sink: float
+    sink_area: float
+
+
+def load_chassis() -> ChassisParams:
+    path, d = _load("chassis.toml")
+
+    def n(sec: str, key: str, lo: float, hi: float) -> float:
+        return _num(path, sec, _section(path, d, sec), key, lo, hi)
+
+    return ChassisParams(
+        room_c=n("room", "temp_c", -10, 50),
+        room_rh=n("room", "humidity_pct", 0, 100),
+        air_capacity=n("air", "capacity_j_per_k", 50, 50_000),
+        g_still=n("air", "g_still_w_per_k", 0.1, 100),
+        g_fan=n("air", "g_fan_w_per_k", 0, 200),
+        heater_max_w=n("heater", "max_w", 1, 2000),
+        heater_capacity=n("heater", "capacity_j_per_k", 1, 1000),
+        g_heater_air=n("heater", "g_air_w_per_k", 0.1, 1000),
+        fan_max_rpm=n("fans", "max_rpm", 100, 20_000),
+        fan_min_duty=n("fans", "min_duty", 0, 0.5),
+        fan_min_rpm_fraction=n("fans", "min_rpm_fraction", 0, 1),
+        fan_spinup_s=n("fans", "spinup_s", 0.1, 10),
+        pulses_per_rev=int(n("fans", "pulses_per_rev", 1, 4)),
+        tc_noise_c=n("sensors", "tc_noise_c", 0, 2),
+        tc_lag_s=n("sensors", "tc_lag_s", 0.01, 30),
+        amb_noise_c=n("sensors", "amb_noise_c", 0, 2),
+        rh_noise_pct=n("sensors", "rh_noise_pct", 0, 10),
+    )
+
+
+def load_slot(name: str) -> SlotParams:
+    path, d = _load("slots.toml")
+    s = _section(path, d, name, SLOTS)
+    return SlotParams(
+        name=name,
+        air_coupling=_num(path, name, s, "air_coupling", 0, 1.5),
+        v_chassis_fan=_num(path, name, s, "v_chassis_fan", 0, 10),
+        v_slot_fan=_num(path, name, s, "v_slot_fan", 0, 10),
+    )
+
+
+def load_drive_thermal(heatsink: str) -> DriveThermalParams:
+    path, d = _load("heatsinks.toml")
+    dr = _section(path, d, "drive")
+    hs = _section(path, d, heatsink, HEATSINKS)
+
+    def n(key: str, lo: float, hi: float) -> float:
+        return _num(path, "drive", dr, key, lo, hi)
+
+    def h(key: str, lo: float, hi: float) -> float:
+        return _num(path, heatsink, hs, key, lo, hi)
+
+    return DriveThermalParams(
+        board_capacity=n("board_capacity_j_per_k", 1, 100),
+        ctrl_capacity=n("ctrl_capacity_j_per_k", 0.05, 20),
+        g_ctrl_board=n("g_ctrl_board_w_per_k", 0.01, 10),
+        g_board_connector=n("g_board_connector_w_per_k", 0, 1),
+        ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
+        board_area=n("board_area_m2", 0.0001, 0.1),
+        ctrl_area=n("ctrl_area_m2", 0, 0.01),
+        h_still=n("h_still", 1, 50),
+        h_forced=n("h_forced", 0, 100),
+        idle_power_w=n("idle_power_w", 0, 10),
+        sink_name=heatsink,
+        sink_capacity=h("capacity_j_per_k", 0, 1000),
+        g_board_sink=h("g_board_sink_w_per_k", 0, 100),
+        g_ctrl_sink=h("g_ctrl_sink_w_per_k", 0, 100),
+        sink_area=h("area_m2", 0, 1),
+    )
+
+
+def load_chassis_profiles() -> dict[str, dict[str, Any]]:
+    return _load("chassis_profiles.toml")[1]

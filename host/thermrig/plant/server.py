@@ -1,0 +1,126 @@
+"""PlantServer: serves the virtual wires to rigsim over a Unix socket, paced in one of three ways:
+realtime (rigsim paces the ticks by its clock), accelerated (the plant paces at N x real time, or as
+fast as possible) and stepped (a test advances virtual time explicitly)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from thermrig.plant.model import Plant
+from thermrig.plant.wires import TICK_S, SensorBank, parse_outputs
+
+TickHook = Callable[[Plant], None]
+
+
+class PlantServer:
+    def __init__(self, plant: Plant, sensors: SensorBank, sock_path: str, speed: float | None, stepped: bool):
+        """speed: None when rigsim paces in real time; N for N x real time; 0 for as fast as possible."""
+        self.plant = plant
+        self.sensors = sensors
+        self.speed = speed
+        self.stepped = stepped
+        self.ticks = 0      # samples served; tick 0 is the initial state at t = 0
+        self.requests = 0   # actuator messages received: request n + 1 means sample n was processed
+        self.hooks: list[TickHook] = []
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(sock_path)
+        self._listener.listen(1)
+        self._conn: socket.socket | None = None
+        self._allowed = 0
+        self._cond = threading.Condition()
+        self._closed = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        try:
+            self._listener.settimeout(30)
+            conn, _ = self._listener.accept()
+            self._conn = conn
+            reader = conn.makefile("r", encoding="ascii", newline="\n")
+            start = time.monotonic()
+            for line in reader:
+                with self._cond:
+                    self.requests += 1
+                    self._cond.notify_all()
+                if self.ticks > 0 and not self._wait_turn():
+                    return
+                heater, fan0, fan1 = parse_outputs(line)
+                p = self.plant
+                p.heater_duty = heater
+                p.fan_duty = [fan0, fan1]
+                for hook in self.hooks:
+                    hook(p)
+                if self.ticks > 0:
+                    p.step(TICK_S)
+                conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
+                self.ticks += 1
+                if self.speed:
+                    ahead = start + self.ticks * TICK_S / self.speed - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+        except (OSError, ValueError) as exc:
+            if not self._closed:
+                self._error = exc
+        finally:
+            with self._cond:
+                self._closed = True
+                self._cond.notify_all()
+
+    def _wait_turn(self) -> bool:
+        if not self.stepped:
+            return not self._closed
+        with self._cond:
+            while self._allowed <= 0 and not self._closed:
+                self._cond.wait()
+            if self._closed:
+                return False
+            self._allowed -= 1
+            self._cond.notify_all()
+            return True
+
+    def advance(self, seconds: float, timeout: float = 60.0) -> None:
+        """Stepped mode: let `seconds` of virtual time pass, and return once the firmware has processed
+        the last sample (it has asked for the next one), so its frames are already on the pty."""
+        if not self.stepped:
+            raise RuntimeError("advance() is for a stepped simulation")
+        with self._cond:
+            target = self.ticks + round(seconds / TICK_S)
+            self._allowed += round(seconds / TICK_S)
+            self._cond.notify_all()
+            if not self._cond.wait_for(lambda: self.requests > target or self._closed, timeout):
+                raise TimeoutError(f"the simulation did not advance {seconds} s within {timeout} s")
+        self.check()
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Wait until the firmware has processed the initial sample."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.requests >= 2 or self._closed, timeout):
+                raise TimeoutError("rigsim did not start exchanging with the plant")
+        self.check()
+
+    def check(self) -> None:
+        if self._error is not None:
+            raise RuntimeError(f"plant server failed: {self._error}") from self._error
+
+    def send_raw(self, line: str) -> None:
+        """Out-of-band message to rigsim (e.g. "R 0" resets the MCU)."""
+        if self._conn is None:
+            raise RuntimeError("rigsim is not connected")
+        self._conn.sendall(line.encode("ascii"))
+
+    def close(self) -> None:
+        self._closed = True
+        with self._cond:
+            self._cond.notify_all()
+        for s in (self._conn, self._listener):
+            if s is not None:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+                s.close()
+        self._thread.join(timeout=5)

@@ -1,0 +1,108 @@
+"""SimulatedRig: the plant model and the firmware core (rigsim) wired together, serial side on a pty."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from thermrig.paths import rigsim_binary
+from thermrig.plant.model import Plant
+from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
+from thermrig.plant.server import PlantServer
+from thermrig.plant.wires import SensorBank
+
+
+class SimError(RuntimeError):
+    """The simulated rig could not start."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    slot: str = "top"
+    heatsink: str = "none"
+    seed: int = 0
+    speed: float | None = None  # None: real time; N: N x real time; 0: as fast as possible
+    stepped: bool = False       # tests: virtual time advances only through advance()
+    ppm: float = 0.0            # simulated crystal error of the MCU
+    offset_us: int = 0          # MCU uptime at the simulation's start
+    room_c: float | None = None
+    link: Path | None = None    # a stable symlink to the pty
+
+
+@dataclass(frozen=True)
+class SimTruth:
+    """What rigsim reports about its clock, for judging time sync against the truth."""
+
+    t0_unix_us: int
+    ppm: float
+    offset_us: int
+
+    def utc_of_mcu(self, mcu_us: int) -> float:
+        """The true UTC (s) at which the MCU's uptime read mcu_us (real-time mode)."""
+        return (self.t0_unix_us + (mcu_us - self.offset_us) / (1.0 + self.ppm * 1e-6)) * 1e-6
+
+
+class SimulatedRig:
+    def __init__(self, config: SimConfig | None = None) -> None:
+        self.config = cfg = config or SimConfig()
+        chassis = load_chassis()
+        self.plant = Plant(chassis, load_slot(cfg.slot), load_drive_thermal(cfg.heatsink), room_c=cfg.room_c)
+        self.sensors = SensorBank(self.plant, cfg.seed)
+        self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
+        sock = str(Path(self._tmp.name) / "plant.sock")
+        speed = None if cfg.speed is None and not cfg.stepped else (cfg.speed or 0.0)
+        self.server = PlantServer(self.plant, self.sensors, sock, speed, cfg.stepped)
+        binary = rigsim_binary()
+        if not binary.exists():
+            self.close()
+            raise SimError(f"{binary} is missing: build it with `make rigsim` (or set THERMRIG_RIGSIM)")
+        cmd = [str(binary), "--plant", sock, "--ppm", str(cfg.ppm), "--offset-us", str(cfg.offset_us)]
+        if speed is None:
+            cmd.append("--realtime")
+        if cfg.link is not None:
+            cmd += ["--link", str(cfg.link)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline()
+        try:
+            hello = json.loads(first)
+        except json.JSONDecodeError as exc:
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            self.close()
+            raise SimError(f"rigsim did not start: {first!r} {err}") from exc
+        self.port: str = str(cfg.link) if cfg.link else hello["pty"]
+        self.truth = SimTruth(int(hello["t0_unix_us"]), float(hello["ppm"]), int(hello["offset_us"]))
+        if cfg.stepped:
+            self.server.wait_ready()
+
+    def __enter__(self) -> SimulatedRig:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def advance(self, seconds: float) -> None:
+        self.server.advance(seconds)
+
+    @property
+    def virtual_time(self) -> float:
+        return self.plant.t
+
+    def close(self) -> None:
+        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        if getattr(self, "proc", None) is not None:
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    stream.close()
+        self.server.close()
+        self._tmp.cleanup()

@@ -1,0 +1,1 @@
+"""The rig wire protocol (docs/protocol.md): frame codec and message types."""

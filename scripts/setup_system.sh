@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian packages thermrig needs, only those missing. Idempotent; uses sudo when not root.
+set -euo pipefail
+
+# command -> Debian package
+declare -A NEED=(
+  [fio]=fio
+  [nvme]=nvme-cli
+  [socat]=socat
+  [arm-none-eabi-gcc]=gcc-arm-none-eabi
+  [gcovr]=gcovr
+  [cmake]=cmake
+  [ninja]=ninja-build
+  [gcc]=gcc
+)
+missing=()
+for cmd in "${!NEED[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}")
+done
+# newlib has no command of its own: look for its nano specs.
+if ! arm-none-eabi-gcc -print-file-name=nano.specs 2>/dev/null | grep -q /; then
+  missing+=(libnewlib-arm-none-eabi)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" libnewlib-arm-none-eabi >/dev/null
