@@ -28,4 +28,4 @@ def runtime_dir() -> Path:
 def rigsim_binary() -> Path:
     """The simulated rig's firmware: $THERMRIG_RIGSIM, else the repository's build."""
     env = os.environ.get("THERMRIG_RIGSIM")
-    return Path(env) if env else REPO_ROOT / "build" / "sim" / "rigsim"
+    return Path(env) if env else REPO_ROOT / "build" / "host" / "rigsim"

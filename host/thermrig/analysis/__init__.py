@@ -1,0 +1,1 @@
+"""Analysis of recorded series: step responses, throttling, steady state."""

@@ -1,0 +1,1 @@
+"""The `thermrig` command line."""

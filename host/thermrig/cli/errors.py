@@ -1,0 +1,33 @@
+"""Turn the errors a user can cause or meet into one clear line and exit status 1, no traceback."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from thermrig.config import ConfigError
+from thermrig.link.rig_link import NakError, RigTimeout
+from thermrig.link.transport import PortError
+from thermrig.plant.profiles import ProfileError
+from thermrig.plant.simulated_rig import SimError
+from thermrig.protocol.messages import ProtocolError
+
+USER_ERRORS = (ConfigError, PortError, RigTimeout, NakError, ProtocolError, ProfileError, SimError)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except USER_ERRORS as exc:
+            Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(1) from exc
+
+    return wrapper

@@ -1,0 +1,31 @@
+"""thermrig: hardware-in-the-loop rig for SSD thermal-throttling experiments."""
+
+from __future__ import annotations
+
+import typer
+
+from thermrig import __version__
+from thermrig.cli import rig_cmds, sim_cmd
+from thermrig.cli.demo import demo
+
+app = typer.Typer(
+    help="thermrig: control the thermal rig, run the simulated rig, and record SSD throttling experiments.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(rig_cmds.app, name="rig")
+app.command("sim")(sim_cmd.sim)
+app.command("demo")(demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"thermrig {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """thermrig command line."""

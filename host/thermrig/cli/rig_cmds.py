@@ -1,0 +1,127 @@
+"""`thermrig rig ...`: talk to a rig (real or simulated) over its serial port."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.live import Live
+
+from thermrig.cli.errors import user_errors
+from thermrig.cli.view import info_table, telemetry_view
+from thermrig.config import resolve_port
+from thermrig.link.rig_link import RigLink
+
+app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
+PortOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--port",
+        "-p",
+        help="Serial device or pyserial URL (socket://host:port, rfc2217://...). Default: $THERMRIG_PORT, "
+        "[rig] port in the config file, or a running `thermrig sim`.",
+    ),
+]
+
+
+def _connect(port: str | None) -> RigLink:
+    choice = resolve_port(port)
+    link = RigLink(choice.port)
+    try:
+        link.hello()
+    except BaseException:
+        link.close()
+        raise
+    return link
+
+
+@app.command()
+@user_errors
+def info(port: PortOpt = None) -> None:
+    """Handshake with the rig and show its firmware, protocol, board and channel map."""
+    with _connect(port) as link:
+        assert link.info is not None
+        Console().print(info_table(link.info, link.port))
+
+
+@app.command("set")
+@user_errors
+def set_(
+    port: PortOpt = None,
+    air: Annotated[float | None, typer.Option(help="Chassis-air target, °C (0-65).")] = None,
+    heat: Annotated[bool | None, typer.Option("--heat/--no-heat", help="Enable closed-loop heating.")] = None,
+    heater_limit: Annotated[float | None, typer.Option(help="Heater duty limit, % (0-100).")] = None,
+    fan0: Annotated[float | None, typer.Option(help="Chassis fan duty, % (0-100).")] = None,
+    fan1: Annotated[float | None, typer.Option(help="Slot fan duty, % (0-100).")] = None,
+    rpm0: Annotated[int | None, typer.Option(help="Chassis fan closed-loop speed, RPM.")] = None,
+    rpm1: Annotated[int | None, typer.Option(help="Slot fan closed-loop speed, RPM.")] = None,
+    rate: Annotated[int | None, typer.Option(help="Telemetry period, ms (100-60000; 0 stops).")] = None,
+) -> None:
+    """Change rig settings. The rig checks every value against its limits and refuses what is out of range.
+
+    While heating, the firmware needs to hear from a host at least every 3 s or it goes to its safe state:
+    keep `thermrig rig watch` (or a recording) running after --heat.
+    """
+    values: dict[str, int] = {}
+    for key, value, scale in (
+        ("air", air, 100),
+        ("hlim", heater_limit, 10),
+        ("fan0", fan0, 10),
+        ("fan1", fan1, 10),
+        ("rpm0", rpm0, 1),
+        ("rpm1", rpm1, 1),
+        ("rate", rate, 1),
+    ):
+        if value is not None:
+            values[key] = round(value * scale)
+    if heat is not None:
+        values["heat"] = int(heat)
+    if not values:
+        raise typer.BadParameter("nothing to set: give at least one option (see --help)")
+    with _connect(port) as link:
+        link.set(**values)
+        Console().print(f"[green]set[/] {' '.join(f'{k}={v}' for k, v in values.items())}")
+        if heat:
+            Console().print("[yellow]heating is on: the rig goes safe after 3 s without a host; run `thermrig rig watch`")
+
+
+@app.command()
+@user_errors
+def clear(port: PortOpt = None) -> None:
+    """Clear latched faults. Heating stays disabled until enabled again; a fault still present latches again."""
+    with _connect(port) as link:
+        link.command("CLEAR")
+        tel = link.next_telemetry()
+        Console().print(f"faults now: {tel.faults.name or 'none'}" if tel.faults else "[green]faults cleared")
+
+
+@app.command()
+@user_errors
+def safe(port: PortOpt = None) -> None:
+    """Put the rig in its safe state now: heater off, fans full."""
+    with _connect(port) as link:
+        link.command("SAFE")
+        Console().print("[green]rig safe: heater off, fans full")
+
+
+@app.command()
+@user_errors
+def watch(
+    port: PortOpt = None,
+    seconds: Annotated[float | None, typer.Option(help="Stop after this many seconds (default: until Ctrl-C).")] = None,
+) -> None:
+    """Live table of every channel, actuator and fault. Keeps the link alive (the heating heartbeat)."""
+    with _connect(port) as link:
+        link.start_keepalive()
+        tel = link.next_telemetry(timeout=3.0)
+        deadline = time.monotonic() + seconds if seconds else None
+        try:
+            with Live(telemetry_view(tel, link), refresh_per_second=4, transient=False) as live:
+                while deadline is None or time.monotonic() < deadline:
+                    time.sleep(0.25)
+                    if link.latest is not None:
+                        live.update(telemetry_view(link.latest, link))
+        except KeyboardInterrupt:
+            pass
