@@ -10,7 +10,8 @@ from pathlib import Path
 def main() -> int:
     elf, flash_budget, ram_budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     out = subprocess.run(["arm-none-eabi-size", "-A", elf], check=True, capture_output=True, text=True).stdout
-    sections = {parts[0]: int(parts[1]) for parts in (line.split() for line in out.splitlines()) if len(parts) == 3 and parts[1].isdigit()}
+    rows = (line.split() for line in out.splitlines())
+    sections = {parts[0]: int(parts[1]) for parts in rows if len(parts) == 3 and parts[1].isdigit()}
     flash = sum(sections.get(s, 0) for s in (".isr_vector", ".text", ".ARM.exidx", ".data"))
     ram = sections.get(".data", 0) + sections.get(".bss", 0)
     frames = []
@@ -19,8 +20,10 @@ def main() -> int:
             where, size, _kind = line.rsplit("\t", 2)
             frames.append((int(size), where.rsplit(":", 1)[-1]))
     frames.sort(reverse=True)
-    print(f"core on Cortex-M4F (-Os, newlib-nano): flash {flash} B ({flash / 1024:.1f} KiB, budget "
-          f"{flash_budget // 1024} KiB), static RAM {ram} B ({ram / 1024:.1f} KiB, budget {ram_budget // 1024} KiB)")
+    print(
+        f"core on Cortex-M4F (-Os, newlib-nano): flash {flash} B ({flash / 1024:.1f} KiB, budget "
+        f"{flash_budget // 1024} KiB), static RAM {ram} B ({ram / 1024:.1f} KiB, budget {ram_budget // 1024} KiB)"
+    )
     print("largest stack frames: " + ", ".join(f"{name} {size} B" for size, name in frames[:4]))
     ok = flash <= flash_budget and ram <= ram_budget
     print("size: within budget" if ok else "size: OVER BUDGET")

@@ -52,7 +52,7 @@ def resolve_port(cli_port: str | None) -> PortChoice:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: {exc}") from exc
         if port is not None and not isinstance(port, str):
-            raise ConfigError(f"{path}: [rig] port must be a string such as \"/dev/ttyACM0\"")
+            raise ConfigError(f'{path}: [rig] port must be a string such as "/dev/ttyACM0"')
         if port:
             return PortChoice(port, str(path))
     sim = _running_sim_port()
@@ -60,5 +60,5 @@ def resolve_port(cli_port: str | None) -> PortChoice:
         return PortChoice(sim, "running `thermrig sim`")
     raise ConfigError(
         "no rig port: pass --port (a device such as /dev/ttyACM0 or a pyserial URL), set THERMRIG_PORT, "
-        f"put [rig] port = \"...\" in {path}, or start the simulated rig with `thermrig sim`"
+        f'put [rig] port = "..." in {path}, or start the simulated rig with `thermrig sim`'
     )

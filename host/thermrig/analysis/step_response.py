@@ -9,10 +9,10 @@ import numpy as np
 
 @dataclass(frozen=True)
 class StepResponse:
-    settle_s: float | None     # time from the step until the value stays within the band; None if never
-    overshoot_c: float         # peak beyond the target, in the direction of the step (0 if none)
-    steady_error_c: float      # |mean - target| over the final window
-    steady_sd_c: float         # standard deviation over the final window
+    settle_s: float | None  # time from the step until the value stays within the band; None if never
+    overshoot_c: float  # peak beyond the target, in the direction of the step (0 if none)
+    steady_error_c: float  # |mean - target| over the final window
+    steady_sd_c: float  # standard deviation over the final window
 
 
 def step_response(

@@ -40,16 +40,20 @@ def demo(
     if prof.air_c is None:
         raise typer.BadParameter(f"profile {profile!r} does not heat; choose one with an air target")
     cfg = SimConfig(slot=slot, speed=None if speed == 1 else speed)
-    console.print(f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
-                  f"{speed:g}x real time")
+    console.print(
+        f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
+        f"{speed:g}x real time"
+    )
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         info = link.hello()
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(interval=min(1.0, 0.5 / speed))
         start = link.next_telemetry(timeout=5.0)
-        console.print(f"room {start.temps['amb'].value:.2f} °C, chassis air {start.temps['tc3'].value:.2f} °C; "
-                      f"setting {profile}: {prof.set_args()}")
+        console.print(
+            f"room {start.temps['amb'].value:.2f} °C, chassis air {start.temps['tc3'].value:.2f} °C; "
+            f"setting {profile}: {prof.set_args()}"
+        )
         link.set(**prof.set_args())
         t0 = start.uptime_ms
         times, sensed, true = [], [], []
@@ -68,13 +72,14 @@ def demo(
                 times.append(t)
                 sensed.append(air)
                 true.append(sim.plant.state.air)
-                in_band_since = (in_band_since if in_band_since is not None else t) if abs(
-                    air - prof.air_c) <= BAND_C else None
+                in_band_since = (
+                    (in_band_since if in_band_since is not None else t) if abs(air - prof.air_c) <= BAND_C else None
+                )
                 if time.monotonic() - last_draw > 0.25:
                     last_draw = time.monotonic()
                     phase = "holding" if in_band_since is not None else "approaching"
                     live.update(telemetry_view(tel, link, title=f"{profile}: {phase}, t = {t:5.1f} s"))
-                if in_band_since is not None and t - in_band_since >= hold or t > timeout:
+                if (in_band_since is not None and t - in_band_since >= hold) or t > timeout:
                     live.update(telemetry_view(tel, link, title=f"{profile}: done at t = {t:5.1f} s"))
                     break
         window = min(60.0, hold)
@@ -86,8 +91,10 @@ def demo(
             safe = link.next_telemetry()
         console.print()
         console.print(_results(prof.air_c, resp, resp_true, link))
-        console.print(f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
-                      f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}")
+        console.print(
+            f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
+            f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}"
+        )
         if resp.settle_s is None or t > timeout:
             raise typer.Exit(1)
 

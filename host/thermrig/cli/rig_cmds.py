@@ -84,7 +84,9 @@ def set_(
         link.set(**values)
         Console().print(f"[green]set[/] {' '.join(f'{k}={v}' for k, v in values.items())}")
         if heat:
-            Console().print("[yellow]heating is on: the rig goes safe after 3 s without a host; run `thermrig rig watch`")
+            Console().print(
+                "[yellow]heating is on: the rig goes safe after 3 s without a host; run `thermrig rig watch`"
+            )
 
 
 @app.command()

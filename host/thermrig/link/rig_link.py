@@ -48,7 +48,7 @@ class VersionMismatch(ProtocolError):
 class LinkStats:
     frames: int = 0
     decode_errors: dict[str, int] = field(default_factory=dict)
-    lost_frames: int = 0       # gaps in the rig's frame sequence numbers
+    lost_frames: int = 0  # gaps in the rig's frame sequence numbers
     telemetry: int = 0
     naks_received: int = 0
     retries: int = 0

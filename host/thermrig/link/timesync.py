@@ -16,7 +16,7 @@ import numpy as np
 @dataclass(frozen=True)
 class SyncSample:
     host_send: float  # host UTC, s
-    mcu_us: int       # MCU uptime at receipt, us
+    mcu_us: int  # MCU uptime at receipt, us
     host_recv: float  # host UTC, s
 
     @property
@@ -34,7 +34,7 @@ class ClockFit:
 
     base_mcu_us: int
     base_utc: float
-    rate: float        # host seconds per MCU second (1 + drift)
+    rate: float  # host seconds per MCU second (1 + drift)
     rtt_p50: float
     samples: int
 

@@ -16,7 +16,7 @@ def open_port(port: str, timeout: float = 0.05) -> serial.SerialBase:
         return serial.serial_for_url(port, baudrate=BAUDRATE, timeout=timeout, exclusive=True)
     except (serial.SerialException, ValueError, OSError) as exc:
         text = str(exc)
-        if "No such file" in text or "could not open port" in text and "Errno 2" in text:
+        if "No such file" in text or ("could not open port" in text and "Errno 2" in text):
             hint = "no such device: is the rig plugged in, or is `thermrig sim` running?"
         elif "busy" in text.lower() or "Errno 16" in text or "lock" in text.lower():
             hint = "the port is busy: another program has it open"

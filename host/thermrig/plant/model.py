@@ -108,8 +108,8 @@ class Plant:
             s.heater += h_dt * (p_heater - q_heater_air) / c.heater_capacity
             s.air += h_dt * (q_heater_air - g_air_room * (s.air - self.room_c)) / c.air_capacity
             s.ctrl += h_dt * (p_ctrl - q_ctrl_board - q_ctrl_sink - g_ctrl_air * (s.ctrl - local)) / d.ctrl_capacity
-            s.board += h_dt * (p_board + q_ctrl_board - q_board_sink - g_board_air * (s.board - local)) / (
-                d.board_capacity
+            s.board += (
+                h_dt * (p_board + q_ctrl_board - q_board_sink - g_board_air * (s.board - local)) / (d.board_capacity)
             )
             if has_sink:
                 s.sink += h_dt * (q_ctrl_sink + q_board_sink - q_sink_air) / d.sink_capacity

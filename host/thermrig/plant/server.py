@@ -23,8 +23,8 @@ class PlantServer:
         self.sensors = sensors
         self.speed = speed
         self.stepped = stepped
-        self.ticks = 0      # samples served; tick 0 is the initial state at t = 0
-        self.requests = 0   # actuator messages received: request n + 1 means sample n was processed
+        self.ticks = 0  # samples served; tick 0 is the initial state at t = 0
+        self.requests = 0  # actuator messages received: request n + 1 means sample n was processed
         self.hooks: list[TickHook] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(sock_path)

@@ -26,11 +26,11 @@ class SimConfig:
     heatsink: str = "none"
     seed: int = 0
     speed: float | None = None  # None: real time; N: N x real time; 0: as fast as possible
-    stepped: bool = False       # tests: virtual time advances only through advance()
-    ppm: float = 0.0            # simulated crystal error of the MCU
-    offset_us: int = 0          # MCU uptime at the simulation's start
+    stepped: bool = False  # tests: virtual time advances only through advance()
+    ppm: float = 0.0  # simulated crystal error of the MCU
+    offset_us: int = 0  # MCU uptime at the simulation's start
     room_c: float | None = None
-    link: Path | None = None    # a stable symlink to the pty
+    link: Path | None = None  # a stable symlink to the pty
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ FRAME_MAX_ARGS = 24
 FRAME_MAX_TYPE_LEN = 8
 
 _SEQ = re.compile(r"0|[1-9][0-9]{0,4}")
-_TYPE = re.compile(r"[A-Z]{1,%d}" % FRAME_MAX_TYPE_LEN)
+_TYPE = re.compile(rf"[A-Z]{{1,{FRAME_MAX_TYPE_LEN}}}")
 _HEX4 = re.compile(r"[0-9A-F]{4}")
 
 

@@ -76,11 +76,11 @@ class Reading:
 class Telemetry:
     seq: int
     uptime_ms: int
-    temps: dict[str, Reading]   # tc0..tc3, amb: degC
-    humidity: Reading           # % RH
-    rpm: dict[str, Reading]     # rpm0, rpm1
+    temps: dict[str, Reading]  # tc0..tc3, amb: degC
+    humidity: Reading  # % RH
+    rpm: dict[str, Reading]  # rpm0, rpm1
     heater_pct: float
-    fan_pct: dict[str, float]   # fan0, fan1 duty
+    fan_pct: dict[str, float]  # fan0, fan1 duty
     air_target_c: float
     heat_enabled: bool
     heat_limit_pct: float
