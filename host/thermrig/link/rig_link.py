@@ -200,9 +200,10 @@ class RigLink:
         if reply.type == "NAK":
             nak = Nak.from_frame(reply)
             if nak.reason == "VERSION":
+                theirs = (nak.detail or "proto=?").removeprefix("proto=")
                 raise VersionMismatch(
-                    f"the rig on {self.port} speaks protocol {nak.detail or '?'}, this host speaks "
-                    f"proto={PROTO_VERSION}: update the host package or flash matching firmware"
+                    f"the rig on {self.port} speaks protocol {theirs}, this host speaks protocol "
+                    f"{PROTO_VERSION}: update the host package or flash matching firmware"
                 )
             raise NakError("HELLO", nak)
         info = RigInfo.from_ack(reply)

@@ -25,6 +25,7 @@ class SensorBank:
         self.rng = random.Random(self.seed)
         self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in range(4)]
         self.tachs = [Tach(c.pulses_per_rev) for _ in range(2)]
+        self.tc_faults = [0, 0, 0, 0]  # MAX31855 fault bits forced onto each channel (fault injection)
 
     def true_channels(self) -> list[float]:
         s = self.plant.state
@@ -35,8 +36,8 @@ class SensorBank:
         p = self.plant
         c = p.chassis
         words = [
-            max31855_word(tc.sample(true, dt), p.room_c)
-            for tc, true in zip(self.tcs, self.true_channels(), strict=True)
+            max31855_word(tc.sample(true, dt), p.room_c, fault)
+            for tc, true, fault in zip(self.tcs, self.true_channels(), self.tc_faults, strict=True)
         ]
         amb = sht3x_raw(p.room_c + self.rng.gauss(0, c.amb_noise_c), c.room_rh + self.rng.gauss(0, c.rh_noise_pct))
         pulses = [tach.count(fan.rpm, dt) for tach, fan in zip(self.tachs, p.fans, strict=True)]

@@ -1,0 +1,44 @@
+"""Fixtures: a stepped simulated rig (real rigsim + plant) and a link to it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from thermrig.link.rig_link import RigLink
+from thermrig.paths import rigsim_binary
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+REPO = Path(__file__).resolve().parents[2]
+VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not rigsim_binary().exists():
+        raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
+
+
+@pytest.fixture
+def sim() -> Iterator[SimulatedRig]:
+    with SimulatedRig(SimConfig(stepped=True, seed=1)) as rig:
+        yield rig
+
+
+@pytest.fixture
+def link(sim: SimulatedRig) -> Iterator[RigLink]:
+    with RigLink(sim.port) as lk:
+        lk.hello()
+        yield lk
+
+
+@pytest.fixture
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """XDG dirs in a temp folder and no THERMRIG_PORT: nothing from the user's setup leaks in."""
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_RUNTIME_DIR", "run"), ("XDG_DATA_HOME", "data")):
+        monkeypatch.setenv(var, str(tmp_path / sub))
+    monkeypatch.delenv("THERMRIG_PORT", raising=False)
+    monkeypatch.delenv("THERMRIG_CONFIG", raising=False)
+    return dict(os.environ)

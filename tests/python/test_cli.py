@@ -1,0 +1,111 @@
+"""The thermrig command line, run as a user runs it (subprocesses against the simulated rig)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from thermrig.plant.simulated_rig import SimulatedRig
+
+THERMRIG = [sys.executable, "-m", "thermrig.cli"]
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*THERMRIG, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**(env or os.environ), "COLUMNS": "120"},
+    )
+
+
+def test_help_explains_every_command() -> None:
+    out = cli("--help").stdout
+    for cmd in ("rig", "sim", "demo"):
+        assert cmd in out
+    rig_help = cli("rig", "--help").stdout
+    for cmd in ("info", "set", "clear", "safe", "watch"):
+        assert cmd in rig_help
+    assert "pyserial URL" in cli("rig", "info", "--help").stdout
+
+
+def test_rig_info_shows_firmware_and_channels(sim: SimulatedRig) -> None:
+    r = cli("rig", "info", "--port", sim.port)
+    assert r.returncode == 0, r.stderr
+    assert "thermrig-core 0.1.0" in r.stdout and "tc3=chassis_air" in r.stdout
+
+
+def test_rig_set_converts_units_and_reports_refusals(sim: SimulatedRig) -> None:
+    r = cli("rig", "set", "--port", sim.port, "--fan0", "55", "--air", "41.5")
+    assert r.returncode == 0, r.stderr
+    assert "fan0=550" in r.stdout and "air=4150" in r.stdout
+    sim.advance(0.2)
+    assert sim.plant.fan_duty[0] == pytest.approx(0.55)
+    r = cli("rig", "set", "--port", sim.port, "--air", "80")
+    assert r.returncode == 1
+    assert "rig refused SET air=8000: RANGE (air)" in r.stderr and "Traceback" not in r.stderr
+    r = cli("rig", "set", "--port", sim.port)
+    assert r.returncode == 2 and "nothing to set" in r.stderr
+
+
+def test_without_a_port_the_error_says_where_one_comes_from(isolated_env: dict[str, str]) -> None:
+    r = cli("rig", "info", env=isolated_env)
+    assert r.returncode == 1
+    assert "no rig port: pass --port" in r.stderr and "THERMRIG_PORT" in r.stderr
+
+
+def test_port_from_config_file(isolated_env: dict[str, str], sim: SimulatedRig, tmp_path: Path) -> None:
+    cfg = Path(isolated_env["XDG_CONFIG_HOME"]) / "thermrig" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(f'[rig]\nport = "{sim.port}"\n')
+    r = cli("rig", "info", env=isolated_env)
+    assert r.returncode == 0, r.stderr
+    cfg.write_text("[rig]\nport = 3\n")
+    r = cli("rig", "info", env=isolated_env)
+    assert r.returncode == 1 and "port must be a string" in r.stderr
+
+
+def test_sim_serves_a_port_that_other_commands_find(isolated_env: dict[str, str]) -> None:
+    proc = subprocess.Popen(
+        [*THERMRIG, "sim", "--speed", "5", "--slot", "underside"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**isolated_env, "COLUMNS": "200"},
+    )
+    try:
+        assert proc.stdout is not None
+        port = ""
+        for _ in range(5):
+            line = proc.stdout.readline().strip()
+            if line.startswith("/dev/"):
+                port = line
+                break
+        assert port, "thermrig sim printed no port"
+        r = cli("rig", "watch", "--seconds", "1.5", env=isolated_env)  # port found through the running sim
+        assert r.returncode == 0, r.stderr
+        assert "chassis_air" in r.stdout and "faults" in r.stdout
+        r = cli("rig", "safe", env=isolated_env)
+        assert r.returncode == 0 and "heater off, fans full" in r.stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    assert proc.returncode == 0
+    assert not (Path(isolated_env["XDG_RUNTIME_DIR"]) / "thermrig" / "sim.json").exists()
+
+
+def test_sim_rejects_an_unknown_slot() -> None:
+    r = cli("sim", "--slot", "attic")
+    assert r.returncode == 1 and "unknown slot 'attic'" in r.stderr
+
+
+def test_demo_settles_and_leaves_the_rig_safe() -> None:
+    r = cli("demo", "--speed", "40", "--hold", "60", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "settle time" in r.stdout and "rig left safe: heater 0 %, fans 100 %, 100 %, faults none" in r.stdout
