@@ -1,0 +1,26 @@
+"""`make bench`: every benchmark's figures, printed. Nothing here asserts a time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHES = ["bench_telemetry", "bench_timesync", "bench_hold", "bench_speed"]
+
+
+def main() -> int:
+    failed = 0
+    for name in BENCHES:
+        doc = (HERE / f"{name}.py").read_text().split('"""')[1].strip()
+        print(f"\n{name}: {doc}", flush=True)
+        failed += subprocess.run([sys.executable, str(HERE / f"{name}.py")], cwd=HERE).returncode != 0
+    print("\nfirmware core size:", flush=True)
+    root = HERE.parent
+    failed += subprocess.run(["make", "--no-print-directory", "-C", str(root), "size"]).returncode != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
