@@ -7,7 +7,8 @@ uint8_t sht3x_crc8(const uint8_t *data, uint8_t len)
     for (uint8_t i = 0; i < len; i++) {
         crc ^= data[i];
         for (uint8_t bit = 0; bit < 8u; bit++) {
-            crc = (crc & 0x80u) ? (uint8_t)((crc << 1) ^ 0x31u) : (uint8_t)(crc << 1);
+            uint32_t shifted = (uint32_t)crc << 1;
+            crc = (uint8_t)((crc & 0x80u) ? (shifted ^ 0x31u) : shifted);
         }
     }
     return crc;
