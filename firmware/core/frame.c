@@ -119,6 +119,7 @@ frame_err_t frame_decode(char *line, size_t len, frame_t *out)
     if (ntok < 2u || !parse_seq(tokens[0], &out->seq) || !is_upper_word(tokens[1])) {
         return FRAME_ERR_SYNTAX;
     }
+    out->crc = want;
     out->type = tokens[1];
     out->nargs = (uint8_t)(ntok - 2u);
     for (uint8_t i = 0; i < out->nargs; i++) {

@@ -22,6 +22,7 @@ typedef enum {
 
 typedef struct {
     uint16_t seq;
+    uint16_t crc; /* the frame's CRC: with seq, identifies a resent frame */
     const char *type;
     uint8_t nargs;
     const char *args[FRAME_MAX_ARGS];

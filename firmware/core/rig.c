@@ -31,6 +31,16 @@ bool rig_heating(const rig_t *rig)
 
 void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
 {
+    if (rig->capture_reply) {
+        const char *body = tb->buf;
+        while (*body != ' ' && *body != '\0') {
+            body++;
+        }
+        textbuf_t keep;
+        tb_init(&keep, rig->last_reply, sizeof rig->last_reply);
+        tb_str(&keep, body); /* " ACK 5 us=..." */
+        rig->capture_reply = false;
+    }
     rig->tx_seq++;
     if (!frame_end(tb) || tx->len + tb->len > RIG_TX_CAP) {
         tx->dropped++;
@@ -76,7 +86,22 @@ static void handle_line(rig_t *rig, line_status_t st, rig_tx_t *tx)
     }
     rig->count.frames++;
     rig->last_host_us = rig->now_us;
+    if (rig->have_last_cmd && f.seq == rig->last_cmd_seq && f.crc == rig->last_cmd_crc) {
+        char buf[FRAME_MAX_LEN + 2u];
+        textbuf_t tb;
+        tb_init(&tb, buf, sizeof buf);
+        tb_u64(&tb, rig->tx_seq);
+        tb_str(&tb, rig->last_reply);
+        rig->count.repeats++;
+        rig_send(rig, tx, &tb);
+        return;
+    }
+    rig->have_last_cmd = true;
+    rig->last_cmd_seq = f.seq;
+    rig->last_cmd_crc = f.crc;
+    rig->capture_reply = true;
     rig_command(rig, &f, tx);
+    rig->capture_reply = false;
 }
 
 void rig_rx(rig_t *rig, const uint8_t *bytes, size_t n, uint64_t now_us, rig_tx_t *tx)
@@ -119,6 +144,7 @@ static void control(rig_t *rig, uint32_t dt_ms)
     bool active = rig_heating(rig);
     int32_t air = rig->tc_cc[RIG_TC_CHASSIS_AIR];
     safety_check_heater(&rig->safety, active, rig->air_target_cc, air, dt_ms);
+    safety_check_stuck(&rig->safety, rig->out.heater_pm, air, dt_ms);
     if (active && (rig->now_us - rig->last_host_us) > (uint64_t)RIG_HOST_TIMEOUT_MS * 1000u) {
         safety_latch(&rig->safety, FAULT_HOST_LOST);
     }

@@ -38,6 +38,7 @@ typedef struct {
     uint32_t frames;   /* valid frames received */
     uint32_t errors;   /* bad frames: LONG + SYNTAX + CRC */
     uint32_t naks;     /* every NAK sent, bad frames included */
+    uint32_t repeats;  /* resent commands answered from the cached reply */
 } rig_counters_t;
 
 typedef struct {
@@ -64,6 +65,14 @@ typedef struct {
     int32_t amb_cc;
     int32_t rh_dpct;
     uint8_t amb_status;
+
+    /* The last command and its reply: a resent frame (same SEQ and CRC) gets the same reply again,
+     * and is not applied twice. */
+    bool have_last_cmd;
+    uint16_t last_cmd_seq;
+    uint16_t last_cmd_crc;
+    bool capture_reply;
+    char last_reply[FRAME_MAX_LEN + 1u]; /* the reply frame after its SEQ, before its '*' */
 
     uint32_t tel_period_ms;
     uint64_t next_tel_us;

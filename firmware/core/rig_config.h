@@ -45,6 +45,11 @@ static const int32_t RIG_TC_MAX_CC[RIG_NUM_TC] = {11000, 9000, 9000, 7000};
 #define RIG_HOLD_HYST_CC 400
 #define RIG_HOLD_PERIOD_MS 40000u
 
+/* Heater stuck on: commanded off for the settle time, yet chassis air rose STUCK_RISE within the window. */
+#define RIG_STUCK_SETTLE_MS 10000u
+#define RIG_STUCK_WINDOW_S 20u
+#define RIG_STUCK_RISE_CC 200
+
 /* Host heartbeat: the heater must be re-confirmed within MAX_HEAT_TIME (Klipper: 3 s). */
 #define RIG_HOST_TIMEOUT_MS 3000u
 

@@ -125,3 +125,37 @@ void safety_check_heater(safety_t *s, bool active, int32_t target_cc, int32_t ai
     s->check_ms = 1000u;
     verify_once(s, target_cc, air_cc);
 }
+
+/* A heater commanded off cannot heat the air by 2 C in 20 s: only a welded relay or shorted MOSFET
+ * does that (the element's stored heat gives well under 1 C, a room step far less per 20 s). */
+void safety_check_stuck(safety_t *s, uint16_t heater_pm, int32_t air_cc, uint32_t dt_ms)
+{
+    if (heater_pm != 0u) {
+        s->off_ms = 0u;
+        s->off_second_ms = 0u;
+        return;
+    }
+    s->off_ms += dt_ms;
+    if (s->off_ms < RIG_STUCK_SETTLE_MS) {
+        return;
+    }
+    s->off_second_ms += dt_ms;
+    if (s->off_ms - dt_ms < RIG_STUCK_SETTLE_MS) {
+        for (uint8_t i = 0; i <= RIG_STUCK_WINDOW_S; i++) {
+            s->off_air_cc[i] = air_cc; /* start of the watch: no history yet */
+        }
+        s->off_idx = 0u;
+    }
+    if (s->off_second_ms < 1000u) {
+        return;
+    }
+    s->off_second_ms -= 1000u;
+    s->off_idx = (uint8_t)((s->off_idx + 1u) % (RIG_STUCK_WINDOW_S + 1u));
+    s->off_air_cc[s->off_idx] = air_cc;
+    for (uint8_t i = 0; i <= RIG_STUCK_WINDOW_S; i++) {
+        if (air_cc - s->off_air_cc[i] >= RIG_STUCK_RISE_CC) {
+            safety_latch(s, FAULT_HEATER_STUCK);
+            return;
+        }
+    }
+}

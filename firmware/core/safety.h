@@ -20,6 +20,7 @@
 #define FAULT_HOST_LOST 0x0100u
 #define FAULT_FAN_STALL 0x0200u
 #define FAULT_WATCHDOG 0x0400u       /* the MCU was reset by its watchdog */
+#define FAULT_HEATER_STUCK 0x0800u   /* heater commanded off, chassis air still rising fast */
 
 /* Per-channel status flags reported in telemetry. */
 #define CH_OPEN 0x01u
@@ -46,6 +47,11 @@ typedef struct {
     int32_t hold_target_cc;
     bool reached;
     uint32_t below_ms;
+    /* heater stuck on: chassis air once a second while the heater is commanded off */
+    int32_t off_air_cc[RIG_STUCK_WINDOW_S + 1u];
+    uint8_t off_idx;
+    uint32_t off_ms;
+    uint32_t off_second_ms;
 } safety_t;
 
 void safety_init(safety_t *s);
@@ -59,5 +65,8 @@ uint8_t safety_check_tc(safety_t *s, uint8_t ch, const max31855_reading_t *r);
 
 /* Heater verification once per control tick: active = the heater is under closed-loop control. */
 void safety_check_heater(safety_t *s, bool active, int32_t target_cc, int32_t air_cc, uint32_t dt_ms);
+
+/* Stuck-on check once per control tick: heater_pm is the duty commanded for the last tick. */
+void safety_check_stuck(safety_t *s, uint16_t heater_pm, int32_t air_cc, uint32_t dt_ms);
 
 #endif

@@ -75,6 +75,18 @@ static const char *send(const char *payload)
     return "";
 }
 
+/* Send a frame with an explicit sequence number (a host resending after a lost reply). */
+static const char *send_seq(uint16_t seq, const char *payload)
+{
+    char buf[300];
+    textbuf_t tb;
+    frame_begin(&tb, buf, sizeof buf, seq, payload);
+    CHECK(frame_end(&tb));
+    rig_rx(&rig, (const uint8_t *)buf, tb.len, now_us, &tx);
+    collect();
+    return nframes > 0 ? strchr(frames[0], ' ') : "";
+}
+
 /* The reply without sequence numbers and CRC: "ACK", "NAK RANGE air", ... */
 static const char *reply(const char *payload)
 {
@@ -354,6 +366,91 @@ static void test_watchdog_and_overflow(void)
     CHECK(nframes > 10);
 }
 
+static void test_resent_commands_apply_once(void)
+{
+    boot(0);
+    step();
+    /* A CLEAR whose ACK was lost, resent after a new fault latched, must not clear that fault. */
+    tc_faults[0] = 0x1;
+    step();
+    tc_faults[0] = 0;
+    char first[FRAME_MAX_LEN + 2u];
+    snprintf(first, sizeof first, "%s", send_seq(500, "CLEAR"));
+    CHECK(strncmp(first, " ACK 500*", 9) == 0);
+    step();
+    CHECK_INT(rig.safety.latched, 0);
+    pulses[1] = 0;
+    CHECK_STR(reply("SET fan1=500"), "ACK");
+    run_seconds(RIG_FAN_STALL_MS / 1000.0 + 0.5);
+    CHECK_INT(rig.safety.latched, FAULT_FAN_STALL);
+    pulses[1] = 4;
+    step();
+    send_seq(700, "CLEAR");
+    CHECK_INT(rig.safety.latched, 0);
+    tc_faults[0] = 0x1; /* a new fault between the CLEAR and its retry */
+    step();
+    tc_faults[0] = 0;
+    CHECK_INT(rig.safety.latched, FAULT_TC_OPEN);
+    CHECK(strncmp(send_seq(700, "CLEAR"), " ACK 700*", 9) == 0);
+    CHECK_INT(rig.safety.latched, FAULT_TC_OPEN); /* the retry did not clear what the host never saw */
+    uint32_t repeats = rig.count.repeats;
+    host_seq = 600;
+    send_seq(600, "SET fan0=100");
+    send_seq(600, "SET fan0=100"); /* the retry of the last command: answered, not applied again */
+    CHECK_INT(rig.count.repeats, repeats + 1u);
+    send_seq(601, "CLEAR");
+    CHECK_INT(rig.safety.latched, 0);
+    step();
+    /* Same sequence number, different frame: a new command (e.g. a restarted host). */
+    char first_ping[FRAME_MAX_LEN + 2u];
+    snprintf(first_ping, sizeof first_ping, "%s", send_seq(601, "PING"));
+    CHECK(strstr(first_ping, " ACK 601 us=") != NULL);
+    /* A resent PING gets the stamp of its first arrival, under a new rig sequence number. */
+    now_us += 5000u;
+    char again[FRAME_MAX_LEN + 2u];
+    snprintf(again, sizeof again, "%s", send_seq(601, "PING"));
+    *strchr(first_ping, '*') = '\0';
+    *strchr(again, '*') = '\0';
+    CHECK_STR(again, first_ping);
+}
+
+static void test_heater_stuck_on(void)
+{
+    /* Heater commanded off (idle rig), air climbing 0.2 C/s: a welded relay. */
+    boot(0);
+    step();
+    uint64_t start = now_us;
+    while (!safety_tripped(&rig.safety) && now_us - start < 60000000u) {
+        temps[RIG_TC_CHASSIS_AIR] += 2;
+        step();
+    }
+    CHECK_INT(rig.safety.latched, FAULT_HEATER_STUCK);
+    uint64_t took_ms = (now_us - start) / 1000u;
+    CHECK(took_ms >= RIG_STUCK_SETTLE_MS && took_ms <= RIG_STUCK_SETTLE_MS + 12000u);
+    /* A room drifting 1 C per minute with the heater off is no fault. */
+    boot(0);
+    for (int i = 0; i < 3000; i++) {
+        if (i % 60 == 0) {
+            temps[RIG_TC_CHASSIS_AIR] += 10;
+        }
+        step();
+    }
+    CHECK_INT(rig.safety.latched, 0);
+    /* Heat then stop: the element's stored heat lifts the air by under 1 C; no fault. */
+    boot(0);
+    step();
+    CHECK_STR(reply("SET air=4000 heat=1"), "ACK");
+    run_seconds(2.0);
+    CHECK_STR(reply("SET heat=0"), "ACK");
+    for (int i = 0; i < 300; i++) {
+        if (i < 100 && i % 12 == 0) {
+            temps[RIG_TC_CHASSIS_AIR] += 10;
+        }
+        step();
+    }
+    CHECK_INT(rig.safety.latched, 0);
+}
+
 int main(void)
 {
     test_handshake_and_naks();
@@ -362,5 +459,7 @@ int main(void)
     test_sensor_faults();
     test_fans_and_safe();
     test_watchdog_and_overflow();
+    test_resent_commands_apply_once();
+    test_heater_stuck_on();
     return check_report("test_rig");
 }

@@ -22,6 +22,7 @@ class Fault(IntFlag):
     HOST_LOST = 0x0100
     FAN_STALL = 0x0200
     WATCHDOG = 0x0400
+    HEATER_STUCK = 0x0800
 
 
 class ChannelStatus(IntFlag):
