@@ -29,11 +29,15 @@ typedef struct {
     int master;
     int slave;          /* kept open so the pty survives clients coming and going */
     int plant;
-    char inbuf[512];
+    char inbuf[2048];
     size_t inlen;
     int64_t t0_unix_us;
     uint64_t plant_t_us;
     uint64_t tx_frames_dropped;
+    uint64_t silent_until_us; /* serial line dead (both directions) until this plant time */
+    bool unplugged;           /* the pty is gone, as a USB device after an unplug */
+    uint64_t replug_at_us;
+    double reset_base_us; /* simulation time of the last MCU reset: uptime restarts there */
 } sim_t;
 
 static int64_t unix_us(void)
@@ -43,15 +47,21 @@ static int64_t unix_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The MCU's uptime: true time scaled by the crystal error, plus an arbitrary offset. */
+static double sim_time_us(const sim_t *sim, const options_t *opt)
+{
+    return opt->realtime ? (double)(unix_us() - sim->t0_unix_us) : (double)sim->plant_t_us;
+}
+
+/* The MCU's uptime: time since its last reset scaled by the crystal error, plus an arbitrary offset. */
 static uint64_t mcu_now_us(const sim_t *sim, const options_t *opt)
 {
-    double t = opt->realtime ? (double)(unix_us() - sim->t0_unix_us) : (double)sim->plant_t_us;
+    double t = sim_time_us(sim, opt) - sim->reset_base_us;
     return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6));
 }
 
 static int open_pty(sim_t *sim, const options_t *opt, char *name, size_t cap)
 {
+    sim->unplugged = false;
     sim->master = posix_openpt(O_RDWR | O_NOCTTY);
     if (sim->master < 0 || grantpt(sim->master) != 0 || unlockpt(sim->master) != 0) {
         return -1;
@@ -86,10 +96,37 @@ static int connect_plant(const char *path)
     return fd;
 }
 
+static void close_pty(sim_t *sim, const options_t *opt)
+{
+    close(sim->master);
+    close(sim->slave);
+    sim->master = sim->slave = -1;
+    sim->unplugged = true;
+    if (opt->link_path != NULL) {
+        unlink(opt->link_path);
+    }
+}
+
+static void announce(const sim_t *sim, const options_t *opt, const char *pty_name)
+{
+    printf("{\"pty\": \"%s\", \"pid\": %d, \"t0_unix_us\": %lld, \"ppm\": %.3f, \"offset_us\": %lld}\n", pty_name,
+           (int)getpid(), (long long)sim->t0_unix_us, opt->ppm, (long long)opt->offset_us);
+    fflush(stdout);
+}
+
+static bool line_dead(const sim_t *sim)
+{
+    return sim->unplugged || sim->plant_t_us < sim->silent_until_us;
+}
+
 /* Serial output: a real UART drops what nobody drains; here a frame that does not fit is dropped. */
 static void flush_tx(sim_t *sim, const options_t *opt, rig_tx_t *tx)
 {
     size_t off = 0;
+    if (line_dead(sim)) {
+        tx->len = 0;
+        return;
+    }
     while (off < tx->len) {
         ssize_t n = write(sim->master, tx->buf + off, tx->len - off);
         if (n > 0) {
@@ -128,12 +165,56 @@ static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
     return true;
 }
 
-/* One message from the plant: "S t_us tc0 tc1 tc2 tc3 sht tach0 tach1", or "R cause" (MCU reset). */
+/* Fault injection on the serial side (docs/plant.md): garbage, silence, unplug. */
+static int handle_serial_fault(sim_t *sim, const options_t *opt, rig_t *rig, const char *line, rig_tx_t *tx)
+{
+    if (line[0] == 'G') { /* "G R|H <hex>": garbage into the rig's receiver or toward the host */
+        char dir = line[2];
+        const char *hex = line + 4;
+        uint8_t bytes[512];
+        size_t n = strlen(hex) / 2u;
+        if (n > sizeof bytes || !parse_hex_bytes(hex, bytes, n)) {
+            return -1;
+        }
+        if (dir == 'R') {
+            rig_rx(rig, bytes, n, mcu_now_us(sim, opt), tx);
+        } else {
+            size_t room = RIG_TX_CAP - tx->len;
+            size_t k = n < room ? n : room;
+            memcpy(tx->buf + tx->len, bytes, k);
+            tx->len += k;
+        }
+        flush_tx(sim, opt, tx);
+        return 0;
+    }
+    uint64_t ms = strtoull(line + 2, NULL, 10);
+    if (line[0] == 'Q') { /* "Q <ms>": the line goes dead for ms of plant time */
+        sim->silent_until_us = sim->plant_t_us + ms * 1000u;
+        return 0;
+    }
+    if (line[0] == 'U' && !sim->unplugged) { /* "U <ms>": unplugged, back as a new device after ms */
+        close_pty(sim, opt);
+        sim->replug_at_us = sim->plant_t_us + ms * 1000u;
+        return 0;
+    }
+    return line[0] == 'U' ? 0 : -1;
+}
+
+/* One message from the plant: "S t_us tc0 tc1 tc2 tc3 sht tach0 tach1", "R cause" (MCU reset), or a
+ * serial fault. */
 static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char *line, rig_outputs_t *out,
                              rig_tx_t *tx)
 {
     if (line[0] == 'R') {
         rig_init(rig, (uint32_t)strtoul(line + 1, NULL, 10));
+        sim->reset_base_us = sim_time_us(sim, opt);
+        return 0;
+    }
+    if (line[0] == 'G' || line[0] == 'Q' || line[0] == 'U') {
+        if (handle_serial_fault(sim, opt, rig, line, tx) != 0) {
+            fprintf(stderr, "rigsim: bad fault message: %s\n", line);
+            return -1;
+        }
         return 0;
     }
     rig_samples_t s = {0};
@@ -149,6 +230,14 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char 
     s.tach_pulses[0] = (uint16_t)tach[0];
     s.tach_pulses[1] = (uint16_t)tach[1];
     sim->plant_t_us = t_us;
+    if (sim->unplugged && t_us >= sim->replug_at_us) {
+        char name[128];
+        if (open_pty(sim, opt, name, sizeof name) != 0) {
+            perror("rigsim: replug");
+            return -1;
+        }
+        announce(sim, opt, name);
+    }
     rig_step(rig, &s, mcu_now_us(sim, opt), NULL, 0u, out, tx);
     flush_tx(sim, opt, tx);
     return 1;
@@ -192,9 +281,7 @@ int main(int argc, char **argv)
         perror("rigsim");
         return 1;
     }
-    printf("{\"pty\": \"%s\", \"pid\": %d, \"t0_unix_us\": %lld, \"ppm\": %.3f, \"offset_us\": %lld}\n", pty_name,
-           (int)getpid(), (long long)sim.t0_unix_us, opt.ppm, (long long)opt.offset_us);
-    fflush(stdout);
+    announce(&sim, &opt, pty_name);
 
     rig_init(&rig, 0u);
     rig_outputs_t out = {0};
@@ -214,13 +301,14 @@ int main(int argc, char **argv)
             timeout = wait_us > 0 ? (int)((wait_us + 999) / 1000) : 0;
         }
         struct pollfd fds[2] = {{.fd = sim.plant, .events = POLLIN}, {.fd = sim.master, .events = POLLIN}};
+        fds[1].fd = sim.unplugged ? -1 : sim.master; /* poll ignores negative descriptors */
         if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
             break;
         }
         if (fds[1].revents & POLLIN) {
             uint8_t buf[256];
             ssize_t n = read(sim.master, buf, sizeof buf);
-            if (n > 0) {
+            if (n > 0 && !line_dead(&sim)) {
                 rig_rx(&rig, buf, (size_t)n, mcu_now_us(&sim, &opt), &tx);
                 flush_tx(&sim, &opt, &tx);
             }

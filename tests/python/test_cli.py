@@ -82,12 +82,13 @@ def test_sim_serves_a_port_that_other_commands_find(isolated_env: dict[str, str]
     try:
         assert proc.stdout is not None
         port = ""
-        for _ in range(5):
+        for _ in range(5):  # two lines of explanation, then the port alone on its line
             line = proc.stdout.readline().strip()
-            if line.startswith("/dev/"):
+            if line.startswith("/") and " " not in line:
                 port = line
                 break
         assert port, "thermrig sim printed no port"
+        assert Path(port).resolve().as_posix().startswith("/dev/pts/")
         r = cli("rig", "watch", "--seconds", "1.5", env=isolated_env)  # port found through the running sim
         assert r.returncode == 0, r.stderr
         assert "chassis_air" in r.stdout and "faults" in r.stdout

@@ -14,7 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(rig_cmds.app, name="rig")
-app.command("sim")(sim_cmd.sim)
+app.add_typer(sim_cmd.app, name="sim")
 app.command("demo")(demo)
 
 

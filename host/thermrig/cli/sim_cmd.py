@@ -1,4 +1,5 @@
-"""`thermrig sim`: run the simulated rig (plant model + firmware core) and serve its port."""
+"""`thermrig sim`: run the simulated rig (plant model + firmware core) and serve its port;
+`thermrig sim fault ...`: inject faults into the running simulation."""
 
 from __future__ import annotations
 
@@ -13,13 +14,19 @@ import typer
 from rich.console import Console
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import sim_state_file
+from thermrig.config import ConfigError, sim_state_file
+from thermrig.plant.control import ControlServer, request
+from thermrig.plant.faults import FaultKind
 from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
+app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
 
+
+@app.callback(invoke_without_command=True)
 @user_errors
 def sim(
+    ctx: typer.Context,
     slot: Annotated[str, typer.Option(help=f"Slot position: {', '.join(SLOTS)}.")] = "top",
     heatsink: Annotated[str, typer.Option(help=f"Drive cooling: {', '.join(HEATSINKS)}.")] = "none",
     speed: Annotated[
@@ -29,12 +36,15 @@ def sim(
     ppm: Annotated[float, typer.Option(help="Simulated MCU crystal error, ppm.")] = 0.0,
     offset_us: Annotated[int, typer.Option(help="MCU uptime at start, µs.")] = 0,
     room: Annotated[float | None, typer.Option(help="Room temperature, °C (default: hardware profile).")] = None,
-    link: Annotated[Path | None, typer.Option(help="Also expose the port as this symlink.")] = None,
+    link: Annotated[Path | None, typer.Option(help="Serve the port at this path (a symlink to the pty).")] = None,
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
-    Other commands find the port by themselves while it runs (`thermrig rig watch`).
+    Other commands find the port by themselves while it runs (`thermrig rig watch`), and
+    `thermrig sim fault` injects faults into it.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     if slot not in SLOTS:
         raise ProfileError(f"unknown slot {slot!r}; choose one of {', '.join(SLOTS)}")
     if heatsink not in HEATSINKS:
@@ -57,9 +67,11 @@ def sim(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with SimulatedRig(cfg) as rig:
         state.parent.mkdir(parents=True, exist_ok=True)
-        state.write_text(json.dumps({"port": rig.port, "pid": os.getpid()}))
+        control_path = state.parent / f"sim-{os.getpid()}.sock"
+        control = ControlServer(control_path, rig.faults)
+        state.write_text(json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path)}))
         console.print(f"simulated rig on [bold]{rig.port}[/] (slot {slot}, heatsink {heatsink}, speed {speed:g}x)")
-        console.print(f"try: thermrig rig watch --port {rig.port}    (Ctrl-C stops the simulation)")
+        console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(rig.port, flush=True)
         try:
             while not stop.wait(0.5):
@@ -69,4 +81,37 @@ def sim(
         except KeyboardInterrupt:
             pass
         finally:
+            control.close()
             state.unlink(missing_ok=True)
+
+
+def _control_path() -> Path:
+    try:
+        state = json.loads(sim_state_file().read_text())
+        os.kill(int(state["pid"]), 0)
+        return Path(state["control"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError("no simulated rig is running: start one with `thermrig sim`") from exc
+
+
+@app.command()
+@user_errors
+def fault(
+    kind: Annotated[
+        str | None, typer.Argument(help=f"One of: {', '.join(k.value for k in FaultKind)}.", show_default=False)
+    ] = None,
+    channel: Annotated[int, typer.Option(help="Thermocouple 0-3, fan 0-1, garbage 0 = into the rig, 1 = to host.")] = 0,
+    value: Annotated[
+        float | None, typer.Option(help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C.")
+    ] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove every persistent fault.")] = False,
+) -> None:
+    """Inject a fault into the running simulated rig (or --clear them). Shows the faults still active."""
+    if kind is None and not clear:
+        raise typer.BadParameter("give a fault kind or --clear (see --help for the kinds)")
+    message = {"clear": True} if clear else {"fault": kind, "channel": channel, "value": value}
+    reply = request(_control_path(), message)
+    if not reply.get("ok"):
+        raise ConfigError(reply.get("error", "the simulation refused the request"))
+    active = reply.get("active") or []
+    Console().print(f"[green]done[/]; active faults: {', '.join(active) if active else 'none'}")

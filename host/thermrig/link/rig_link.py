@@ -1,10 +1,12 @@
 """RigLink: HELLO handshake with version check, commands with ack/timeout/retry, telemetry stream,
-sequence-continuity and error counters, and time sync by PING."""
+sequence-continuity and error counters, time sync by PING, and recovery: reconnect with backoff when
+the port goes away, re-handshake after an MCU reset, and gaps in the data marked as events."""
 
 from __future__ import annotations
 
 import contextlib
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 import serial
 
 from thermrig.link.timesync import SyncSample, TimeSync
-from thermrig.link.transport import open_port
+from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.frame import (
     PROTO_VERSION,
     Frame,
@@ -27,6 +29,8 @@ from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
 
 COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
+RECONNECT_BACKOFF_S = (0.05, 2.0)  # first wait, longest wait; doubling in between
+GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 
 
 class RigTimeout(TimeoutError):
@@ -52,25 +56,49 @@ class LinkStats:
     telemetry: int = 0
     naks_received: int = 0
     retries: int = 0
+    reconnects: int = 0
+    mcu_resets: int = 0
+    gaps: int = 0
+
+
+@dataclass(frozen=True)
+class LinkEvent:
+    """Something a record of the run must show: a lost link, an MCU reset, a gap, a rig fault event.
+
+    kind: "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault".
+    utc: host time of the event, s. For a gap, start_utc..utc is the stretch without telemetry.
+    """
+
+    kind: str
+    utc: float
+    detail: str = ""
+    start_utc: float | None = None
 
 
 class RigLink:
     """One connection to a rig. Use as a context manager; call hello() first."""
 
-    def __init__(self, port: str, on_event: Callable[[Frame], None] | None = None) -> None:
+    def __init__(self, port: str, on_event: Callable[[LinkEvent], None] | None = None) -> None:
         self.port = port
+        self._identity = usb_identity(port)
         self._ser: serial.SerialBase = open_port(port)
         self._ser.reset_input_buffer()
         self._write_lock = threading.Lock()
         self._pending: dict[int, queue.Queue[Frame]] = {}
         self._pending_lock = threading.Lock()
-        self._seq = 0
+        # A fresh random start per session: a restarted host never resends its predecessor's last frame.
+        self._seq = random.randrange(0x10000)
         self._last_rig_seq: int | None = None
+        self._last_tel: Telemetry | None = None
+        self._last_tel_utc = 0.0
+        self.connected = True
+        self.events: list[LinkEvent] = []
         self.telemetry_queue: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
         self.latest: Telemetry | None = None
         self.stats = LinkStats()
         self.sync = TimeSync()
         self.info: RigInfo | None = None
+        self.telemetry_period_ms = 100
         self._on_event = on_event
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="rig-reader", daemon=True)
@@ -92,21 +120,70 @@ class RigLink:
 
     # --- receiving -------------------------------------------------------------------------------
 
+    def _emit(self, event: LinkEvent) -> None:
+        self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
+
     def _read_loop(self) -> None:
         lines = LineAssembler()
         while not self._stop.is_set():
             try:
                 chunk = self._ser.read(self._ser.in_waiting or 1)
-            except (serial.SerialException, OSError, TypeError):
+            except (serial.SerialException, OSError, TypeError) as exc:
                 if self._stop.is_set():
                     return
-                time.sleep(0.05)
+                self._reconnect(str(exc))
+                lines = LineAssembler()
                 continue
             if not chunk:
                 continue
             for line in lines.feed(chunk):
                 if line:
                     self._handle_line(line)
+
+    def _reconnect(self, why: str) -> None:
+        """The port went away (USB unplug, rig power cycle): reopen it with backoff, then handshake."""
+        lost_at = time.time()
+        self.connected = False
+        self._emit(LinkEvent("link_lost", lost_at, why))
+        with contextlib.suppress(OSError, serial.SerialException):
+            self._ser.close()
+        wait = RECONNECT_BACKOFF_S[0]
+        while not self._stop.is_set():
+            where = find_port(self.port, self._identity)
+            if where is not None:
+                try:
+                    ser = open_port(where)
+                except PortError:
+                    pass
+                else:
+                    with self._write_lock:
+                        self._ser = ser
+                    break
+            self._stop.wait(wait)
+            wait = min(wait * 2, RECONNECT_BACKOFF_S[1])
+        else:
+            return
+        self._last_rig_seq = None
+        self.connected = True
+        self.stats.reconnects += 1
+        self._emit(LinkEvent("link_restored", time.time(), f"{self.port} after {time.time() - lost_at:.2f} s"))
+        self._rehandshake()
+
+    def _rehandshake(self) -> None:
+        """HELLO again from another thread (the reader must stay free to read the reply)."""
+
+        def run() -> None:
+            for _ in range(5):
+                try:
+                    self.hello()
+                    return
+                except (RigTimeout, ProtocolError, OSError, serial.SerialException):
+                    if self._stop.wait(0.2):
+                        return
+
+        threading.Thread(target=run, name="rig-rehandshake", daemon=True).start()
 
     def _count_error(self, kind: str) -> None:
         self.stats.decode_errors[kind] = self.stats.decode_errors.get(kind, 0) + 1
@@ -121,7 +198,8 @@ class RigLink:
             self._count_error(exc.kind.value)
             return
         self.stats.frames += 1
-        if self._last_rig_seq is not None:
+        boot = frame.type == "EVT" and frame.words()[:1] == ["BOOT"]
+        if self._last_rig_seq is not None and not boot:  # a reboot restarts the rig's numbering
             self.stats.lost_frames += (frame.seq - self._last_rig_seq - 1) % 0x10000
         self._last_rig_seq = frame.seq
         if frame.type == "TEL":
@@ -131,6 +209,7 @@ class RigLink:
                 self._count_error("TEL")
                 return
             self.stats.telemetry += 1
+            self._check_continuity(tel)
             self.latest = tel
             with contextlib.suppress(queue.Full):
                 self.telemetry_queue.put_nowait(tel)
@@ -144,10 +223,35 @@ class RigLink:
             if target is not None:
                 target.put(frame)
         elif frame.type == "EVT":
-            if frame.words()[:1] == ["BOOT"]:
-                self._last_rig_seq = frame.seq  # a reset restarts the rig's numbering
-            if self._on_event is not None:
-                self._on_event(frame)
+            if boot:
+                self._mcu_reset(f"EVT BOOT {frame.kv().get('cause', '?')}")
+            else:
+                self._emit(LinkEvent("rig_fault", time.time(), " ".join(frame.args)))
+
+    def _mcu_reset(self, why: str) -> None:
+        """The MCU restarted: its uptime and numbering start again, its settings are gone."""
+        self.stats.mcu_resets += 1
+        self.sync = TimeSync()
+        self._emit(LinkEvent("mcu_reset", time.time(), why))
+        if self._last_tel is not None:
+            self._emit(LinkEvent("gap", time.time(), "MCU reset", start_utc=self._last_tel_utc))
+        self._last_tel = None
+        self._rehandshake()
+
+    def _check_continuity(self, tel: Telemetry) -> None:
+        """Mark gaps from the rig's own clock (works at any simulation speed), and resets it missed."""
+        prev = self._last_tel
+        now = time.time()
+        if prev is not None:
+            if tel.uptime_ms < prev.uptime_ms:
+                self._last_tel = tel
+                self._mcu_reset("uptime went backwards")
+            elif tel.uptime_ms - prev.uptime_ms > GAP_FACTOR * self.telemetry_period_ms:
+                self.stats.gaps += 1
+                missing = tel.uptime_ms - prev.uptime_ms
+                self._emit(LinkEvent("gap", now, f"no telemetry for {missing} ms of rig time", self._last_tel_utc))
+        self._last_tel = tel
+        self._last_tel_utc = now
 
     # --- commands --------------------------------------------------------------------------------
 
@@ -178,7 +282,11 @@ class RigLink:
                 if attempt:
                     self.stats.retries += 1
                 sent = time.time()
-                self.write_raw(data)
+                try:
+                    self.write_raw(data)
+                except (serial.SerialException, OSError):
+                    self._stop.wait(timeout)  # the port is away; the reader is reconnecting
+                    continue
                 try:
                     reply = box.get(timeout=timeout)
                     return reply, sent, time.time()
@@ -216,6 +324,8 @@ class RigLink:
 
     def set(self, **values: int) -> None:
         self.command("SET", *(f"{k}={v}" for k, v in values.items()))
+        if "rate" in values:
+            self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
 
     def ping(self) -> SyncSample:
         reply, sent, received = self._exchange("PING", (), COMMAND_TIMEOUT_S, COMMAND_RETRIES)

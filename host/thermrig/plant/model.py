@@ -65,6 +65,7 @@ class Plant:
         self.fans = [FanModel(self.chassis), FanModel(self.chassis)]
         self.heater_duty = 0.0
         self.fan_duty = [0.0, 0.0]
+        self.heater_fault: str | None = None  # "stuck-on" (welded switch) or "open" (broken element)
 
     # --- derived quantities --------------------------------------------------------------------
 
@@ -94,7 +95,8 @@ class Plant:
         g_ctrl_air = h * d.ctrl_area
         has_sink = d.sink_capacity > 0.0
         g_sink_air = h * d.sink_area if has_sink else 0.0
-        p_heater = c.heater_max_w * self.heater_duty
+        duty = {"stuck-on": 1.0, "open": 0.0}.get(self.heater_fault or "", self.heater_duty)
+        p_heater = c.heater_max_w * duty
         p_ctrl = self.drive_power_w * d.ctrl_power_fraction
         p_board = self.drive_power_w - p_ctrl
         h_dt = dt / SUBSTEPS

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.paths import rigsim_binary
+from thermrig.plant.faults import FaultInjector
 from thermrig.plant.model import Plant
 from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
 from thermrig.plant.server import PlantServer
@@ -63,8 +64,8 @@ class SimulatedRig:
         cmd = [str(binary), "--plant", sock, "--ppm", str(cfg.ppm), "--offset-us", str(cfg.offset_us)]
         if speed is None:
             cmd.append("--realtime")
-        if cfg.link is not None:
-            cmd += ["--link", str(cfg.link)]
+        link = cfg.link or Path(self._tmp.name) / "rig-tty"
+        cmd += ["--link", str(link)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
@@ -74,8 +75,10 @@ class SimulatedRig:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             self.close()
             raise SimError(f"rigsim did not start: {first!r} {err}") from exc
-        self.port: str = str(cfg.link) if cfg.link else hello["pty"]
+        # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
+        self.port: str = str(link)
         self.truth = SimTruth(int(hello["t0_unix_us"]), float(hello["ppm"]), int(hello["offset_us"]))
+        self.faults = FaultInjector(self.plant, self.sensors, self.server)
         if cfg.stepped:
             self.server.wait_ready()
 

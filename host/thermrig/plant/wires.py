@@ -25,7 +25,12 @@ class SensorBank:
         self.rng = random.Random(self.seed)
         self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in range(4)]
         self.tachs = [Tach(c.pulses_per_rev) for _ in range(2)]
-        self.tc_faults = [0, 0, 0, 0]  # MAX31855 fault bits forced onto each channel (fault injection)
+        # Fault injection (thermrig.plant.faults): what each sensor reports instead of the truth.
+        self.tc_faults = [0, 0, 0, 0]  # MAX31855 fault bits forced onto each channel
+        self.tc_stuck: list[float | None] = [None] * 4  # a reading frozen at this value
+        self.tc_extra_noise = [0.0] * 4  # extra noise, C (1 sigma): a loose or crushed junction
+        self.ambient = "ok"  # "ok", "missing" (no ACK on I2C) or "crc" (corrupted bytes)
+        self.tach_missing = [False, False]  # the fan turns but its tach wire is cut
 
     def true_channels(self) -> list[float]:
         s = self.plant.state
@@ -35,16 +40,24 @@ class SensorBank:
         """The plant's "S" message: MCU-visible raw values at the plant's current time."""
         p = self.plant
         c = p.chassis
-        words = [
-            max31855_word(tc.sample(true, dt), p.room_c, fault)
-            for tc, true, fault in zip(self.tcs, self.true_channels(), self.tc_faults, strict=True)
-        ]
+        words = []
+        for i, (tc, true) in enumerate(zip(self.tcs, self.true_channels(), strict=True)):
+            reading = tc.sample(true, dt)
+            if self.tc_extra_noise[i]:
+                reading += self.rng.gauss(0.0, self.tc_extra_noise[i])
+            stuck = self.tc_stuck[i]
+            words.append(max31855_word(reading if stuck is None else stuck, p.room_c, self.tc_faults[i]))
         amb = sht3x_raw(p.room_c + self.rng.gauss(0, c.amb_noise_c), c.room_rh + self.rng.gauss(0, c.rh_noise_pct))
-        pulses = [tach.count(fan.rpm, dt) for tach, fan in zip(self.tachs, p.fans, strict=True)]
+        if self.ambient == "crc":
+            amb = amb[:5] + bytes([amb[5] ^ 0x5A])
+        amb_hex = "-" if self.ambient == "missing" else amb.hex().upper()
+        pulses = [
+            0 if missing else tach.count(fan.rpm, dt)
+            for tach, fan, missing in zip(self.tachs, p.fans, self.tach_missing, strict=True)
+        ]
         t_us = round(p.t * 1e6)
-        return f"S {t_us} {words[0]:08X} {words[1]:08X} {words[2]:08X} {words[3]:08X} {amb.hex().upper()} " + (
-            f"{pulses[0]} {pulses[1]}\n"
-        )
+        tcs = " ".join(f"{w:08X}" for w in words)
+        return f"S {t_us} {tcs} {amb_hex} {pulses[0]} {pulses[1]}\n"
 
 
 def parse_outputs(line: str) -> tuple[float, float, float]:

@@ -1,0 +1,72 @@
+"""Control socket of a running `thermrig sim`: one JSON request per connection, one JSON reply.
+
+Request: {"fault": "<kind>", "channel": 0, "value": null} or {"clear": true} or {"status": true}.
+Reply: {"ok": true, "active": [...]} or {"ok": false, "error": "..."}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+from thermrig.plant.faults import FaultError, FaultInjector, FaultKind
+
+
+class ControlServer:
+    def __init__(self, path: Path, faults: FaultInjector) -> None:
+        self.path = path
+        self.faults = faults
+        path.unlink(missing_ok=True)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(str(path))
+        self._sock.listen(4)
+        self._thread = threading.Thread(target=self._serve, name="sim-control", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    request = json.loads(conn.makefile("r").readline())
+                    reply = self.handle(request)
+                except (ValueError, KeyError, TypeError) as exc:
+                    reply = {"ok": False, "error": str(exc)}
+                with contextlib.suppress(OSError):
+                    conn.sendall((json.dumps(reply) + "\n").encode())
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("clear"):
+            self.faults.clear()
+        elif "fault" in request:
+            try:
+                kind = FaultKind(request["fault"])
+            except ValueError:
+                known = ", ".join(k.value for k in FaultKind)
+                return {"ok": False, "error": f"unknown fault {request['fault']!r}; known: {known}"}
+            try:
+                self.faults.inject(kind, int(request.get("channel", 0)), request.get("value"))
+            except FaultError as exc:
+                return {"ok": False, "error": str(exc)}
+        return {"ok": True, "active": [i.describe() for i in self.faults.active]}
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        self.path.unlink(missing_ok=True)
+
+
+def request(path: Path, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall((json.dumps(message) + "\n").encode())
+        return json.loads(s.makefile("r").readline())

@@ -1,0 +1,127 @@
+"""Fault injection into the simulated rig at run time: sensors, actuators, the serial line, the MCU
+and the room. Each fault is what a real rig can suffer; docs/safety.md says how the firmware reacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from thermrig.plant.model import Plant
+from thermrig.plant.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
+from thermrig.plant.server import PlantServer
+from thermrig.plant.wires import SensorBank
+
+
+class FaultKind(StrEnum):
+    TC_OPEN = "tc-open"
+    TC_SHORT_GND = "tc-short-gnd"
+    TC_SHORT_VCC = "tc-short-vcc"
+    TC_STUCK = "tc-stuck"  # value: the frozen reading, C (default: the current one)
+    TC_NOISY = "tc-noisy"  # value: extra noise, C (default 4)
+    AMBIENT_MISSING = "ambient-missing"
+    AMBIENT_CRC = "ambient-crc"
+    HEATER_STUCK_ON = "heater-stuck-on"
+    HEATER_OPEN = "heater-open"
+    FAN_STALL = "fan-stall"
+    TACH_MISSING = "tach-missing"
+    SERIAL_GARBAGE = "serial-garbage"  # channel 0: into the rig's receiver, 1: toward the host
+    SERIAL_SILENCE = "serial-silence"  # value: seconds (default 5)
+    USB_UNPLUG = "usb-unplug"  # value: seconds until the device is back (default 2)
+    MCU_RESET = "mcu-reset"
+    ROOM_STEP = "room-step"  # value: change of room temperature, C (default +5)
+
+
+# Faults that stay until cleared; the others are events.
+PERSISTENT = {
+    FaultKind.TC_OPEN,
+    FaultKind.TC_SHORT_GND,
+    FaultKind.TC_SHORT_VCC,
+    FaultKind.TC_STUCK,
+    FaultKind.TC_NOISY,
+    FaultKind.AMBIENT_MISSING,
+    FaultKind.AMBIENT_CRC,
+    FaultKind.HEATER_STUCK_ON,
+    FaultKind.HEATER_OPEN,
+    FaultKind.FAN_STALL,
+    FaultKind.TACH_MISSING,
+}
+_TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
+GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
+
+
+class FaultError(ValueError):
+    """A fault that cannot be injected as asked."""
+
+
+@dataclass(frozen=True)
+class Injection:
+    kind: FaultKind
+    channel: int = 0
+    value: float | None = None
+
+    def describe(self) -> str:
+        extra = f" value={self.value:g}" if self.value is not None else ""
+        return f"{self.kind.value} channel={self.channel}{extra}"
+
+
+class FaultInjector:
+    """Applies and clears faults on a running simulation."""
+
+    def __init__(self, plant: Plant, sensors: SensorBank, server: PlantServer) -> None:
+        self.plant = plant
+        self.sensors = sensors
+        self.server = server
+        self.active: list[Injection] = []
+
+    def inject(self, kind: FaultKind | str, channel: int = 0, value: float | None = None) -> Injection:
+        kind = FaultKind(kind)
+        inj = Injection(kind, channel, value)
+        s, p = self.sensors, self.plant
+        if kind.value.startswith("tc-") and not 0 <= channel < len(s.tc_faults):
+            raise FaultError(f"{kind}: thermocouple channel {channel} does not exist (0-{len(s.tc_faults) - 1})")
+        if kind in (FaultKind.FAN_STALL, FaultKind.TACH_MISSING, FaultKind.SERIAL_GARBAGE) and channel not in (0, 1):
+            raise FaultError(f"{kind}: channel must be 0 or 1")
+        if kind in _TC_BITS:
+            s.tc_faults[channel] |= _TC_BITS[kind]
+        elif kind is FaultKind.TC_STUCK:
+            s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
+        elif kind is FaultKind.TC_NOISY:
+            s.tc_extra_noise[channel] = value if value is not None else 4.0
+        elif kind is FaultKind.AMBIENT_MISSING:
+            s.ambient = "missing"
+        elif kind is FaultKind.AMBIENT_CRC:
+            s.ambient = "crc"
+        elif kind is FaultKind.HEATER_STUCK_ON:
+            p.heater_fault = "stuck-on"
+        elif kind is FaultKind.HEATER_OPEN:
+            p.heater_fault = "open"
+        elif kind is FaultKind.FAN_STALL:
+            p.fans[channel].stalled = True
+        elif kind is FaultKind.TACH_MISSING:
+            s.tach_missing[channel] = True
+        elif kind is FaultKind.SERIAL_GARBAGE:
+            self.server.send_raw(f"G {'R' if channel == 0 else 'H'} {GARBAGE.hex().upper()}\n")
+        elif kind is FaultKind.SERIAL_SILENCE:
+            self.server.send_raw(f"Q {round((value if value is not None else 5.0) * 1000)}\n")
+        elif kind is FaultKind.USB_UNPLUG:
+            self.server.send_raw(f"U {round((value if value is not None else 2.0) * 1000)}\n")
+        elif kind is FaultKind.MCU_RESET:
+            self.server.send_raw("R 0\n")
+        elif kind is FaultKind.ROOM_STEP:
+            p.room_c += value if value is not None else 5.0
+        if kind in PERSISTENT:
+            self.active.append(inj)
+        return inj
+
+    def clear(self) -> None:
+        """Remove every persistent fault: sensors read true again, actuators work again."""
+        s, p = self.sensors, self.plant
+        s.tc_faults = [0] * len(s.tc_faults)
+        s.tc_stuck = [None] * len(s.tc_stuck)
+        s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
+        s.ambient = "ok"
+        s.tach_missing = [False] * len(s.tach_missing)
+        p.heater_fault = None
+        for fan in p.fans:
+            fan.stalled = False
+        self.active.clear()
