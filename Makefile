@@ -81,8 +81,9 @@ lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
-pytest: venv build
+pytest: venv build asan
 	$(PY) -m pytest tests/python -q
+	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
 
 bench: setup build
 	$(PY) bench/run_all.py

@@ -29,6 +29,8 @@ void safety_clear(safety_t *s)
 {
     s->latched = 0u;
     verify_restart(s);
+    s->off_ms = 0u; /* the stuck-on watch starts afresh: history from before a fault is not evidence */
+    s->off_second_ms = 0u;
 }
 
 bool safety_tripped(const safety_t *s)

@@ -97,5 +97,26 @@ int main(void)
         safety_check_heater(&s, false, 4500, 2000, 100u);
     }
     CHECK(!safety_tripped(&s));
+    /* CLEAR starts the stuck-on watch afresh: a reading that comes back after a sensor fault is no
+     * evidence that the heater is stuck. */
+    safety_init(&s);
+    for (int i = 0; i < 150; i++) {
+        safety_check_stuck(&s, 0u, 3000, 100u);
+    }
+    safety_latch(&s, FAULT_TC_OPEN);
+    safety_clear(&s);
+    for (int i = 0; i < 50; i++) {
+        safety_check_stuck(&s, 0u, 3300, 100u);
+    }
+    CHECK_INT(s.latched, 0);
+    /* Without the CLEAR, the same jump is read as a stuck heater. */
+    safety_init(&s);
+    for (int i = 0; i < 150; i++) {
+        safety_check_stuck(&s, 0u, 3000, 100u);
+    }
+    for (int i = 0; i < 50; i++) {
+        safety_check_stuck(&s, 0u, 3300, 100u);
+    }
+    CHECK_INT(s.latched, FAULT_HEATER_STUCK);
     return check_report("test_safety");
 }

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 
 from thermrig.cli.errors import user_errors
+from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.config import resolve_port
 from thermrig.link.rig_link import RigLink
@@ -127,3 +128,6 @@ def watch(
                         live.update(telemetry_view(link.latest, link))
         except KeyboardInterrupt:
             pass
+
+
+app.command("selftest")(selftest)

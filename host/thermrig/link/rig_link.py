@@ -265,14 +265,19 @@ class RigLink:
     ) -> Frame:
         """Send a command and wait for its ACK. Retries resend the same sequence number; every command
         is idempotent, so a retry after a lost ACK applies nothing twice."""
-        reply = self._exchange(type_, args, timeout, retries)[0]
+        reply = self.exchange(type_, args, timeout, retries)[0]
         if reply.type == "NAK":
             raise NakError(" ".join([type_, *args]), Nak.from_frame(reply))
         return reply
 
-    def _exchange(self, type_: str, args: tuple[str, ...], timeout: float, retries: int) -> tuple[Frame, float, float]:
-        self._seq = (self._seq + 1) % 0x10000
-        seq = self._seq
+    def exchange(
+        self, type_: str, args: tuple[str, ...], timeout: float, retries: int, seq: int | None = None
+    ) -> tuple[Frame, float, float]:
+        """Send a frame and return (reply, host send time, host receive time), ACK or NAK alike.
+        seq: resend under a sequence number already used (the rig then repeats its reply)."""
+        if seq is None:
+            self._seq = (self._seq + 1) % 0x10000
+            seq = self._seq
         data = encode(seq, type_, args)
         box: queue.Queue[Frame] = queue.Queue()
         with self._pending_lock:
@@ -299,7 +304,7 @@ class RigLink:
 
     def hello(self, timeout: float = 1.0) -> RigInfo:
         try:
-            reply = self._exchange("HELLO", (f"proto={PROTO_VERSION}",), timeout, 2)[0]
+            reply = self.exchange("HELLO", (f"proto={PROTO_VERSION}",), timeout, 2)[0]
         except RigTimeout as exc:
             raise RigTimeout(
                 f"no HELLO reply from {self.port}: is a thermrig rig on this port (firmware running, "
@@ -328,7 +333,7 @@ class RigLink:
             self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
 
     def ping(self) -> SyncSample:
-        reply, sent, received = self._exchange("PING", (), COMMAND_TIMEOUT_S, COMMAND_RETRIES)
+        reply, sent, received = self.exchange("PING", (), COMMAND_TIMEOUT_S, COMMAND_RETRIES)
         sample = SyncSample(sent, int(reply.kv()["us"]), received)
         self.sync.add(sample)
         return sample

@@ -28,6 +28,7 @@ class FaultKind(StrEnum):
     SERIAL_SILENCE = "serial-silence"  # value: seconds (default 5)
     USB_UNPLUG = "usb-unplug"  # value: seconds until the device is back (default 2)
     MCU_RESET = "mcu-reset"
+    WATCHDOG_RESET = "watchdog-reset"  # the MCU restarted by its watchdog (a hung firmware)
     ROOM_STEP = "room-step"  # value: change of room temperature, C (default +5)
 
 
@@ -107,6 +108,8 @@ class FaultInjector:
             self.server.send_raw(f"U {round((value if value is not None else 2.0) * 1000)}\n")
         elif kind is FaultKind.MCU_RESET:
             self.server.send_raw("R 0\n")
+        elif kind is FaultKind.WATCHDOG_RESET:
+            self.server.send_raw("R 1024\n")
         elif kind is FaultKind.ROOM_STEP:
             p.room_c += value if value is not None else 5.0
         if kind in PERSISTENT:

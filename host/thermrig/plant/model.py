@@ -29,6 +29,9 @@ class FanModel:
         return p.fan_max_rpm * (frac_min + (1.0 - frac_min) * (duty - p.fan_min_duty) / (1.0 - p.fan_min_duty))
 
     def step(self, duty: float, dt: float) -> None:
+        if self.stalled:  # a seized rotor stops dead
+            self.rpm = 0.0
+            return
         target = self.steady_rpm(duty)
         self.rpm += (target - self.rpm) * (1.0 - math.exp(-dt / self.params.fan_spinup_s))
 

@@ -1,0 +1,80 @@
+"""`thermrig rig selftest`: the conformance suite against a rig, with a pass/fail line per check."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from thermrig.cli.errors import user_errors
+from thermrig.config import resolve_port
+from thermrig.conformance.runner import ALL_CHECKS, run_all, select
+from thermrig.conformance.target import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
+
+
+@user_errors
+def selftest(
+    port: Annotated[
+        str | None, typer.Option("--port", "-p", help="Rig device or pyserial URL (default as for other commands).")
+    ] = None,
+    sim: Annotated[
+        bool, typer.Option("--sim", help="Test a fresh simulated rig in virtual time, fault matrix included.")
+    ] = False,
+    destructive: Annotated[
+        bool, typer.Option("--destructive", help="Allow checks that heat the rig (real hardware; a sim always may).")
+    ] = False,
+    only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
+    list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
+) -> None:
+    """Check that a rig behaves as the protocol and safety documents say, one line per check.
+
+    On real hardware the checks that heat the chassis run only with --destructive; the fault matrix
+    (every fault in docs/safety.md, injected) needs the simulated rig: --sim. The rig is left in its
+    safe state (heater off, fans full). Exit status 1 if any check failed.
+    """
+    console = Console()
+    if list_checks:
+        for c in ALL_CHECKS:
+            tags = ", ".join(t for t, on in (("heats", c.heats), ("sim only", c.needs_sim)) if on)
+            console.print(f"{c.name:<26} {c.description}" + (f"  [dim]({tags})[/]" if tags else ""))
+        return
+    try:
+        checks = select(only)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with contextlib.ExitStack() as stack:
+        rig = stack.enter_context(SimulatedRig(SimConfig(stepped=True, seed=7))) if sim else None
+        where = rig.port if rig is not None else resolve_port(port).port
+        link = stack.enter_context(RigLink(where))
+        info = link.hello()
+        console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {where}")
+        target = Target(link, rig, destructive=destructive)
+        table = Table(title="conformance")
+        for col in ("check", "result", "figure / detail", "wall"):
+            table.add_column(col)
+        results = []
+        with console.status("") as status:
+            for result, wall in run_all(target, checks, lambda c: status.update(f"{c.name}: {c.description}")):
+                results.append(result)
+                text = result.figure if result.passed else f"{result.figure}: {result.detail}"
+                table.add_row(result.name, MARK[result.passed], text, f"{wall:.1f} s")
+                console.print(f"{MARK[result.passed]} {result.name}: {text}")
+    console.print(table)
+    passed = sum(r.passed is True for r in results)
+    failed = sum(r.passed is False for r in results)
+    skipped = sum(r.passed is None for r in results)
+    console.print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if json_out is not None:
+        json_out.write_text(json.dumps([r.__dict__ for r in results], indent=2))
+    if failed:
+        raise typer.Exit(1)

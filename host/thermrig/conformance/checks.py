@@ -1,0 +1,161 @@
+"""Protocol and safety checks that any rig must pass (docs/protocol.md, docs/safety.md)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from thermrig.conformance.result import Check, CheckFailed, expect
+from thermrig.conformance.target import Target
+from thermrig.link.rig_link import NakError
+from thermrig.protocol.frame import PROTO_VERSION, encode
+from thermrig.protocol.messages import Fault, Nak
+
+CHANNELS = {"tc0", "tc1", "tc2", "tc3", "amb", "rh", "rpm0", "rpm1"}
+HOST_TIMEOUT_S = 3.0
+
+
+def _refused(t: Target, command: str, *args: str) -> Nak:
+    try:
+        t.link.command(command, *args)
+    except NakError as exc:
+        return exc.nak
+    raise CheckFailed(f"{command} {' '.join(args)} was accepted")
+
+
+def handshake(t: Target) -> str:
+    info = t.link.hello()
+    expect(info.proto == PROTO_VERSION, f"protocol {info.proto}, expected {PROTO_VERSION}")
+    expect(set(info.channels) == CHANNELS, f"channel map {sorted(info.channels)}")
+    reply, _, _ = t.link.exchange("HELLO", ("proto=99",), 0.5, 2)
+    expect(reply.type == "NAK" and reply.args[1:] == ("VERSION", f"proto={PROTO_VERSION}"), f"HELLO proto=99: {reply}")
+    return f"{info.firmware} {info.version} on {info.board}"
+
+
+def commands(t: Target) -> str:
+    accepted = [("SET", "air=3000"), ("SET", "hlim=500"), ("SET", "fan0=400"), ("SET", "fan1=0"), ("SET", "rpm1=0")]
+    accepted += [("SET", "rate=100"), ("SET", "heat=0"), ("CLEAR",), ("SAFE",)]
+    for cmd in accepted:
+        t.link.command(*cmd)
+    refused = {
+        ("SET", "air=6501"): ("RANGE", "air"),
+        ("SET", "air=-1"): ("RANGE", "air"),
+        ("SET", "hlim=1001"): ("RANGE", "hlim"),
+        ("SET", "fan1=2000"): ("RANGE", "fan1"),
+        ("SET", "rpm0=3001"): ("RANGE", "rpm0"),
+        ("SET", "rate=50"): ("RANGE", "rate"),
+        ("SET", "heat=2"): ("RANGE", "heat"),
+        ("SET", "air=warm"): ("ARG", "air"),
+        ("SET", "volume=11"): ("ARG", None),
+        ("SET",): ("ARG", None),
+        ("LAUNCH",): ("UNKNOWN", None),
+    }
+    for cmd, want in refused.items():
+        nak = _refused(t, *cmd)
+        expect((nak.reason, nak.detail) == want, f"{' '.join(cmd)}: NAK {nak.reason} {nak.detail}, expected {want}")
+    first = t.link.ping()
+    t.run_for(0.1, heartbeat=False)
+    second = t.link.ping()
+    expect(second.mcu_us > first.mcu_us, "PING stamps do not increase")
+    return f"{len(accepted)} acked, {len(refused)} refused as specified"
+
+
+def bad_frames(t: Target) -> str:
+    before = t.run_for(0.3)[-1].rx_errors
+    good = encode(4242, "PING")
+    bad_crc = good[:-5] + (b"0000" if good[-5:-1] != b"0000" else b"1111") + b"\n"
+    t.link.write_raw(bad_crc + b"4242 ping*0000\n" + b"9" * 300 + b"\n")
+    after = t.run_for(0.5)[-1].rx_errors
+    expect(after - before == 3, f"rig counted {after - before} bad frames of 3")
+    expect(t.link.ping().mcu_us > 0, "the link did not survive bad frames")
+    return "CRC, SYNTAX, LONG: nakked and counted"
+
+
+def repeats(t: Target) -> str:
+    first, _, _ = t.link.exchange("PING", (), 0.5, 2)
+    t.run_for(0.2, heartbeat=False)  # time passes, no other command in between
+    again, _, _ = t.link.exchange("PING", (), 0.5, 2, seq=int(first.args[0]))
+    expect(again.type == "ACK", f"resent PING: {again}")
+    expect(again.kv()["us"] == first.kv()["us"], f"resent PING stamped {again.kv()['us']}, first {first.kv()['us']}")
+    expect(again.seq != first.seq, "the repeated reply reused the rig's sequence number")
+    return "resent frame answered from the kept reply (same stamp), not applied again"
+
+
+def telemetry(t: Target) -> str:
+    lost_before = t.link.stats.lost_frames
+    frames = t.run_for(10.0)
+    expect(len(frames) >= 95, f"{len(frames)} frames in 10 s of rig time")
+    gaps = [b.uptime_ms - a.uptime_ms for a, b in itertools.pairwise(frames)]
+    expect(max(gaps) <= 150, f"largest spacing {max(gaps)} ms")
+    lost = t.link.stats.lost_frames - lost_before
+    expect(lost == 0, f"{lost} frames lost")
+    rate = 1000.0 * (len(frames) - 1) / (frames[-1].uptime_ms - frames[0].uptime_ms)
+    return f"{rate:.2f} Hz, {len(frames)} frames, 0 lost"
+
+
+def time_sync(t: Target) -> str:
+    samples = []
+    for _ in range(20):
+        samples.append(t.link.ping())
+        t.run_for(0.5, heartbeat=False)
+    fit = t.link.sync.fit
+    expect(fit is not None, "no clock fit")
+    assert fit is not None
+    rtt = np.array([s.rtt for s in samples]) * 1e3
+    residual = np.array([abs(fit.to_utc(s.mcu_us) - s.host_mid) for s in samples]) * 1e3
+    if t.real_time:  # in virtual time the rig's clock stands still between steps
+        expect(float(np.percentile(residual, 99)) < 2.0, f"fit residual p99 {np.percentile(residual, 99):.3f} ms")
+    return f"rtt p50 {np.median(rtt):.2f} ms, fit residual p99 {np.percentile(residual, 99):.3f} ms"
+
+
+def heater_limit(t: Target) -> str:
+    room = t.room_c()
+    t.link.set(air=round((room + 15) * 100), hlim=200, heat=1, fan0=400)
+    frames = t.run_for(3.0)
+    t.link.command("SAFE")
+    peak = max(f.heater_pct for f in frames)
+    expect(peak <= 20.0, f"heater at {peak} % with a 20 % limit")
+    expect(peak > 0, "the heater never came on")
+    return f"heater peak {peak:.1f} % under a 20 % limit"
+
+
+def heartbeat_failsafe(t: Target) -> str:
+    room = t.room_c()
+    t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
+    t.run_for(1.0)
+    last_word_us = t.link.ping().mcu_us
+    frames = t.run_for(HOST_TIMEOUT_S + 1.0, heartbeat=False)
+    tripped = next((f for f in frames if f.faults), None)
+    expect(tripped is not None, f"no safe state {HOST_TIMEOUT_S + 1:.0f} s after the host fell silent")
+    assert tripped is not None
+    reaction = tripped.uptime_ms / 1000 - last_word_us / 1e6
+    expect(tripped.faults == Fault.HOST_LOST, f"faults {tripped.faults!r}")
+    expect(tripped.heater_pct == 0 and min(tripped.fan_pct.values()) == 100, "not in the safe state")
+    expect(reaction <= HOST_TIMEOUT_S + 0.25, f"safe state {reaction:.2f} s after the last host frame")
+    return f"safe state {reaction:.2f} s after the host's last frame (deadline {HOST_TIMEOUT_S:.0f} s)"
+
+
+def latch_and_clear(t: Target) -> str:
+    frames = t.run_for(2.0)
+    expect(all(f.faults for f in frames), "the fault did not stay latched")
+    nak = _refused(t, "SET", "heat=1")
+    expect(nak.reason == "STATE", f"heat=1 while faulted: NAK {nak.reason}")
+    t.link.command("CLEAR")
+    frames = t.run_for(1.0)
+    expect(not frames[-1].faults and not frames[-1].heat_enabled, f"after CLEAR: {frames[-1].faults!r}")
+    t.link.command("SAFE")
+    return "latched 2 s, heat refused (STATE), cleared, heating off"
+
+
+CHECKS = [
+    Check("handshake", "HELLO reports identity, protocol 1 and the channel map; other versions refused", handshake),
+    Check("commands", "every command acked, every bad value nakked with the specified reason", commands),
+    Check("bad-frames", "bad CRC, malformed and over-long frames nakked, counted, harmless", bad_frames),
+    Check("repeats", "a resent frame is answered again, not applied twice", repeats),
+    Check("telemetry", "10 Hz telemetry for 10 s, no sequence gaps", telemetry),
+    Check("time-sync", "PING round trip and clock-fit residual", time_sync),
+    Check("heater-limit", "the heater never exceeds the duty limit, whatever the PID wants", heater_limit, heats=True),
+    Check("heartbeat-failsafe", "host silence while heating: safe state within 3 s", heartbeat_failsafe, heats=True),
+    Check("latch-and-clear", "faults stay latched, heating refused until CLEAR", latch_and_clear, heats=True),
+]

@@ -1,0 +1,227 @@
+"""The fault matrix: every row of docs/safety.md injected into the simulated rig, with the reaction
+the firmware must show and the time it took, in rig time."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from thermrig.conformance.result import Check, expect
+from thermrig.conformance.target import Target
+from thermrig.plant.faults import FaultKind
+from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry
+
+HEAT_ABOVE_ROOM_C = 10.0  # each case heats this far above the chassis air it starts from
+
+
+@dataclass(frozen=True)
+class FaultCase:
+    kind: FaultKind
+    expect: Fault  # Fault(0): no fault may latch
+    deadline_s: float  # from docs/safety.md; measured from injection, in rig time
+    channel: int = 0
+    value: float | None = None
+    heating: bool = True
+    warmup_s: float = 3.0
+    observe_s: float = 5.0
+    fans: tuple[int, int] = (400, 0)
+
+    @property
+    def name(self) -> str:
+        suffix = f":{self.channel}" if self.kind.value.startswith(("tc-", "fan-", "tach-")) else ""
+        return f"fault:{self.kind.value}{suffix}"
+
+
+def _start(t: Target, case: FaultCase) -> float:
+    """Bring the rig to the case's starting state; return the chassis-air target."""
+    assert t.faults is not None
+    t.faults.clear()
+    t.run_for(0.3)  # sensors read true again; a reading that jumps back may latch a fault here
+    t.link.command("CLEAR")
+    frames = t.run_for(0.3)
+    expect(not frames[-1].faults, f"the rig does not start clean: {frames[-1].faults!r}")
+    fan0, fan1 = case.fans
+    # Relative to the air as it is: earlier cases may have left the chassis warm.
+    target = max(t.room_c(), frames[-1].temps["tc3"].value) + HEAT_ABOVE_ROOM_C
+    if case.heating:
+        t.link.set(air=round(target * 100), hlim=1000, heat=1, fan0=fan0, fan1=fan1)
+    else:
+        t.link.set(heat=0, fan0=fan0, fan1=fan1)
+    t.run_for(case.warmup_s)
+    return target
+
+
+def _first_with(frames: list[Telemetry], bits: Fault) -> Telemetry | None:
+    return next((f for f in frames if f.faults & bits == bits), None)
+
+
+def run_case(t: Target, case: FaultCase) -> str:
+    expect(t.faults is not None, "fault injection needs the simulated rig (--sim)")
+    assert t.faults is not None
+    target = _start(t, case)
+    injected_at_ms = t.run_for(0.1)[-1].uptime_ms
+    t.faults.inject(case.kind, case.channel, case.value)
+    frames = t.run_for(case.observe_s)
+    try:
+        if case.expect:
+            hit = _first_with(frames, case.expect)
+            expect(hit is not None, f"no {case.expect!r} within {case.observe_s:.0f} s; saw {frames[-1].faults!r}")
+            assert hit is not None
+            # After a reset the rig's uptime starts again: the reaction is then its time since boot.
+            since = injected_at_ms if hit.uptime_ms >= injected_at_ms else 0
+            reaction = (hit.uptime_ms - since) / 1000
+            expect(hit.heater_pct == 0 and min(hit.fan_pct.values()) == 100, "not in the safe state")
+            expect(reaction <= case.deadline_s, f"reacted after {reaction:.1f} s, deadline {case.deadline_s:.1f} s")
+            return f"{case.expect.name} after {reaction:.1f} s (deadline {case.deadline_s:g} s), heater off, fans full"
+        return _no_fault_outcome(t, case, frames, target)
+    finally:
+        t.faults.clear()
+        t.link.command("CLEAR")
+        t.link.command("SAFE")
+
+
+def _no_fault_outcome(t: Target, case: FaultCase, frames: list[Telemetry], target: float) -> str:
+    latched = [f.faults for f in frames if f.faults]
+    expect(not latched, f"{latched[0] if latched else ''!r} latched; this fault must not trip the rig")
+    last = frames[-1]
+    if case.kind in (FaultKind.AMBIENT_MISSING, FaultKind.AMBIENT_CRC):
+        expect(last.temps["amb"].status == ChannelStatus.NO_DATA, f"ambient status {last.temps['amb'].status!r}")
+        expect(last.heat_enabled, "heating stopped for an informational sensor")
+        return "ambient flagged NO_DATA, heating carries on"
+    if case.kind is FaultKind.SERIAL_GARBAGE:
+        expect(last.rx_errors >= 3, f"rig counted {last.rx_errors} bad frames")
+        return f"rig counted {last.rx_errors} bad frames, link {sum(t.link.stats.decode_errors.values())}; no fault"
+    if case.kind is FaultKind.ROOM_STEP:
+        air = last.temps["tc3"].value
+        expect(abs(air - target) < 0.75, f"chassis air {air:.2f} C, target {target:.2f} C")
+        return f"room +{case.value:g} C: chassis air held at {air - target:+.2f} C of target"
+    return "no fault, as specified"
+
+
+def mcu_reset(t: Target) -> str:
+    assert t.faults is not None
+    t.link.set(air=round((t.room_c() + 5) * 100), heat=1)
+    t.run_for(1.0)
+    resets = t.link.stats.mcu_resets
+    t.faults.inject(FaultKind.MCU_RESET)
+    noticed_after = None
+    for tick in range(1, 11):
+        t.run_for(0.1)
+        if t.link.stats.mcu_resets > resets:
+            noticed_after = tick * 0.1
+            break
+    expect(noticed_after is not None, "the host did not notice the MCU reset within 1 s")
+    deadline = time.monotonic() + 2
+    while t.link.info is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    gap = next((e for e in reversed(t.link.events) if e.kind == "gap"), None)
+    expect(gap is not None, "no gap marked for the reset")
+    frames = t.run_for(0.5)
+    expect(not frames[-1].heat_enabled, "a rebooted rig must start with the heater off")
+    return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off after boot"
+
+
+def usb_unplug(t: Target) -> str:
+    assert t.faults is not None
+    reconnects = t.link.stats.reconnects
+    t.faults.inject(FaultKind.USB_UNPLUG, value=1.0)
+    t.run_for(0.3, heartbeat=False)
+    deadline = time.monotonic() + 2
+    while t.link.connected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    expect(not t.link.connected, "the host did not notice the unplug")
+    t.run_for(1.0, heartbeat=False)  # the device comes back under a new name behind the same link
+    deadline = time.monotonic() + 10
+    while t.link.stats.reconnects == reconnects and time.monotonic() < deadline:
+        time.sleep(0.01)
+    expect(t.link.stats.reconnects > reconnects, "no reconnect after the replug")
+    restored = next(e for e in reversed(t.link.events) if e.kind == "link_restored")
+    expect(t.link.ping().mcu_us > 0, "no reply after reconnecting")
+    return f"reconnected ({restored.detail}) and handshaken"
+
+
+def serial_silence(t: Target) -> str:
+    """The line dies while heating. Nothing crosses it, so the firmware's reaction is read off the
+    plant's actuators; once the line is back, the host sees the latched fault and marks the gap."""
+    assert t.faults is not None and t.sim is not None
+    _start(t, FaultCase(FaultKind.SERIAL_SILENCE, Fault.HOST_LOST, 3.2))
+    t.link.ping()  # the host's last word before the silence
+    t.faults.inject(FaultKind.SERIAL_SILENCE, value=5.0)
+    plant = t.sim.plant
+    safe_after = None
+    for tick in range(1, 51):
+        t.run_for(0.1, heartbeat=False)
+        if plant.heater_duty == 0 and plant.fan_duty == [1.0, 1.0]:
+            safe_after = tick * 0.1
+            break
+    expect(safe_after is not None, "the plant's heater was still driven 5 s into the silence")
+    frames = t.run_for(3.0)
+    t.link.command("CLEAR")
+    t.link.command("SAFE")
+    expect(
+        frames and frames[0].faults == Fault.HOST_LOST, f"after the silence: {frames[0].faults if frames else None!r}"
+    )
+    expect(safe_after <= 3.2, f"heater off {safe_after:.1f} s into the silence")
+    gap = next((e for e in reversed(t.link.events) if e.kind == "gap"), None)
+    expect(gap is not None, "the host marked no gap")
+    return f"heater off, fans full {safe_after:.1f} s into the silence; HOST_LOST and the gap seen after"
+
+
+def hold_lost(t: Target) -> str:
+    """Heater element breaks after the target was reached: air sags; thermal protection must trip."""
+    assert t.faults is not None
+    case = FaultCase(FaultKind.HEATER_OPEN, Fault.HOLD_LOST, 0, warmup_s=200.0)
+    target = _start(t, case)
+    t.faults.inject(FaultKind.HEATER_OPEN)
+    frames = t.run_for(240.0)
+    t.faults.clear()
+    t.link.command("CLEAR")
+    t.link.command("SAFE")
+    hit = _first_with(frames, Fault.HOLD_LOST)
+    expect(hit is not None, f"no HOLD_LOST; saw {frames[-1].faults!r}")
+    assert hit is not None
+    # Thermal protection restarts its 40 s whenever the reading is back inside the band, as Marlin's
+    # does; it counts from the last sample that was not below.
+    limit_cc = round(target * 100) - 400
+    before_hit = [f for f in frames if f.uptime_ms < hit.uptime_ms]
+    last_inside = max(f.uptime_ms for f in before_hit if round(f.temps["tc3"].value * 100) >= limit_cc)
+    waited = (hit.uptime_ms - last_inside - 100) / 1000
+    expect(39.0 <= waited <= 40.5, f"tripped {waited:.1f} s after falling 4 C below target (spec 40 s)")
+    return f"HOLD_LOST {waited:.1f} s after the air fell 4 C below target (spec 40 s)"
+
+
+CASES = [
+    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=3),
+    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=0),
+    FaultCase(FaultKind.TC_SHORT_GND, Fault.TC_SHORT_GND, 0.15, channel=1),
+    FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, 0.15, channel=2),
+    FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
+    FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
+    FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),
+    FaultCase(FaultKind.TC_NOISY, Fault.TC_JUMP, 2.0, channel=1, value=6.0),
+    # verify_heater re-arms its 20 s window after each 2 C gain (the element's stored heat gives one).
+    FaultCase(FaultKind.HEATER_OPEN, Fault.HEATER_RUNAWAY, 70.0, observe_s=90.0),
+    FaultCase(FaultKind.HEATER_STUCK_ON, Fault.HEATER_STUCK, 30.0, heating=False, warmup_s=12.0, observe_s=40.0),
+    FaultCase(FaultKind.FAN_STALL, Fault.FAN_STALL, 3.2, channel=1, heating=False, fans=(400, 500)),
+    FaultCase(FaultKind.TACH_MISSING, Fault.FAN_STALL, 3.2, channel=0, heating=False),
+    FaultCase(FaultKind.WATCHDOG_RESET, Fault.WATCHDOG, 0.2, observe_s=1.0),
+    FaultCase(FaultKind.AMBIENT_MISSING, Fault(0), 0),
+    FaultCase(FaultKind.AMBIENT_CRC, Fault(0), 0),
+    FaultCase(FaultKind.SERIAL_GARBAGE, Fault(0), 0, observe_s=1.0),
+    FaultCase(FaultKind.ROOM_STEP, Fault(0), 0, value=8.0, warmup_s=200.0, observe_s=300.0),
+]
+
+FAULT_CHECKS = [
+    Check(c.name, f"{c.kind.value} -> {c.expect.name or 'no fault'}", lambda t, c=c: run_case(t, c), needs_sim=True)
+    for c in CASES
+] + [
+    Check("fault:serial-silence", "line dead while heating -> safe state within 3 s", serial_silence, needs_sim=True),
+    Check("fault:hold-lost", "heater breaks at target -> HOLD_LOST 40 s after 4 C below", hold_lost, needs_sim=True),
+    Check(
+        "fault:mcu-reset",
+        "MCU reset -> host notices within 1 s, re-handshakes, marks the gap",
+        mcu_reset,
+        needs_sim=True,
+    ),
+    Check("fault:usb-unplug", "USB unplug -> reconnect with backoff, handshake again", usb_unplug, needs_sim=True),
+]

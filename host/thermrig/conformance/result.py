@@ -1,0 +1,34 @@
+"""One check's outcome, with the figure it measured."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from thermrig.conformance.target import Target
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool | None  # None: skipped
+    figure: str
+    detail: str = ""
+
+
+class CheckFailed(AssertionError):
+    """A check's expectation did not hold; the message says what was seen."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    description: str
+    run: Callable[[Target], str]  # returns the figure; raises CheckFailed
+    heats: bool = False  # destructive on real hardware
+    needs_sim: bool = False  # needs fault injection

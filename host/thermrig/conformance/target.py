@@ -1,0 +1,62 @@
+"""What the checks run against: a live rig in real time, or the stepped simulation, where time is
+virtual and faults can be injected. Both give the rig's telemetry for a stretch of rig time."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+
+from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.plant.faults import FaultInjector
+from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.protocol.messages import Telemetry
+
+HEARTBEAT_S = 0.5  # how often the host speaks while heating: well inside the 3 s deadline
+
+
+@dataclass
+class Target:
+    link: RigLink
+    sim: SimulatedRig | None = None
+    destructive: bool = False  # allowed to heat; always true for a simulation
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def faults(self) -> FaultInjector | None:
+        return self.sim.faults if self.sim is not None else None
+
+    @property
+    def real_time(self) -> bool:
+        """Whether the rig's clock runs with the host's (time-sync quality means something)."""
+        return self.sim is None or (self.sim.config.speed is None and not self.sim.config.stepped)
+
+    @property
+    def may_heat(self) -> bool:
+        return self.sim is not None or self.destructive
+
+    def run_for(self, seconds: float, heartbeat: bool = True) -> list[Telemetry]:
+        """Let `seconds` of rig time pass, pinging every HEARTBEAT_S if heartbeat; return the telemetry."""
+        self.link.drain_telemetry()
+        frames: list[Telemetry] = []
+        steps = max(1, round(seconds / HEARTBEAT_S))
+        for _ in range(steps):
+            if heartbeat:
+                with contextlib.suppress(RigTimeout):  # a dead line is what some checks are about
+                    self.link.ping()
+            if self.sim is not None:
+                self.sim.advance(seconds / steps)
+            else:
+                time.sleep(seconds / steps)
+            frames += self.link.drain_telemetry()
+        # The last frames of a stepped advance are on the pty already; give the reader a moment.
+        deadline = time.monotonic() + 0.5
+        want = round(seconds * 1000 / self.link.telemetry_period_ms)
+        while len(frames) < want and time.monotonic() < deadline:
+            time.sleep(0.005)
+            frames += self.link.drain_telemetry()
+        return frames
+
+    def room_c(self) -> float:
+        frames = self.run_for(0.5)
+        return frames[-1].temps["amb"].value if frames and frames[-1].temps["amb"].ok else 22.0

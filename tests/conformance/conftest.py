@@ -1,0 +1,24 @@
+"""One simulated rig for the whole conformance suite, checks run in the selftest's order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from thermrig.conformance.target import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.paths import rigsim_binary
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not rigsim_binary().exists():
+        raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
+
+
+@pytest.fixture(scope="session")
+def target() -> Iterator[Target]:
+    with SimulatedRig(SimConfig(stepped=True, seed=11)) as sim, RigLink(sim.port) as link:
+        link.hello()
+        yield Target(link, sim)
