@@ -21,13 +21,13 @@ ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -
 FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
-.PHONY: demo test setup system venv build rigsim ctest asan cross size coverage lint pytest bench clean
+.PHONY: demo test setup system venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench clean
 
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
 
 test: setup build
-	$(MAKE) --no-print-directory ctest asan cross lint pytest
+	$(MAKE) --no-print-directory ctest asan cross fuzz-smoke lint pytest
 
 setup: system venv
 
@@ -84,6 +84,16 @@ lint: venv
 pytest: venv build asan
 	$(PY) -m pytest tests/python -q
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
+
+# The receive path under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
+# 600), `make fuzz-smoke` (part of make test) for a short one.
+FUZZ_SECONDS ?= 600
+fuzz: system venv
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/python/test_frame_codec.py -q -k "round_trip or arbitrary or chunking"
+
+fuzz-smoke:
+	bash scripts/fuzz.sh 20
 
 bench: setup build
 	$(PY) bench/run_all.py

@@ -12,11 +12,16 @@ declare -A NEED=(
   [cmake]=cmake
   [ninja]=ninja-build
   [gcc]=gcc
+  [clang]=clang
 )
 missing=()
 for cmd in "${!NEED[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${NEED[$cmd]}")
 done
+# libFuzzer and the sanitizer runtimes come with clang's runtime package.
+if ! clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null | grep -q /; then
+  missing+=(libclang-rt-14-dev)
+fi
 # newlib has no command of its own: look for its nano specs.
 if ! arm-none-eabi-gcc -print-file-name=nano.specs 2>/dev/null | grep -q /; then
   missing+=(libnewlib-arm-none-eabi)

@@ -7,12 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import rigsim_binary
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
 REPO = Path(__file__).resolve().parents[2]
+
+# `make fuzz` runs the codec properties with HYPOTHESIS_PROFILE=fuzz: many more examples.
+settings.register_profile("fuzz", max_examples=20_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
 
 
