@@ -29,7 +29,7 @@ from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
 
 COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
-RECONNECT_BACKOFF_S = (0.05, 2.0)  # first wait, longest wait; doubling in between
+RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in between (a path check is cheap)
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 
 

@@ -1,0 +1,24 @@
+"""The fault matrix in the simulated rig: every fault of docs/safety.md injected, the reaction and the
+time it took in rig time (what `thermrig rig selftest --sim` prints)."""
+
+from __future__ import annotations
+
+from thermrig.conformance.fault_matrix import FAULT_CHECKS
+from thermrig.conformance.runner import run_all
+from thermrig.conformance.target import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+
+def main() -> None:
+    with SimulatedRig(SimConfig(stepped=True, seed=7)) as sim, RigLink(sim.port) as link:
+        link.hello()
+        results = [r for r, _ in run_all(Target(link, sim), FAULT_CHECKS)]
+    for r in results:
+        mark = "ok  " if r.passed else "FAIL"
+        print(f"  {mark} {r.name:<24} {r.figure if r.passed else r.detail}")
+    print(f"  faults injected: {len(results)}, survived as specified: {sum(bool(r.passed) for r in results)}")
+
+
+if __name__ == "__main__":
+    main()
