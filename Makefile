@@ -14,6 +14,7 @@ ARM_BUILD := $(BUILD)/arm
 CORE_SRC := $(wildcard firmware/core/*.c)
 CORE_HDR := $(wildcard firmware/core/*.h)
 export THERMRIG_RIGSIM := $(CURDIR)/$(HOST_BUILD)/rigsim
+export THERMRIG_INFLUXD ?= $(shell go env GOPATH)/bin/influxd
 
 ARM_CC := arm-none-eabi-gcc
 ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -mfloat-abi=hard \
@@ -21,7 +22,7 @@ ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -
 FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
-.PHONY: demo test setup system venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench clean
+.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench clean
 
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
@@ -29,10 +30,13 @@ demo: setup rigsim
 test: setup build
 	$(MAKE) --no-print-directory ctest asan cross fuzz-smoke lint pytest
 
-setup: system venv
+setup: system influxd venv
 
 system:
 	@bash scripts/setup_system.sh
+
+influxd:
+	@bash scripts/setup_influxd.sh
 
 venv: $(VENV)/.installed
 

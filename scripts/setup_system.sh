@@ -13,6 +13,7 @@ declare -A NEED=(
   [ninja]=ninja-build
   [gcc]=gcc
   [clang]=clang
+  [go]=golang-go
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

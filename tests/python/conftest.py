@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from thermrig.db.local_server import LocalInflux, influxd_binary
+from thermrig.db.settings import InfluxSettings
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import rigsim_binary
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
@@ -47,3 +49,19 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, s
     monkeypatch.delenv("THERMRIG_PORT", raising=False)
     monkeypatch.delenv("THERMRIG_CONFIG", raising=False)
     return dict(os.environ)
+
+
+@pytest.fixture
+def influx_server(tmp_path: Path) -> Iterator[LocalInflux]:
+    """A private influxd 1.8 on a free loopback port, stopped after the test."""
+    if not influxd_binary().exists():
+        pytest.fail(f"{influxd_binary()} is missing: run `make setup` (make test does)")
+    server = LocalInflux(tmp_path / "influxdb")
+    server.up()
+    yield server
+    server.down()
+
+
+@pytest.fixture
+def influx(influx_server: LocalInflux) -> InfluxSettings:
+    return influx_server.settings()

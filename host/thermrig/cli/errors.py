@@ -10,13 +10,27 @@ import typer
 from rich.console import Console
 
 from thermrig.config import ConfigError
+from thermrig.db.local_server import InfluxServerError
+from thermrig.db.query import QueryError
+from thermrig.db.schema import SchemaError
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.link.transport import PortError
 from thermrig.plant.profiles import ProfileError
 from thermrig.plant.simulated_rig import SimError
 from thermrig.protocol.messages import ProtocolError
 
-USER_ERRORS = (ConfigError, PortError, RigTimeout, NakError, ProtocolError, ProfileError, SimError)
+USER_ERRORS = (
+    ConfigError,
+    PortError,
+    RigTimeout,
+    NakError,
+    ProtocolError,
+    ProfileError,
+    SimError,
+    InfluxServerError,
+    QueryError,
+    SchemaError,
+)
 P = ParamSpec("P")
 R = TypeVar("R")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from thermrig import __version__
-from thermrig.cli import rig_cmds, sim_cmd
+from thermrig.cli import db_cmds, rig_cmds, sim_cmd
 from thermrig.cli.demo import demo
 
 app = typer.Typer(
@@ -15,6 +15,8 @@ app = typer.Typer(
 )
 app.add_typer(rig_cmds.app, name="rig")
 app.add_typer(sim_cmd.app, name="sim")
+app.add_typer(db_cmds.app, name="db")
+app.command("query")(db_cmds.query)
 app.command("demo")(demo)
 
 

@@ -99,7 +99,7 @@ class RigLink:
         self.sync = TimeSync()
         self.info: RigInfo | None = None
         self.telemetry_period_ms = 100
-        self._on_event = on_event
+        self.on_event = on_event
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="rig-reader", daemon=True)
         self._reader.start()
@@ -122,8 +122,8 @@ class RigLink:
 
     def _emit(self, event: LinkEvent) -> None:
         self.events.append(event)
-        if self._on_event is not None:
-            self._on_event(event)
+        if self.on_event is not None:
+            self.on_event(event)
 
     def _read_loop(self) -> None:
         lines = LineAssembler()

@@ -1,0 +1,53 @@
+"""InfluxQL over the v1-compatible /query endpoint, which InfluxDB 1.8, 2.x (with a DBRP mapping) and
+3.x all serve; results as rows for a table, CSV or JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import urllib3
+
+from thermrig.db.settings import InfluxSettings
+
+
+class QueryError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    tags: dict[str, str]
+    columns: list[str]
+    values: list[list[object]]
+
+
+def influxql(settings: InfluxSettings, q: str, database: str | None = None, epoch: str = "ns") -> list[Series]:
+    """Run one or more InfluxQL statements; return every series of every result."""
+    http = urllib3.PoolManager(timeout=urllib3.Timeout(connect=5.0, read=60.0), retries=False)
+    fields = {"db": database or settings.database, "q": q}
+    if epoch:
+        fields["epoch"] = epoch
+    try:
+        r = http.request(
+            "POST",
+            f"{settings.url}/query",
+            fields=fields,
+            headers={"Authorization": f"Token {settings.token}"},
+        )
+    except urllib3.exceptions.HTTPError as exc:
+        raise QueryError(f"cannot reach InfluxDB at {settings.url}: {exc}") from exc
+    try:
+        body = json.loads(r.data)
+    except ValueError as exc:
+        raise QueryError(f"HTTP {r.status} from {settings.url}/query: {r.data[:200]!r}") from exc
+    if r.status != 200 or "error" in body:
+        raise QueryError(body.get("error") or f"HTTP {r.status}")
+    out = []
+    for result in body.get("results", []):
+        if "error" in result:
+            raise QueryError(result["error"])
+        for s in result.get("series", []):
+            out.append(Series(s["name"], s.get("tags", {}), s["columns"], s.get("values", [])))
+    return out

@@ -1,0 +1,94 @@
+"""Record a rig's telemetry and link events: each frame is timestamped in UTC from the rig's uptime
+(through the time sync), appended to the run's spool (fsync'd), and drained to InfluxDB behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from thermrig.db.schema import RunTags, event_line, link_event_line, telemetry_lines
+from thermrig.db.spool import Spool
+from thermrig.db.writer import SpoolWriter
+from thermrig.link.rig_link import LinkEvent, RigLink, RigTimeout
+from thermrig.protocol.messages import Telemetry
+
+
+@dataclass
+class RecorderStats:
+    frames: int = 0
+    points: int = 0
+    events: int = 0
+
+
+class Recorder:
+    def __init__(self, link: RigLink, spool: Spool, writer: SpoolWriter | None, tags: RunTags) -> None:
+        self.link = link
+        self.spool = spool
+        self.writer = writer
+        self.tags = tags
+        self.stats = RecorderStats()
+        self.last: Telemetry | None = None
+        self._lock = threading.Lock()  # the reader thread appends events, the recorder frames
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _append(self, lines: list[str]) -> None:
+        with self._lock:
+            self.spool.append(lines)
+        if self.writer is not None:
+            self.writer.nudge()
+
+    def event(self, kind: str, detail: str = "") -> None:
+        self._append([event_line(kind, time.time_ns(), self.tags, detail)])
+        self.stats.events += 1
+
+    def _on_link_event(self, event: LinkEvent) -> None:
+        self._append([link_event_line(event, self.tags)])
+        self.stats.events += 1
+
+    def _utc_ns(self, tel: Telemetry) -> int:
+        fit = self.link.sync.fit
+        while fit is None:  # just started, or the MCU rebooted: one ping gives an offset
+            try:
+                self.link.ping()
+            except RigTimeout:
+                if self._stop.is_set():
+                    return time.time_ns()
+            fit = self.link.sync.fit
+        return round(fit.to_utc(tel.uptime_ms * 1000) * 1e9)
+
+    def record_frame(self, tel: Telemetry) -> None:
+        lines = telemetry_lines(tel, self._utc_ns(tel), self.tags)
+        self._append(lines)
+        self.last = tel
+        self.stats.frames += 1
+        self.stats.points += len(lines)
+
+    def start(self) -> None:
+        """Record in a background thread until stop()."""
+        self.link.on_event = self._on_link_event
+        for _ in range(3):  # a first clock fit before the first frame
+            self.link.ping()
+        self.link.drain_telemetry()
+        self.event("run_start", f"rig {self.link.info.firmware if self.link.info else '?'} on {self.link.port}")
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    tel = self.link.next_telemetry(timeout=0.5)
+                except RigTimeout:
+                    continue
+                self.record_frame(tel)
+
+        self._thread = threading.Thread(target=loop, name="recorder", daemon=True)
+        self._thread.start()
+
+    def stop(self, reason: str = "stopped") -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for tel in self.link.drain_telemetry():  # what arrived while stopping is recorded too
+            self.record_frame(tel)
+        self.link.on_event = None
+        self.event("run_stop", reason)

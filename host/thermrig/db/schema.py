@@ -1,0 +1,94 @@
+"""The InfluxDB schema (docs/influx-schema.md): measurements, tags, fields, nanosecond timestamps.
+Lines are built with the official client's Point, so escaping is the client's."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from influxdb_client import Point, WritePrecision
+
+from thermrig.link.rig_link import LinkEvent
+from thermrig.protocol.messages import Telemetry
+
+TELEMETRY = "rig_telemetry"
+ACTUATORS = "rig_actuators"
+FAULTS = "rig_faults"
+EVENTS = "run_events"
+
+# Protocol v1 wire keys -> field names (channel names from the HELLO channel map, with units).
+TEMPERATURE_FIELDS = {
+    "tc0": "drive_ctrl",
+    "tc1": "drive_nand",
+    "tc2": "heatsink",
+    "tc3": "chassis_air",
+    "amb": "ambient",
+}
+EVENT_KINDS = {"run_start", "run_stop", "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault", "phase"}
+_TAG_VALUE = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+
+
+class SchemaError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class RunTags:
+    """What every point of a run is filtered by. Values are short identifiers: no free text, so the
+    series count stays bounded (one set of series per run)."""
+
+    rig: str
+    run: str
+    campaign: str = "adhoc"
+    slot: str | None = None
+    heatsink: str | None = None
+    airflow: str | None = None
+    profile: str | None = None
+    workload: str | None = None
+    drive_model: str | None = None
+
+    def __post_init__(self) -> None:
+        for key, value in asdict(self).items():
+            if value is not None and not _TAG_VALUE.fullmatch(value):
+                raise SchemaError(f"tag {key}={value!r}: use 1-64 letters, digits or _ . : + -")
+
+    def apply(self, point: Point) -> Point:
+        for key, value in asdict(self).items():
+            if value is not None:
+                point.tag(key, value)
+        return point
+
+
+def telemetry_lines(tel: Telemetry, utc_ns: int, tags: RunTags) -> list[str]:
+    """Three points per telemetry frame, all at the sample's UTC (from the rig's uptime)."""
+    sensors = tags.apply(Point(TELEMETRY))
+    for key, name in TEMPERATURE_FIELDS.items():
+        reading = tel.temps[key]
+        sensors.field(f"{name}_c", reading.value).field(f"{name}_status", int(reading.status))
+    sensors.field("ambient_rh_pct", tel.humidity.value).field("ambient_rh_status", int(tel.humidity.status))
+    for i, key in enumerate(("rpm0", "rpm1")):
+        sensors.field(f"fan{i}_rpm", tel.rpm[key].value).field(f"fan{i}_status", int(tel.rpm[key].status))
+    sensors.field("uptime_ms", tel.uptime_ms).field("seq", tel.seq)
+    actuators = tags.apply(Point(ACTUATORS))
+    actuators.field("heater_pct", tel.heater_pct).field("air_target_c", tel.air_target_c)
+    actuators.field("heat_enabled", tel.heat_enabled).field("heat_limit_pct", tel.heat_limit_pct)
+    for key, pct in tel.fan_pct.items():
+        actuators.field(f"{key}_pct", pct)
+    faults = tags.apply(Point(FAULTS))
+    faults.field("faults", int(tel.faults)).field("safe_state", tel.safe_state).field("rx_errors", tel.rx_errors)
+    faults.field("fault_names", ",".join(f.name or "" for f in type(tel.faults) if f in tel.faults))
+    return [p.time(utc_ns, WritePrecision.NS).to_line_protocol() for p in (sensors, actuators, faults)]
+
+
+def event_line(kind: str, utc_ns: int, tags: RunTags, detail: str = "", start_ns: int | None = None) -> str:
+    if kind not in EVENT_KINDS:
+        raise SchemaError(f"event kind {kind!r} is not one of {sorted(EVENT_KINDS)}")
+    point = tags.apply(Point(EVENTS)).tag("kind", kind).field("detail", detail)
+    if start_ns is not None:
+        point.field("gap_start_ns", start_ns).field("duration_s", (utc_ns - start_ns) / 1e9)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
+
+
+def link_event_line(event: LinkEvent, tags: RunTags) -> str:
+    start = round(event.start_utc * 1e9) if event.start_utc is not None else None
+    return event_line(event.kind, round(event.utc * 1e9), tags, event.detail, start)

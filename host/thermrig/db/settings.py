@@ -1,0 +1,60 @@
+"""Where the data goes: a configured server (environment or config file, never argv) or the local one.
+
+Environment: THERMRIG_INFLUX_URL, THERMRIG_INFLUX_TOKEN, THERMRIG_INFLUX_ORG, THERMRIG_INFLUX_BUCKET,
+THERMRIG_INFLUX_DATABASE (for InfluxQL; default: the bucket's name before any "/").
+Config file (~/.config/thermrig/config.toml): an [influx] table with url, token, org, bucket, database.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+from thermrig.config import ConfigError, config_file
+
+DEFAULT_DATABASE = "thermrig"
+LOCAL_TOKEN = "user:pass"  # InfluxDB 1.8 compat: "username:password"; auth is off on the local server
+
+
+@dataclass(frozen=True)
+class InfluxSettings:
+    url: str
+    bucket: str  # v2 bucket, or "database/retention-policy" on 1.8
+    database: str  # InfluxQL database (2.x: the DBRP mapping's database)
+    org: str = "-"
+    token: str = field(default=LOCAL_TOKEN, repr=False)  # never printed, never logged
+    source: str = "local server"
+
+    def describe(self) -> str:
+        return f"{self.url} bucket {self.bucket} ({self.source})"
+
+
+def configured() -> InfluxSettings | None:
+    """A remote server from the environment or the config file, if one is configured."""
+    env = {k: os.environ.get(f"THERMRIG_INFLUX_{k.upper()}") for k in ("url", "token", "org", "bucket", "database")}
+    source = "environment"
+    if not env["url"]:
+        path = config_file()
+        if not path.exists():
+            return None
+        try:
+            table = tomllib.loads(path.read_text()).get("influx", {})
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: {exc}") from exc
+        if not table.get("url"):
+            return None
+        env = {k: table.get(k) for k in env}
+        source = str(path)
+    bucket = env["bucket"] or f"{DEFAULT_DATABASE}/autogen"
+    for key in ("url", "token", "org", "bucket", "database"):
+        if env[key] is not None and not isinstance(env[key], str):
+            raise ConfigError(f"{source}: influx {key} must be a string")
+    return InfluxSettings(
+        url=str(env["url"]).rstrip("/"),
+        bucket=bucket,
+        database=env["database"] or bucket.split("/")[0],
+        org=env["org"] or "-",
+        token=env["token"] or LOCAL_TOKEN,
+        source=source,
+    )

@@ -1,0 +1,140 @@
+"""Drain a spool into InfluxDB: batches read from the spool's acknowledged offset, written with the
+official client's synchronous write API at nanosecond precision, the offset advanced only once the
+server acknowledged. Short trouble (429/503 with Retry-After, a dropped connection) is retried inside
+the client by its WritesRetry; a longer outage leaves the points in the spool, retried with backoff.
+
+Why not the client's own batching mode: it cannot say which points reached the server, and the spool
+must know exactly that to survive a crash without loss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import urllib3
+from influxdb_client import InfluxDBClient, WritePrecision
+from influxdb_client.client.write.retry import WritesRetry
+from influxdb_client.client.write_api import SYNCHRONOUS
+from influxdb_client.rest import ApiException
+
+from thermrig.db.settings import InfluxSettings
+from thermrig.db.spool import Spool
+
+BATCH_LINES = 5000
+OUTAGE_BACKOFF_S = (0.2, 5.0)
+
+
+@dataclass(frozen=True)
+class WriteProblem:
+    """Reported through the error callback: what failed, whether the points are kept for later."""
+
+    message: str
+    kept: bool  # True: still in the spool; False: the server rejected them for good (bad data)
+
+
+def _client(settings: InfluxSettings) -> InfluxDBClient:
+    retry = WritesRetry(total=3, retry_interval=0.2, max_retry_delay=2.0, max_retry_time=10.0, exponential_base=2)
+    return InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=10_000, retries=retry)
+
+
+class SpoolWriter:
+    def __init__(
+        self,
+        spool: Spool,
+        settings: InfluxSettings,
+        on_error: Callable[[WriteProblem], None] | None = None,
+        batch_lines: int = BATCH_LINES,
+    ) -> None:
+        self.spool = spool
+        self.settings = settings
+        self.on_error = on_error
+        self.batch_lines = batch_lines
+        self.client = _client(settings)
+        self.write_api = self.client.write_api(write_options=SYNCHRONOUS)
+        self.points_written = 0
+        self.healthy = True
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _report(self, problem: WriteProblem) -> None:
+        if self.on_error is not None:
+            self.on_error(problem)
+
+    def drain_once(self) -> int:
+        """Write one batch; return how many points the server took (0: nothing pending).
+        Raises on failure, with the points left in the spool."""
+        start = self.spool.sent()
+        lines, end = self.spool.read_batch(start, self.batch_lines)
+        if not lines:
+            return 0
+        try:
+            self.write_api.write(bucket=self.settings.bucket, record=lines, write_precision=WritePrecision.NS)
+        except ApiException as exc:
+            if exc.status == 400:  # malformed or conflicting points: retrying cannot fix them
+                self.spool.mark_sent(end)
+                self._report(WriteProblem(f"InfluxDB rejected {len(lines)} points: {exc.body or exc.reason}", False))
+                return len(lines)
+            raise
+        self.spool.mark_sent(end)
+        self.points_written += len(lines)
+        return len(lines)
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Write until the spool is empty; False if the server was unreachable until the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        wait = OUTAGE_BACKOFF_S[0]
+        while self.spool.pending_bytes() > 0:
+            try:
+                self.drain_once()
+                wait = OUTAGE_BACKOFF_S[0]
+                self.healthy = True
+            except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+                self.healthy = False
+                self._report(WriteProblem(f"InfluxDB at {self.settings.url} unavailable: {_why(exc)}", True))
+                if deadline is not None and time.monotonic() + wait > deadline:
+                    return False
+                if self._stop.wait(wait):
+                    return False
+                wait = min(wait * 2, OUTAGE_BACKOFF_S[1])
+        return True
+
+    # --- background mode: drain as the spool grows -------------------------------------------------
+
+    def start(self, interval: float = 1.0) -> None:
+        def loop() -> None:
+            while not self._stop.is_set():
+                self.drain()
+                self._wake.wait(interval)
+                self._wake.clear()
+
+        self._thread = threading.Thread(target=loop, name="spool-writer", daemon=True)
+        self._thread.start()
+
+    def nudge(self) -> None:
+        self._wake.set()
+
+    def close(self, flush_timeout: float = 10.0) -> bool:
+        """Stop the background loop, write what is left (within the timeout), close the client.
+        Returns whether the spool is empty; what is not stays for `thermrig db drain`."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=flush_timeout + 15)
+        self._stop.clear()
+        done = self.drain(timeout=flush_timeout)
+        with contextlib.suppress(Exception):
+            self.write_api.close()
+            self.client.close()
+        return done
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ApiException):
+        return f"HTTP {exc.status} {exc.reason}"
+    text = str(exc)
+    return "connection refused" if "refused" in text.lower() else text[:120]

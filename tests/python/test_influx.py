@@ -1,0 +1,160 @@
+"""Every stream into InfluxDB, durably: against a real influxd 1.8.10 on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from thermrig.db.local_server import LocalInflux
+from thermrig.db.query import influxql
+from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags, SchemaError, event_line, telemetry_lines
+from thermrig.db.settings import InfluxSettings
+from thermrig.db.spool import Spool
+from thermrig.db.writer import SpoolWriter, WriteProblem
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+TAGS = RunTags(rig="rigA", run="r1", campaign="c1", slot="top", heatsink="none", profile="dual_gpu_load")
+
+
+def count(settings: InfluxSettings, measurement: str, run: str, field: str = "uptime_ms") -> int:
+    series = influxql(settings, f"SELECT count({field}) FROM {measurement} WHERE run='{run}'")
+    return int(series[0].values[0][1]) if series else 0
+
+
+def test_schema_round_trip_with_tags_fields_and_exact_ns(
+    influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
+) -> None:
+    sim.advance(0.3)
+    tel = link.next_telemetry()
+    ns = 1_763_771_234_123_456_789  # sub-microsecond digits must survive
+    spool = Spool.for_run("r1", tmp_path)
+    spool.append([*telemetry_lines(tel, ns, TAGS), event_line("phase", ns + 1, TAGS, "equilibrium reached")])
+    writer = SpoolWriter(spool, influx)
+    assert writer.close() and spool.pending_bytes() == 0
+    [s] = influxql(influx, "SELECT * FROM rig_telemetry WHERE run='r1'")
+    row = dict(zip(s.columns, s.values[0], strict=True))
+    assert row["time"] == ns
+    assert row["chassis_air_c"] == tel.temps["tc3"].value and row["ambient_rh_pct"] == tel.humidity.value
+    assert row["uptime_ms"] == tel.uptime_ms and row["chassis_air_status"] == 0
+    assert (row["rig"], row["campaign"], row["slot"], row["profile"]) == ("rigA", "c1", "top", "dual_gpu_load")
+    [a] = influxql(influx, "SELECT heater_pct, heat_enabled FROM rig_actuators WHERE run='r1'")
+    assert a.values[0][1:] == [tel.heater_pct, tel.heat_enabled]
+    [e] = influxql(influx, "SELECT detail FROM run_events WHERE kind='phase'")
+    assert e.values == [[ns + 1, "equilibrium reached"]]
+    tag_keys = {v[0] for v in influxql(influx, "SHOW TAG KEYS FROM rig_telemetry")[0].values}
+    assert tag_keys == {"rig", "run", "campaign", "slot", "heatsink", "profile"}
+
+
+def test_tag_values_are_bounded_identifiers() -> None:
+    with pytest.raises(SchemaError, match="run="):
+        RunTags(rig="rigA", run="my run with spaces")
+    with pytest.raises(SchemaError, match="event kind"):
+        event_line("coffee_break", 1, TAGS)
+
+
+def test_replaying_a_spool_is_idempotent(influx: InfluxSettings, tmp_path: Path) -> None:
+    spool = Spool.for_run("r1", tmp_path)
+    spool.append([event_line("phase", 1_700_000_000_000_000_000 + i, TAGS, f"p{i}") for i in range(500)])
+    SpoolWriter(spool, influx, batch_lines=64).close()
+    spool.mark_sent(0)  # as if the acknowledgements had been lost
+    SpoolWriter(spool, influx).close()
+    assert count(influx, "run_events", "r1", "detail") == 500
+
+
+def test_a_torn_last_line_from_a_crash_is_dropped(tmp_path: Path) -> None:
+    spool = Spool.for_run("r1", tmp_path)
+    spool.append(["m f=1 1", "m f=2 2"])
+    with spool.path.open("ab") as fh:
+        fh.write(b"m f=3")  # the process died mid-write
+    reopened = Spool.for_run("r1", tmp_path)
+    assert reopened.read_batch(0, 10) == (["m f=1 1", "m f=2 2"], 16)
+
+
+def test_outage_mid_stream_every_point_arrives_exactly_once(
+    influx_server: LocalInflux, influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
+) -> None:
+    problems: list[WriteProblem] = []
+    spool = Spool.for_run("outage", tmp_path)
+    tags = RunTags(rig="rigA", run="outage")
+    writer = SpoolWriter(spool, influx, on_error=problems.append)
+    recorder = Recorder(link, spool, writer, tags)
+    link.set(air=3500, heat=1, fan0=400)
+    writer.start(interval=0.1)
+    recorder.start()
+
+    def run(seconds: int) -> None:
+        for _ in range(seconds):
+            link.ping()
+            sim.advance(1.0)
+
+    run(5)
+    port = int(influx.url.rsplit(":", 1)[1])
+    influx_server.down(kill=True)  # InfluxDB crashes mid-stream
+    run(10)  # recording goes on into the spool
+    deadline = time.monotonic() + 20  # the client retries briefly itself before the writer hears of it
+    while not problems and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert problems and problems[-1].kept and "unavailable" in problems[-1].message
+    assert spool.pending_bytes() > 0
+    influx_server.up(http_port=port)
+    run(5)
+    recorder.stop()
+    assert writer.close(flush_timeout=30)
+    frames = recorder.stats.frames
+    assert frames >= 195
+    for measurement in ("rig_telemetry", "rig_actuators", "rig_faults"):
+        field = {"rig_telemetry": "uptime_ms", "rig_actuators": "heater_pct", "rig_faults": "faults"}[measurement]
+        assert count(influx, measurement, "outage", field) == frames
+    spooled = [line for line in spool.path.read_text().splitlines() if line.startswith("rig_telemetry")]
+    stored = influxql(influx, "SELECT uptime_ms, chassis_air_c FROM rig_telemetry WHERE run='outage'")[0].values
+    uptimes = [row[1] for row in stored]
+    assert len(set(uptimes)) == len(uptimes) == len(spooled)  # no duplicates, none missing
+    # Every 100 ms of rig time, from the first frame to the last, once.
+    assert sorted(uptimes) == list(range(min(uptimes), min(uptimes) + 100 * frames, 100))
+
+
+def test_agent_crash_then_drain_loses_nothing(
+    influx_server: LocalInflux, influx: InfluxSettings, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+        "THERMRIG_INFLUX_URL": influx.url,
+        "THERMRIG_INFLUX_BUCKET": influx.bucket,
+    }
+    with SimulatedRig(SimConfig(speed=5)) as sim:
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "thermrig.cli", "rig", "record", "--port", sim.port, "--run", "crash1"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        spool = Spool(tmp_path / "data" / "thermrig" / "spool" / "crash1.lp")
+        deadline = time.monotonic() + 20
+        while spool.size() < 20_000 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        port = int(influx.url.rsplit(":", 1)[1])
+        influx_server.down()  # an outage first, so the spool holds unsent points...
+        time.sleep(1.5)
+        agent.send_signal(signal.SIGKILL)  # ...then the agent dies without a chance to flush
+        agent.wait()
+    assert spool.pending_bytes() > 0
+    lines = spool.path.read_text().splitlines()
+    influx_server.up(http_port=port)
+    r = subprocess.run([sys.executable, "-m", "thermrig.cli", "db", "drain"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert spool.pending_bytes() == 0
+    spooled_frames = sum(line.startswith("rig_telemetry") for line in lines)
+    assert count(influx, "rig_telemetry", "crash1") == spooled_frames > 50
+    r = subprocess.run([sys.executable, "-m", "thermrig.cli", "db", "drain"], env=env, capture_output=True, text=True)
+    assert "spool empty" in r.stdout
