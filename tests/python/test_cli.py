@@ -106,7 +106,15 @@ def test_sim_rejects_an_unknown_slot() -> None:
     assert r.returncode == 1 and "unknown slot 'attic'" in r.stderr
 
 
-def test_demo_settles_and_leaves_the_rig_safe() -> None:
-    r = cli("demo", "--speed", "40", "--hold", "60", timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "settle time" in r.stdout and "rig left safe: heater 0 %, fans 100 %, 100 %, faults none" in r.stdout
+def test_demo_settles_records_and_leaves_the_rig_safe(isolated_env: dict[str, str]) -> None:
+    try:
+        r = cli("demo", "--speed", "40", "--hold", "60", env=isolated_env, timeout=180)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "settle time" in r.stdout and "rig left safe: heater 0 %, fans 100 %, 100 %, faults none" in r.stdout
+        assert "read back from InfluxDB" in r.stdout and "all points stored" in r.stdout
+        q = cli("query", "SELECT count(chassis_air_c) FROM rig_telemetry", "--format", "csv", env=isolated_env)
+        assert q.returncode == 0, q.stderr
+        stored = int(q.stdout.splitlines()[1].split(",")[-1])
+        assert stored > 1000  # 10 Hz of rig time from room temperature to the end of the hold
+    finally:
+        cli("db", "down", env=isolated_env)  # the demo leaves its InfluxDB up for the user; a test must not

@@ -1,9 +1,11 @@
 """`thermrig demo`: the simulated rig brings chassis air from room temperature to a chassis heat profile,
-live, then reports settle time and steady-state error and leaves the rig in its safe state."""
+live, recording everything into InfluxDB; then reports settle time and steady-state error, leaves the
+rig in its safe state, and reads the run back from InfluxDB."""
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Annotated
 
 import numpy as np
@@ -16,6 +18,13 @@ from thermrig.analysis.step_response import step_response
 from thermrig.chassis_profiles import load_profile
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
+from thermrig.db.local_server import resolve_settings
+from thermrig.db.query import influxql
+from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags
+from thermrig.db.settings import InfluxSettings
+from thermrig.db.spool import Spool
+from thermrig.db.writer import SpoolWriter
 from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
@@ -44,11 +53,20 @@ def demo(
         f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
         f"{speed:g}x real time"
     )
+    influx = resolve_settings()  # the local InfluxDB, started if need be, unless one is configured
+    run = datetime.now(UTC).strftime("demo-%Y%m%dT%H%M%SZ")
+    tags = RunTags(rig="sim", run=run, campaign="demo", slot=slot, profile=profile)
+    spool = Spool.for_run(tags.run)
+    writer = SpoolWriter(spool, influx)
+    console.print(f"recording run {tags.run} into {influx.describe()}")
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         info = link.hello()
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(interval=min(1.0, 0.5 / speed))
+        recorder = Recorder(link, spool, writer, tags)
+        writer.start()
+        recorder.start()
         start = link.next_telemetry(timeout=5.0)
         console.print(
             f"room {start.temps['amb'].value:.2f} °C, chassis air {start.temps['tc3'].value:.2f} °C; "
@@ -89,12 +107,15 @@ def demo(
         safe = link.next_telemetry()
         while safe.heater_pct != 0 or min(safe.fan_pct.values()) < 100:
             safe = link.next_telemetry()
+        recorder.stop("demo finished")
+        stored = writer.close()
         console.print()
         console.print(_results(prof.air_c, resp, resp_true, link))
         console.print(
             f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
             f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}"
         )
+        console.print(_read_back(influx, tags, stored))
         if resp.settle_s is None or t > timeout:
             raise typer.Exit(1)
 
@@ -115,3 +136,24 @@ def _results(target: float, sensed, true, link: RigLink) -> Group:  # type: igno
     s = link.stats
     t.add_row("telemetry frames / lost", f"{s.telemetry} / {s.lost_frames}", "")
     return Group(t)
+
+
+def _read_back(influx: InfluxSettings, tags: RunTags, stored: bool) -> Group:
+    """The run as InfluxDB has it: chassis air and heater per 30 s of rig time, and the run's events."""
+    run = f"run='{tags.run}'"
+    q = (
+        f"SELECT count(chassis_air_c), mean(chassis_air_c), max(chassis_air_c) FROM rig_telemetry WHERE {run}; "
+        f"SELECT kind, detail FROM run_events WHERE {run}"
+    )
+    summary, events = influxql(influx, q, epoch="ms")
+    count, mean, peak = summary.values[0][1:]
+    t = Table(title=f"read back from InfluxDB ({influx.url}): run {tags.run}")
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    t.add_row("telemetry points (rig_telemetry)", str(count))
+    t.add_row("chassis air mean / max", f"{mean:.2f} / {peak:.2f} °C")
+    for _, kind, detail in events.values:
+        t.add_row(f"event {kind}", detail)
+    query = f'thermrig query "SELECT chassis_air_c, heater_pct FROM rig_telemetry WHERE {run}"'
+    note = "all points stored" if stored else "[yellow]some points still in the spool: thermrig db drain[/]"
+    return Group(t, f"{note}; more with: {query}")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class Recorder:
         self._lock = threading.Lock()  # the reader thread appends events, the recorder frames
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._frames: queue.Queue[Telemetry] | None = None
 
     def _append(self, lines: list[str]) -> None:
         with self._lock:
@@ -68,16 +70,16 @@ class Recorder:
     def start(self) -> None:
         """Record in a background thread until stop()."""
         self.link.on_event = self._on_link_event
-        for _ in range(3):  # a first clock fit before the first frame
+        self._frames = frames = self.link.subscribe()  # every frame, whoever else reads the link
+        for _ in range(3):  # a first clock fit before the first frame is timestamped
             self.link.ping()
-        self.link.drain_telemetry()
         self.event("run_start", f"rig {self.link.info.firmware if self.link.info else '?'} on {self.link.port}")
 
         def loop() -> None:
             while not self._stop.is_set():
                 try:
-                    tel = self.link.next_telemetry(timeout=0.5)
-                except RigTimeout:
+                    tel = frames.get(timeout=0.5)
+                except queue.Empty:
                     continue
                 self.record_frame(tel)
 
@@ -88,7 +90,9 @@ class Recorder:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for tel in self.link.drain_telemetry():  # what arrived while stopping is recorded too
-            self.record_frame(tel)
+        if self._frames is not None:  # what arrived while stopping is recorded too
+            self.link.unsubscribe(self._frames)
+            while not self._frames.empty():
+                self.record_frame(self._frames.get_nowait())
         self.link.on_event = None
         self.event("run_stop", reason)

@@ -94,6 +94,7 @@ class RigLink:
         self.connected = True
         self.events: list[LinkEvent] = []
         self.telemetry_queue: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
+        self._subscribers: list[queue.Queue[Telemetry]] = [self.telemetry_queue]
         self.latest: Telemetry | None = None
         self.stats = LinkStats()
         self.sync = TimeSync()
@@ -211,8 +212,9 @@ class RigLink:
             self.stats.telemetry += 1
             self._check_continuity(tel)
             self.latest = tel
-            with contextlib.suppress(queue.Full):
-                self.telemetry_queue.put_nowait(tel)
+            for q in self._subscribers:
+                with contextlib.suppress(queue.Full):
+                    q.put_nowait(tel)
         elif frame.type in ("ACK", "NAK"):
             if frame.type == "NAK":
                 self.stats.naks_received += 1
@@ -348,6 +350,16 @@ class RigLink:
 
         self._keepalive = threading.Thread(target=loop, name="rig-keepalive", daemon=True)
         self._keepalive.start()
+
+    def subscribe(self) -> queue.Queue[Telemetry]:
+        """A queue of its own that receives every telemetry frame from now on (a recorder beside a UI)."""
+        q: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
+        self._subscribers.append(q)
+        return q
+
+    def unsubscribe(self, q: queue.Queue[Telemetry]) -> None:
+        with contextlib.suppress(ValueError):
+            self._subscribers.remove(q)
 
     def next_telemetry(self, timeout: float = 2.0) -> Telemetry:
         try:
