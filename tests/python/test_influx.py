@@ -158,3 +158,31 @@ def test_agent_crash_then_drain_loses_nothing(
     assert count(influx, "rig_telemetry", "crash1") == spooled_frames > 50
     r = subprocess.run([sys.executable, "-m", "thermrig.cli", "db", "drain"], env=env, capture_output=True, text=True)
     assert "spool empty" in r.stdout
+
+
+def test_the_query_cookbook_runs_on_a_recorded_run(
+    influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
+) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "influx-schema.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in doc.split("```sql\n")[1:]]
+    run = "run-20261122T091500Z"
+    tags = RunTags(rig="rigA", run=run, campaign="slots-vs-airflow", slot="top", heatsink="none", profile="p1")
+    spool = Spool.for_run(run, tmp_path)
+    recorder = Recorder(link, spool, None, tags)
+    link.set(air=3000, heat=1)
+    recorder.start()
+    for _ in range(12):
+        link.ping()
+        sim.advance(1.0)
+    sim.faults.inject("tc-open", channel=2)
+    sim.advance(0.5)
+    recorder.stop()
+    assert SpoolWriter(spool, influx).close()
+    ran = 0
+    for block in blocks:
+        if "fio_" in block:
+            continue  # written by the campaign runner (issue 5)
+        series = influxql(influx, block)
+        assert series, f"no rows for:\n{block}"
+        ran += 1
+    assert ran >= 5
