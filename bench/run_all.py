@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_telemetry", "bench_timesync", "bench_hold", "bench_speed", "bench_faults", "bench_reconnect"]
+BENCHES = [
+    "bench_telemetry",
+    "bench_timesync",
+    "bench_hold",
+    "bench_speed",
+    "bench_faults",
+    "bench_reconnect",
+    "bench_influx",
+]
 
 
 def main() -> int:

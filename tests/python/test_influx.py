@@ -176,6 +176,9 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
         sim.advance(1.0)
     sim.faults.inject("tc-open", channel=2)
     sim.advance(0.5)
+    deadline = time.monotonic() + 5  # the faulted frames are on the pty; let the reader take them
+    while not (link.latest and link.latest.faults) and time.monotonic() < deadline:
+        time.sleep(0.01)
     recorder.stop()
     assert SpoolWriter(spool, influx).close()
     ran = 0

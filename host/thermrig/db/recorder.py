@@ -26,7 +26,7 @@ class Recorder:
     def __init__(self, link: RigLink, spool: Spool, writer: SpoolWriter | None, tags: RunTags) -> None:
         self.link = link
         self.spool = spool
-        self.writer = writer
+        self.writer = writer  # for the caller's benefit (status); it drains the same spool
         self.tags = tags
         self.stats = RecorderStats()
         self.last: Telemetry | None = None
@@ -37,9 +37,7 @@ class Recorder:
 
     def _append(self, lines: list[str]) -> None:
         with self._lock:
-            self.spool.append(lines)
-        if self.writer is not None:
-            self.writer.nudge()
+            self.spool.append(lines)  # the writer picks them up on its next round (once a second)
 
     def event(self, kind: str, detail: str = "") -> None:
         self._append([event_line(kind, time.time_ns(), self.tags, detail)])

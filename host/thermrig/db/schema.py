@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 from influxdb_client import Point, WritePrecision
 
@@ -52,10 +53,13 @@ class RunTags:
             if value is not None and not _TAG_VALUE.fullmatch(value):
                 raise SchemaError(f"tag {key}={value!r}: use 1-64 letters, digits or _ . : + -")
 
+    @cached_property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return tuple((k, v) for k, v in asdict(self).items() if v is not None)
+
     def apply(self, point: Point) -> Point:
-        for key, value in asdict(self).items():
-            if value is not None:
-                point.tag(key, value)
+        for key, value in self.pairs:
+            point.tag(key, value)
         return point
 
 

@@ -106,6 +106,8 @@ class SpoolWriter:
     # --- background mode: drain as the spool grows -------------------------------------------------
 
     def start(self, interval: float = 1.0) -> None:
+        """Drain every interval seconds: one HTTP write a second keeps the agent's CPU small."""
+
         def loop() -> None:
             while not self._stop.is_set():
                 self.drain()
@@ -114,9 +116,6 @@ class SpoolWriter:
 
         self._thread = threading.Thread(target=loop, name="spool-writer", daemon=True)
         self._thread.start()
-
-    def nudge(self) -> None:
-        self._wake.set()
 
     def close(self, flush_timeout: float = 10.0) -> bool:
         """Stop the background loop, write what is left (within the timeout), close the client.

@@ -211,10 +211,10 @@ class RigLink:
                 return
             self.stats.telemetry += 1
             self._check_continuity(tel)
-            self.latest = tel
             for q in self._subscribers:
                 with contextlib.suppress(queue.Full):
                     q.put_nowait(tel)
+            self.latest = tel  # after the queues: whoever sees it here finds it in their queue too
         elif frame.type in ("ACK", "NAK"):
             if frame.type == "NAK":
                 self.stats.naks_received += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -17,13 +18,9 @@ _HEX4 = re.compile(r"[0-9A-F]{4}")
 
 
 def crc16_ccitt_false(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, xorout 0 (check 0x29B1)."""
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
-    return crc
+    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, xorout 0 (check 0x29B1).
+    binascii's CRC-CCITT is exactly this when seeded with 0xFFFF, in C."""
+    return binascii.crc_hqx(data, 0xFFFF)
 
 
 class FrameError(Enum):
