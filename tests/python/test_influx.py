@@ -189,3 +189,46 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
         assert series, f"no rows for:\n{block}"
         ran += 1
     assert ran >= 5
+
+
+def test_a_throttled_write_waits_for_retry_after_then_lands(influx: InfluxSettings, tmp_path: Path) -> None:
+    """InfluxDB 2.x/Cloud answer 429 with Retry-After when throttling; 1.8 never does. A loopback proxy
+    in front of the real influxd injects one such answer, then passes everything through."""
+    import http.server
+    import threading
+    import urllib.request
+
+    seen: list[float] = []
+
+    class Throttle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(time.monotonic())
+            if len(seen) == 1:
+                self.send_response(429)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            req = urllib.request.Request(influx.url + self.path, data=body, method="POST", headers=dict(self.headers))
+            with urllib.request.urlopen(req) as upstream:
+                self.send_response(upstream.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Throttle)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        via_proxy = InfluxSettings(
+            url=f"http://127.0.0.1:{proxy.server_port}", bucket=influx.bucket, database=influx.database
+        )
+        spool = Spool.for_run("throttled", tmp_path)
+        spool.append([event_line("phase", 1_700_000_000_000_000_000, RunTags(rig="r", run="throttled"), "x")])
+        assert SpoolWriter(spool, via_proxy).close(flush_timeout=20)
+    finally:
+        proxy.shutdown()
+    assert len(seen) == 2 and seen[1] - seen[0] >= 1.0  # waited as the server asked, then wrote
+    assert count(influx, "run_events", "throttled", "detail") == 1

@@ -1,7 +1,8 @@
 """Drain a spool into InfluxDB: batches read from the spool's acknowledged offset, written with the
 official client's synchronous write API at nanosecond precision, the offset advanced only once the
-server acknowledged. Short trouble (429/503 with Retry-After, a dropped connection) is retried inside
-the client by its WritesRetry; a longer outage leaves the points in the spool, retried with backoff.
+server acknowledged. A refused connection is retried briefly inside the client (its WritesRetry); a
+429 or 503 is retried after the server's Retry-After; a longer outage leaves the points in the spool,
+retried with backoff.
 
 Why not the client's own batching mode: it cannot say which points reached the server, and the spool
 must know exactly that to survive a crash without loss.
@@ -26,6 +27,7 @@ from thermrig.db.spool import Spool
 
 BATCH_LINES = 5000
 OUTAGE_BACKOFF_S = (0.2, 5.0)
+RETRY_AFTER_MAX_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,10 @@ class SpoolWriter:
             except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
                 self.healthy = False
                 self._report(WriteProblem(f"InfluxDB at {self.settings.url} unavailable: {_why(exc)}", True))
-                if deadline is not None and time.monotonic() + wait > deadline:
+                pause = _retry_after(exc) or wait  # a throttling server says how long to wait
+                if deadline is not None and time.monotonic() + pause > deadline:
                     return False
-                if self._stop.wait(wait):
+                if self._stop.wait(pause):
                     return False
                 wait = min(wait * 2, OUTAGE_BACKOFF_S[1])
         return True
@@ -130,6 +133,16 @@ class SpoolWriter:
             self.write_api.close()
             self.client.close()
         return done
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds from a 429/503 answer's Retry-After header (the delay form; an HTTP date is ignored)."""
+    if not isinstance(exc, ApiException) or exc.status not in (429, 503) or not exc.headers:
+        return None
+    try:
+        return min(float(exc.headers.get("Retry-After", "")), RETRY_AFTER_MAX_S)
+    except ValueError:
+        return None
 
 
 def _why(exc: Exception) -> str:
