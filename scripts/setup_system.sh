@@ -14,6 +14,7 @@ declare -A NEED=(
   [gcc]=gcc
   [clang]=clang
   [go]=golang-go
+  [sfdisk]=fdisk
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

@@ -9,6 +9,7 @@ from typing import ParamSpec, TypeVar
 import typer
 from rich.console import Console
 
+from thermrig.campaign.spec import CampaignError
 from thermrig.config import ConfigError
 from thermrig.db.local_server import InfluxServerError
 from thermrig.db.query import QueryError
@@ -20,6 +21,7 @@ from thermrig.plant.simulated_rig import SimError
 from thermrig.protocol.messages import ProtocolError
 
 USER_ERRORS = (
+    CampaignError,
     ConfigError,
     PortError,
     RigTimeout,

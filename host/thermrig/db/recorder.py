@@ -35,16 +35,17 @@ class Recorder:
         self._thread: threading.Thread | None = None
         self._frames: queue.Queue[Telemetry] | None = None
 
-    def _append(self, lines: list[str]) -> None:
+    def append(self, lines: list[str]) -> None:
+        """Spool points of the run's other streams (fio, drive, phases) beside the telemetry."""
         with self._lock:
             self.spool.append(lines)  # the writer picks them up on its next round (once a second)
 
     def event(self, kind: str, detail: str = "") -> None:
-        self._append([event_line(kind, time.time_ns(), self.tags, detail)])
+        self.append([event_line(kind, time.time_ns(), self.tags, detail)])
         self.stats.events += 1
 
     def _on_link_event(self, event: LinkEvent) -> None:
-        self._append([link_event_line(event, self.tags)])
+        self.append([link_event_line(event, self.tags)])
         self.stats.events += 1
 
     def _utc_ns(self, tel: Telemetry) -> int:
@@ -60,7 +61,7 @@ class Recorder:
 
     def record_frame(self, tel: Telemetry) -> None:
         lines = telemetry_lines(tel, self._utc_ns(tel), self.tags)
-        self._append(lines)
+        self.append(lines)
         self.last = tel
         self.stats.frames += 1
         self.stats.points += len(lines)

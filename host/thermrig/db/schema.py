@@ -16,6 +16,10 @@ TELEMETRY = "rig_telemetry"
 ACTUATORS = "rig_actuators"
 FAULTS = "rig_faults"
 EVENTS = "run_events"
+FIO_LIVE = "fio_live"
+FIO_INTERVAL = "fio_interval"
+DRIVE = "drive_smart"
+SUMMARY = "run_summary"
 
 # Protocol v1 wire keys -> field names (channel names from the HELLO channel map, with units).
 TEMPERATURE_FIELDS = {
@@ -96,3 +100,47 @@ def event_line(kind: str, utc_ns: int, tags: RunTags, detail: str = "", start_ns
 def link_event_line(event: LinkEvent, tags: RunTags) -> str:
     start = round(event.start_utc * 1e9) if event.start_utc is not None else None
     return event_line(event.kind, round(event.utc * 1e9), tags, event.detail, start)
+
+
+def fio_live_line(
+    ms: int, read_bps: float, write_bps: float, read_iops: float, write_iops: float, tags: RunTags
+) -> str:
+    point = tags.apply(Point(FIO_LIVE)).field("read_bps", read_bps).field("write_bps", write_bps)
+    point.field("read_iops", read_iops).field("write_iops", write_iops).field("bw_bps", read_bps + write_bps)
+    return point.field("iops", read_iops + write_iops).time(ms * 1_000_000, WritePrecision.NS).to_line_protocol()
+
+
+def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: RunTags) -> list[str]:
+    """fio's per-second logs (bw KiB/s, iops, lat ns) merged per job, direction and second."""
+    rows: dict[tuple[int, int, int], dict[str, float]] = {}
+    for kind, points in logs.items():
+        for p in points:
+            row = rows.setdefault((p.job, p.ddir, p.timestamp_ms), {})
+            if kind == "bw":
+                row["bw_bps"] = p.value * 1024.0
+            elif kind == "iops":
+                row["iops"] = float(p.value)
+            else:
+                row["lat_mean_ns"] = float(p.value)
+    lines = []
+    for (job, ddir, ms), fields in sorted(rows.items()):
+        point = tags.apply(Point(FIO_INTERVAL)).tag("job", job_names.get(job, f"job{job}"))
+        point.tag("rw", {0: "read", 1: "write", 2: "trim"}.get(ddir, "other"))
+        for key, value in fields.items():
+            point.field(key, value)
+        lines.append(point.time(ms * 1_000_000, WritePrecision.NS).to_line_protocol())
+    return lines
+
+
+def drive_line(fields: dict[str, float | int], utc_ns: int, tags: RunTags) -> str:
+    point = tags.apply(Point(DRIVE))
+    for key, value in fields.items():
+        point.field(key, value)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
+
+
+def summary_line(fields: dict[str, float | int | str], utc_ns: int, tags: RunTags) -> str:
+    point = tags.apply(Point(SUMMARY))
+    for key, value in fields.items():
+        point.field(key, value)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()

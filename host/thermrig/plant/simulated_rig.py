@@ -88,6 +88,13 @@ class SimulatedRig:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def set_physical(self, slot: str | None = None, heatsink: str | None = None) -> None:
+        """What the operator does by hand on a real rig: move the drive, fit or remove a heatsink."""
+        if slot is not None:
+            self.plant.slot = load_slot(slot)
+        if heatsink is not None:
+            self.plant.drive = load_drive_thermal(heatsink)
+
     def advance(self, seconds: float) -> None:
         self.server.advance(seconds)
 

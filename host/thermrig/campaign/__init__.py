@@ -1,0 +1,1 @@
+"""Campaigns: the experiment file, its run plan, and the orchestrator that walks it."""

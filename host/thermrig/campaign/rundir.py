@@ -1,0 +1,50 @@
+"""The campaign folder: one sub-folder per run (manifest.json, fio's job, JSON result and logs, the
+spool) and state.json, which says which runs are done so an interrupted campaign resumes there."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str))
+    with tmp.open() as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class CampaignState:
+    folder: Path
+    seed: int
+    completed: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "state.json"
+
+    @classmethod
+    def load(cls, folder: Path) -> CampaignState | None:
+        try:
+            data = json.loads((folder / "state.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return cls(folder, int(data["seed"]), list(data.get("completed", [])))
+
+    def save(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write_json(self.path, {"seed": self.seed, "completed": self.completed})
+
+    def mark_done(self, run_id: str) -> None:
+        self.completed.append(run_id)
+        self.save()
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_json(run_dir / "manifest.json", manifest)

@@ -1,0 +1,327 @@
+"""Campaign files (TOML): read and validated, with errors naming the file, line, key and what is
+expected. docs/campaigns.md describes every key; examples/ has one per seed experiment."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thermrig.chassis_profiles import ChassisProfile, load_profile
+from thermrig.fio.workloads import KINDS, Workload, WorkloadError
+from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
+
+PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
+_IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+CHANNELS = ("drive_ctrl", "drive_nand", "heatsink", "chassis_air")
+
+
+class CampaignError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """Every listed channel changing less than rate_c_per_min over the last window_s."""
+
+    rate_c_per_min: float = 0.2
+    window_s: float = 60.0
+    timeout_s: float = 1800.0
+    channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
+
+
+@dataclass(frozen=True)
+class Cooldown:
+    """After the workload: the drive controller back within margin_c of its pre-workload baseline."""
+
+    margin_c: float = 1.0
+    timeout_s: float = 1800.0
+
+
+@dataclass(frozen=True)
+class DriveSpec:
+    target: str  # a block device, a file path, or "virtual" (the simulated rig's drive)
+    size: str = "1g"  # file targets
+    serial: str | None = None  # block devices: the serial the operator confirmed
+    model: str = "unknown"
+
+    @property
+    def is_block_device(self) -> bool:
+        return self.target.startswith("/dev/")
+
+
+@dataclass(frozen=True)
+class Campaign:
+    path: Path
+    name: str
+    description: str
+    port: str  # "sim" or a device / pyserial URL
+    rig_name: str
+    sim_speed: float  # "sim" only: x real time for the rig's physics (fio always runs in real time)
+    drive: DriveSpec
+    equilibrium: Equilibrium
+    cooldown: Cooldown
+    factors: dict[str, tuple[Any, ...]]
+    profiles: dict[str, ChassisProfile]
+    workloads: tuple[Workload, ...]
+    repeats: int = 1
+    seed: int | None = None
+    randomize: bool = True
+    baseline_s: float = 30.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    """Typed access to the parsed TOML with errors that point into the file."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, section: str, key: str | None = None, occurrence: int = 0) -> int:
+        header = re.compile(rf"^\s*\[\[?\s*{re.escape(section)}\s*\]\]?\s*$")
+        seen, start = -1, None
+        for i, line in enumerate(self.lines):
+            if header.match(line):
+                seen += 1
+                if seen == occurrence:
+                    start = i
+                    break
+        if start is None:
+            return 1
+        if key is None:
+            return start + 1
+        for i in range(start + 1, len(self.lines)):
+            if self.lines[i].lstrip().startswith("["):
+                break
+            if re.match(rf"^\s*{re.escape(key)}\s*=", self.lines[i]):
+                return i + 1
+        return start + 1
+
+    def fail(self, section: str, key: str | None, problem: str, expected: str, occurrence: int = 0) -> CampaignError:
+        where = f"[{section}]" + (f" {key}" if key else "")
+        line = self.line_of(section, key, occurrence)
+        return CampaignError(f"{self.path}:{line}: {where}: {problem}; expected {expected}")
+
+    def get(
+        self,
+        table: dict,
+        section: str,
+        key: str,
+        kind: type | tuple[type, ...],
+        expected: str,
+        default: Any = ...,
+        occurrence: int = 0,
+    ) -> Any:
+        if key not in table:
+            if default is ...:
+                raise self.fail(section, None, f"{key} is missing", expected, occurrence)
+            return default
+        value = table[key]
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _tuple(kind)):
+            raise self.fail(section, key, f"{value!r} is a {type(value).__name__}", expected, occurrence)
+        return value
+
+
+def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _known(r: _Reader, data: dict, section: str, allowed: set[str], occurrence: int = 0) -> None:
+    for key in data:
+        if key not in allowed:
+            raise r.fail(section, key, f"unknown key {key!r}", f"one of {', '.join(sorted(allowed))}", occurrence)
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{path}: not valid TOML: {exc}") from exc
+    r = _Reader(path, text)
+    _known(
+        r, data, "campaign", {"campaign", "rig", "drive", "equilibrium", "cooldown", "factors", "profiles", "workload"}
+    )
+    camp = r.get(data, "campaign", "campaign", dict, "a [campaign] table with a name")
+    _known(r, camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s"})
+    name = r.get(camp, "campaign", "name", str, "a name of letters, digits, _ . : + -")
+    if not _IDENT.fullmatch(name):
+        raise r.fail("campaign", "name", f"{name!r} has spaces or symbols", "letters, digits, _ . : + - (a tag)")
+    repeats = r.get(camp, "campaign", "repeats", int, "a whole number of repeats >= 1", 1)
+    if repeats < 1:
+        raise r.fail("campaign", "repeats", f"{repeats}", "at least 1")
+    rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device')
+    _known(r, rig, "rig", {"port", "name", "speed"})
+    sim_speed = float(r.get(rig, "rig", "speed", (int, float), "a simulation speed >= 1 (x real time)", 1.0))
+    if sim_speed < 1:
+        raise r.fail("rig", "speed", f"{sim_speed}", "1 (real time) or more")
+    drive = _drive(r, r.get(data, "drive", "drive", dict, "a [drive] table with a target"))
+    profiles = _profiles(r, data.get("profiles", {}))
+    factors = _factors(r, r.get(data, "factors", "factors", dict, "a [factors] table", {}), profiles)
+    workloads = _workloads(r, r.get(data, "workload", "workload", list, "one or more [[workload]] tables"))
+    return Campaign(
+        path=path,
+        name=name,
+        description=r.get(camp, "campaign", "description", str, "text", ""),
+        port=r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"'),
+        rig_name=r.get(rig, "rig", "name", str, "a rig name", "rig1"),
+        sim_speed=sim_speed,
+        drive=drive,
+        equilibrium=_equilibrium(r, data.get("equilibrium", {})),
+        cooldown=_cooldown(r, data.get("cooldown", {})),
+        factors=factors,
+        profiles=profiles,
+        workloads=workloads,
+        repeats=repeats,
+        seed=r.get(camp, "campaign", "seed", int, "a whole number", None),
+        randomize=r.get(camp, "campaign", "randomize", bool, "true or false", True),
+        baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
+    )
+
+
+def _drive(r: _Reader, d: dict) -> DriveSpec:
+    _known(r, d, "drive", {"target", "size", "serial", "model"})
+    target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
+    spec = DriveSpec(
+        target=target,
+        size=r.get(d, "drive", "size", str, "a size such as 4g", "1g"),
+        serial=r.get(d, "drive", "serial", str, "the drive's serial number", None),
+        model=r.get(d, "drive", "model", str, "a model name (tag)", "unknown"),
+    )
+    if not _IDENT.fullmatch(spec.model):
+        raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")
+    return spec
+
+
+def _equilibrium(r: _Reader, d: dict) -> Equilibrium:
+    _known(r, d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels"})
+    channels = tuple(
+        r.get(d, "equilibrium", "channels", list, f"a list from {', '.join(CHANNELS)}", list(Equilibrium.channels))
+    )
+    for ch in channels:
+        if ch not in CHANNELS:
+            raise r.fail("equilibrium", "channels", f"unknown channel {ch!r}", f"names from {', '.join(CHANNELS)}")
+    eq = Equilibrium(
+        rate_c_per_min=float(r.get(d, "equilibrium", "rate_c_per_min", (int, float), "°C per minute", 0.2)),
+        window_s=float(r.get(d, "equilibrium", "window_s", (int, float), "seconds", 60.0)),
+        timeout_s=float(r.get(d, "equilibrium", "timeout_s", (int, float), "seconds", 1800.0)),
+        channels=channels,
+    )
+    if eq.rate_c_per_min <= 0 or eq.window_s <= 0 or eq.timeout_s < eq.window_s:
+        raise r.fail(
+            "equilibrium",
+            None,
+            "non-positive rate or window, or timeout shorter than the window",
+            "rate_c_per_min > 0, window_s > 0, timeout_s >= window_s",
+        )
+    return eq
+
+
+def _cooldown(r: _Reader, d: dict) -> Cooldown:
+    _known(r, d, "cooldown", {"margin_c", "timeout_s"})
+    cd = Cooldown(
+        margin_c=float(r.get(d, "cooldown", "margin_c", (int, float), "°C", 1.0)),
+        timeout_s=float(r.get(d, "cooldown", "timeout_s", (int, float), "seconds", 1800.0)),
+    )
+    if cd.margin_c <= 0 or cd.timeout_s <= 0:
+        raise r.fail("cooldown", None, "non-positive margin or timeout", "margin_c > 0 and timeout_s > 0")
+    return cd
+
+
+def _profiles(r: _Reader, d: dict) -> dict[str, ChassisProfile]:
+    out = {}
+    for name, t in d.items():
+        section = f"profiles.{name}"
+        _known(r, t, section, {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat"})
+        air = r.get(t, section, "air_c", (int, float), "the chassis-air target, °C (0-65)", None)
+        if not r.get(t, section, "heat", bool, "true or false", True):
+            air = None  # a profile without chassis heat
+        if air is not None and not 0 <= air <= 65:
+            raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
+        pct = {
+            k: float(r.get(t, section, k, (int, float), "a percentage 0-100", dflt))
+            for k, dflt in (("heater_limit_pct", 100), ("fan0_pct", 40), ("fan1_pct", 0))
+        }
+        for k, v in pct.items():
+            if not 0 <= v <= 100:
+                raise r.fail(section, k, f"{v}", "a percentage 0-100")
+        out[name] = ChassisProfile(
+            name,
+            str(t.get("description", "")),
+            None if air is None else float(air),
+            pct["heater_limit_pct"],
+            pct["fan0_pct"],
+            pct["fan1_pct"],
+        )
+    return out
+
+
+def _factors(r: _Reader, d: dict, profiles: dict[str, ChassisProfile]) -> dict[str, tuple[Any, ...]]:
+    _known(r, d, "factors", {*PHYSICAL, "profile", "fan1_pct"})
+    out: dict[str, tuple[Any, ...]] = {}
+    for key, values in d.items():
+        if not isinstance(values, list) or not values:
+            raise r.fail("factors", key, f"{values!r}", "a non-empty list of levels")
+        out[key] = tuple(values)
+    for slot in out.get("slot", ()):
+        if slot not in SLOTS:
+            raise r.fail("factors", "slot", f"unknown slot {slot!r}", f"levels from {', '.join(SLOTS)}")
+    for sink in out.get("heatsink", ()):
+        if sink not in HEATSINKS:
+            raise r.fail("factors", "heatsink", f"unknown heatsink {sink!r}", f"levels from {', '.join(HEATSINKS)}")
+    for level in out.get("airflow", ()):
+        if not isinstance(level, str) or not _IDENT.fullmatch(level):
+            raise r.fail("factors", "airflow", f"{level!r}", "short names of airflow placements (tags)")
+    for name in out.get("profile", ()):
+        if name not in profiles:
+            try:
+                profiles[name] = load_profile(str(name))
+            except ProfileError as exc:
+                raise r.fail("factors", "profile", str(exc), "profiles from [profiles.*] or the hardware file") from exc
+    for pct in out.get("fan1_pct", ()):
+        if not isinstance(pct, int | float) or not 0 <= pct <= 100:
+            raise r.fail("factors", "fan1_pct", f"{pct!r}", "percentages 0-100")
+    if "profile" not in out:
+        raise r.fail("factors", None, "no profile factor", 'profile = ["..."] naming at least one chassis profile')
+    return out
+
+
+def _workloads(r: _Reader, items: list) -> tuple[Workload, ...]:
+    out = []
+    names = set()
+    for i, t in enumerate(items):
+        _known(
+            r,
+            t,
+            "workload",
+            {"name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s"},
+            i,
+        )
+        name = r.get(t, "workload", "name", str, "a workload name", occurrence=i)
+        kind = r.get(t, "workload", "kind", str, f"one of {', '.join(KINDS)}", occurrence=i)
+        if not _IDENT.fullmatch(name) or name in names:
+            raise r.fail("workload", "name", f"{name!r} is not a unique identifier", "a unique short name", i)
+        names.add(name)
+        try:
+            w = Workload(
+                name=name,
+                kind=kind,
+                runtime_s=r.get(t, "workload", "runtime_s", int, "whole seconds", 300, i),
+                bs=r.get(t, "workload", "bs", str, "a block size such as 4k", "", i),
+                iodepth=r.get(t, "workload", "iodepth", int, "a queue depth", 0, i),
+                span=r.get(t, "workload", "span", str, "a size such as 16g", "", i),
+                steps=tuple(r.get(t, "workload", "steps", list, "read percentages, e.g. [100, 50, 0]", [], i)),
+                fill=r.get(t, "workload", "fill", bool, "true or false", True, i),
+                score_window_s=r.get(t, "workload", "score_window_s", int, "seconds", 400, i),
+            ).resolved()
+        except WorkloadError as exc:
+            raise r.fail("workload", "kind", str(exc), "a valid workload", i) from exc
+        out.append(w)
+    return tuple(out)

@@ -1,0 +1,164 @@
+"""`thermrig plan` and `thermrig run`: campaigns from a TOML file."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.prompt import Confirm
+from rich.table import Table
+
+from thermrig.campaign.orchestrator import Orchestrator, Progress
+from thermrig.campaign.plan import Plan, make_plan
+from thermrig.campaign.rundir import CampaignState
+from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.cli.errors import user_errors
+from thermrig.config import resolve_port
+from thermrig.db.local_server import resolve_settings
+from thermrig.drive.guard import UnsafeTarget, check_target
+from thermrig.fio.runner import FioError
+from thermrig.fio.workloads import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
+
+
+def _hms(seconds: float) -> str:
+    h, rest = divmod(int(seconds), 3600)
+    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
+
+
+def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
+    t = Table(title=f"campaign {plan.campaign.name}: {len(plan.runs)} runs, seed {plan.seed}")
+    for col in ("#", "run", "slot", "heatsink", "airflow", "profile", "fan1 %", "workload", "repeat", "est."):
+        t.add_column(col)
+    for r in plan.runs:
+        mark = " (done)" if done and r.run_id in done else ""
+        t.add_row(
+            str(r.index),
+            r.run_id + mark,
+            str(r.physical.get("slot", "-")),
+            str(r.physical.get("heatsink", "-")),
+            str(r.physical.get("airflow", "-")),
+            r.profile,
+            "-" if r.fan1_pct is None else f"{r.fan1_pct:g}",
+            r.workload.name,
+            str(r.repeat),
+            _hms(plan.estimate_s(r)),
+        )
+    return t
+
+
+@user_errors
+def plan(
+    campaign_file: FileArg,
+    seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
+) -> None:
+    """Print the run order and the estimated duration, without running anything."""
+    c = load_campaign(campaign_file)
+    p = make_plan(c, seed)
+    console = Console()
+    console.print(_plan_table(p))
+    total = sum(p.estimate_s(r) for r in p.runs)
+    console.print(
+        f"estimated {_hms(total)} (equilibrium and cool-down are estimates; they are measured when run); "
+        f"{p.physical_changes()} hardware changes by the operator"
+    )
+
+
+def _view(progress: Progress) -> Group:
+    r = progress.run
+    current = min(progress.done + 1, progress.total)
+    head = f"run {current}/{progress.total}" + (f" [bold]{r.run_id}[/]" if r else "")
+    t = Table(show_header=False, title=head)
+    if r:
+        t.add_row("factors", ", ".join(f"{k}={v}" for k, v in r.tags().items()))
+    t.add_row("phase", f"[bold]{progress.phase}[/] {progress.detail}")
+    if progress.latest:
+        temps = progress.latest.temps
+        t.add_row(
+            "rig",
+            f"drive ctrl {temps['tc0'].value:.2f} °C, NAND {temps['tc1'].value:.2f} °C, "
+            f"chassis air {temps['tc3'].value:.2f} °C, heater {progress.latest.heater_pct:.0f} %",
+        )
+    if progress.live and progress.phase == "workload":
+        s = progress.live
+        t.add_row("fio", f"{(s.read_bps + s.write_bps) / 1e6:,.1f} MB/s, {s.read_iops + s.write_iops:,.0f} IOPS")
+    return Group(t)
+
+
+@user_errors
+def run(
+    campaign_file: FileArg,
+    out: Annotated[Path | None, typer.Option(help="Campaign folder (default: ./thermrig-runs/<campaign>).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue an interrupted campaign where it stopped.")] = False,
+    no_prompt: Annotated[bool, typer.Option("--no-prompt", help="Do not ask the operator (simulated rig).")] = False,
+    destroy: Annotated[bool, typer.Option("--destroy", help="Allow writing over a block device (see docs).")] = False,
+) -> None:
+    """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
+    console = Console()
+    c = load_campaign(campaign_file)
+    folder = out or Path("thermrig-runs") / c.name
+    state = CampaignState.load(folder)
+    if state is not None and not resume:
+        raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
+    p = make_plan(c, state.seed if state else None)
+    state = state or CampaignState(folder, p.seed)
+    state.save()
+    if c.drive.target == "virtual":
+        raise CampaignError(f'{c.path}: [drive] target = "virtual" is not available yet; use a file path')
+    block = c.drive.is_block_device
+    try:
+        check_target(c.drive.target, c.drive.serial, destroy)
+    except UnsafeTarget as exc:
+        raise CampaignError(str(exc)) from exc
+    target = Target(c.drive.target, size=c.drive.size, block_device=block)
+    influx = resolve_settings()
+    console.print(
+        f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
+        f"folder {folder}; data to {influx.describe()}"
+    )
+    with contextlib.ExitStack() as stack:
+        sim = None
+        if c.port == "sim":
+            sim = stack.enter_context(SimulatedRig(SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed)))
+            port = sim.port
+        else:
+            port = resolve_port(c.port).port
+        link = stack.enter_context(RigLink(port))
+        link.hello()
+        link.start_keepalive(interval=min(1.0, 0.5 / c.sim_speed) if sim else 1.0)
+
+        def ask(message: str) -> None:
+            if no_prompt:
+                return
+            while not Confirm.ask(message, console=console):
+                pass
+
+        live = stack.enter_context(Live(console=console, refresh_per_second=4))
+        orch = Orchestrator(p, folder, link, influx, target, sim, ask, lambda pr: live.update(_view(pr)))
+        signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
+        try:
+            orch.run(state)
+        except KeyboardInterrupt:
+            orch.stop.set()
+            live.stop()
+            console.print(
+                f"[yellow]campaign interrupted[/]: rig safe, data flushed; `thermrig run {campaign_file} "
+                f"--resume` continues"
+            )
+            raise typer.Exit(130) from None
+        except FioError as exc:
+            raise CampaignError(str(exc)) from exc
+        finally:
+            with contextlib.suppress(Exception):
+                link.command("SAFE")
+    console.print(
+        f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok; manifests in {folder}"
+    )

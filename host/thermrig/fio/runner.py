@@ -1,0 +1,153 @@
+"""Run fio: live throughput every second from --status-interval JSON dumps (cumulative counters,
+differenced), the authoritative per-second logs read at job end, and fio's final JSON kept."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class FioError(RuntimeError):
+    """fio failed: it could not start, exited non-zero, or reported a job error."""
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    """One second of progress, from the difference of two status dumps."""
+
+    timestamp_ms: int
+    read_bps: float
+    write_bps: float
+    read_iops: float
+    write_iops: float
+
+
+@dataclass(frozen=True)
+class LogPoint:
+    """One line of a per-second fio log: Unix ms, value, direction (0 read, 1 write, 2 trim), and the
+    job it belongs to (fio numbers the log files by job, from 1)."""
+
+    timestamp_ms: int
+    value: int
+    ddir: int
+    job: int = 1
+
+
+@dataclass
+class FioResult:
+    result: dict  # fio's final JSON
+    bw: list[LogPoint] = field(default_factory=list)  # KiB/s
+    iops: list[LogPoint] = field(default_factory=list)
+    lat: list[LogPoint] = field(default_factory=list)  # ns
+    live: list[LiveSample] = field(default_factory=list)
+
+
+def fio_binary() -> str:
+    found = shutil.which("fio")
+    if found is None:
+        raise FioError("fio is not installed: run `make setup` (Debian package fio)")
+    return found
+
+
+def fio_version() -> str:
+    return subprocess.run([fio_binary(), "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _totals(dump: dict) -> tuple[int, float, float, float, float]:
+    ms = int(dump.get("timestamp_ms", 0))
+    rb = wb = ri = wi = 0.0
+    for job in dump.get("jobs", []):
+        rb += job["read"]["io_bytes"]
+        wb += job["write"]["io_bytes"]
+        ri += job["read"]["total_ios"]
+        wi += job["write"]["total_ios"]
+    return ms, rb, wb, ri, wi
+
+
+def read_log(path: Path, job: int = 1) -> list[LogPoint]:
+    points = []
+    for line in path.read_text().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3:
+            points.append(LogPoint(int(parts[0]), int(parts[1]), int(parts[2]), job))
+    return points
+
+
+def _logs(workdir: Path, kind: str) -> list[LogPoint]:
+    points: list[LogPoint] = []
+    for path in sorted(workdir.glob(f"fio_{kind}.*.log")):
+        points += read_log(path, int(path.name.split(".")[-2]))
+    return sorted(points, key=lambda p: p.timestamp_ms)
+
+
+def run_fio(
+    job_text: str,
+    workdir: Path,
+    on_live: Callable[[LiveSample], None] | None = None,
+    stop: threading.Event | None = None,
+) -> FioResult:
+    """Run the job in workdir (job.fio, fio.json and the logs end up there; the job's log prefix should
+    be workdir/"fio"). stop: ends fio early, keeping what it measured."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    job = workdir / "job.fio"
+    job.write_text(job_text)
+    proc = subprocess.Popen(
+        [fio_binary(), "--output-format=json", "--status-interval=1", str(job)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=workdir,
+    )
+    assert proc.stdout is not None
+    decoder = json.JSONDecoder()
+    buf, last, dumps, live = "", None, [], []
+    watcher = None
+    if stop is not None:
+
+        def watch() -> None:
+            while proc.poll() is None:
+                if stop.wait(0.2):
+                    proc.terminate()  # fio stops its jobs and still writes its result and logs
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+    for chunk in iter(lambda: proc.stdout.read(4096) if proc.stdout else "", ""):
+        buf += chunk
+        while True:
+            stripped = buf.lstrip()
+            if not stripped.startswith("{"):
+                buf = stripped[stripped.find("{") :] if "{" in stripped else ""
+                break
+            try:
+                dump, end = decoder.raw_decode(stripped)
+            except ValueError:
+                buf = stripped
+                break
+            buf = stripped[end:]
+            dumps.append(dump)
+            now = _totals(dump)
+            if last is not None and now[0] > last[0]:
+                dt = (now[0] - last[0]) / 1000.0
+                sample = LiveSample(now[0], *((n - p) / dt for n, p in zip(now[1:], last[1:], strict=True)))
+                live.append(sample)
+                if on_live is not None:
+                    on_live(sample)
+            last = now
+    stderr = proc.stderr.read() if proc.stderr else ""
+    code = proc.wait()
+    if not dumps:
+        raise FioError(f"fio produced no result (exit {code}): {stderr.strip()[-500:]}")
+    result = dumps[-1]
+    (workdir / "fio.json").write_text(json.dumps(result, indent=1))
+    errors = [j.get("error", 0) for j in result.get("jobs", [])]
+    if code != 0 and not (stop is not None and stop.is_set()):
+        raise FioError(f"fio exited with status {code}: {stderr.strip()[-500:]}")
+    if any(errors):
+        raise FioError(f"fio job error {errors}: {stderr.strip()[-500:]}")
+    return FioResult(result, _logs(workdir, "bw"), _logs(workdir, "iops"), _logs(workdir, "lat"), live)

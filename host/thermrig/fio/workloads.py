@@ -1,0 +1,131 @@
+"""The workload library: the seeds' and SNIA PTS's methods as fio job files.
+
+Every job logs bandwidth, IOPS and latency per second (log_avg_msec=1000) with Unix-epoch millisecond
+timestamps (log_alternate_epoch=1, clock 0 = CLOCK_REALTIME), so fio's own logs line up with the rig's
+telemetry in UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+KINDS = (
+    "seq_read",
+    "seq_write",
+    "rand_read",
+    "rand_write",
+    "mixed_random_sweep",
+    "mixed_seq_sweep",
+    "consistency",
+    "snia_precondition",
+)
+_SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
+
+
+class WorkloadError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload of a campaign. Defaults follow the seeds; every field can be overridden."""
+
+    name: str
+    kind: str
+    runtime_s: int = 300  # per job (per step in a sweep)
+    bs: str = ""  # default per kind
+    iodepth: int = 0  # default per kind
+    span: str = ""  # LBA range written or read: "" = the whole target; e.g. "16g" for the mixed sweep
+    steps: tuple[int, ...] = field(default=())  # read percentages of a sweep, e.g. (100, 90, ..., 0)
+    fill: bool = True  # consistency: fill the span sequentially first
+    score_window_s: int = 400  # consistency: scored over the last N seconds
+
+    def resolved(self) -> Workload:
+        defaults = {
+            "seq_read": ("128k", 32),
+            "seq_write": ("128k", 32),
+            "rand_read": ("4k", 32),
+            "rand_write": ("4k", 32),
+            "mixed_random_sweep": ("4k", 3),
+            "mixed_seq_sweep": ("128k", 1),
+            "consistency": ("4k", 32),
+            "snia_precondition": ("128k", 32),
+        }
+        if self.kind not in defaults:
+            raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        bs, qd = defaults[self.kind]
+        steps = self.steps
+        if not steps and self.kind.endswith("_sweep"):
+            steps = tuple(range(100, -1, -10))  # pure reads to pure writes in 10 % steps
+        span = self.span or ("16g" if self.kind == "mixed_random_sweep" else "")
+        for value, what in ((self.bs or bs, "bs"), (span or "1", "span")):
+            if not _SIZE.fullmatch(value):
+                raise WorkloadError(f"workload {self.name!r}: {what} = {value!r} is not a size such as 4k or 16g")
+        if any(not 0 <= s <= 100 for s in steps):
+            raise WorkloadError(f"workload {self.name!r}: steps are read percentages 0-100")
+        if self.runtime_s <= 0:
+            raise WorkloadError(f"workload {self.name!r}: runtime_s must be positive")
+        return replace(self, bs=self.bs or bs, iodepth=self.iodepth or qd, span=span, steps=steps)
+
+    def duration_s(self, target_bytes: int | None = None, fill_bw: float = 1.5e9) -> float:
+        """Estimated wall time (fill and preconditioning at an assumed bandwidth)."""
+        w = self.resolved()
+        if w.kind.endswith("_sweep"):
+            return w.runtime_s * len(w.steps)
+        extra = 0.0
+        if target_bytes and (w.kind == "snia_precondition" or (w.kind == "consistency" and w.fill)):
+            extra = (2 if w.kind == "snia_precondition" else 1) * target_bytes / fill_bw
+        return (0 if w.kind == "snia_precondition" else w.runtime_s) + extra
+
+
+@dataclass(frozen=True)
+class Target:
+    """What fio writes to: a block device, or a file (created at size)."""
+
+    path: str
+    size: str = ""  # files only
+    block_device: bool = False
+
+    @property
+    def direct(self) -> int:
+        return 1 if self.block_device else 0  # O_DIRECT is not available on every file system
+
+
+def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
+    """The fio job file for one workload."""
+    w = workload.resolved()
+    engine = "psync" if w.iodepth == 1 else "libaio"
+    region = w.span or ("" if target.block_device else target.size)  # a file is created at this size
+    lines = [
+        "[global]",
+        f"filename={target.path}",
+        *([f"size={region}"] if region else []),
+        f"ioengine={engine}",
+        f"direct={target.direct}",
+        f"bs={w.bs}",
+        f"iodepth={w.iodepth}",
+        "group_reporting=1",
+        f"write_bw_log={log_prefix}",
+        f"write_iops_log={log_prefix}",
+        f"write_lat_log={log_prefix}",
+        "log_avg_msec=1000",
+        "log_alternate_epoch=1",
+        "log_alternate_epoch_clock_id=0",
+        "",
+    ]
+    timed = [f"runtime={w.runtime_s}", "time_based=1"]
+    if w.kind in ("seq_read", "seq_write", "rand_read", "rand_write"):
+        rw = {"seq_read": "read", "seq_write": "write", "rand_read": "randread", "rand_write": "randwrite"}[w.kind]
+        lines += [f"[{w.name}]", f"rw={rw}", *timed]
+    elif w.kind.endswith("_sweep"):
+        rw = "randrw" if w.kind == "mixed_random_sweep" else "rw"
+        for pct in w.steps:
+            lines += [f"[{w.name}-read{pct}]", "stonewall", f"rw={rw}", f"rwmixread={pct}", *timed, ""]
+    elif w.kind == "consistency":
+        if w.fill:
+            lines += [f"[{w.name}-fill]", "rw=write", "bs=128k", "iodepth=32", ""]
+        lines += [f"[{w.name}]", "stonewall", "rw=randwrite", *timed]
+    elif w.kind == "snia_precondition":
+        lines += [f"[{w.name}]", "rw=write", "loops=2"]  # 2x the capacity in 128 KiB sequential writes
+    return "\n".join(lines).rstrip() + "\n"
