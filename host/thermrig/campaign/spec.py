@@ -322,6 +322,7 @@ def _workloads(r: _Reader, items: list) -> tuple[Workload, ...]:
                 score_window_s=r.get(t, "workload", "score_window_s", int, "seconds", 400, i),
             ).resolved()
         except WorkloadError as exc:
-            raise r.fail("workload", "kind", str(exc), "a valid workload", i) from exc
+            key = next((k for k in ("steps", "bs", "span", "runtime_s") if k in str(exc)), "kind")
+            raise r.fail("workload", key, str(exc), "a valid workload", i) from exc
         out.append(w)
     return tuple(out)

@@ -1,0 +1,121 @@
+"""Campaign files: every class of mistake gets an error naming the file, line, key and what is expected;
+the plan is complete, reproducible from its seed, and groups hardware changes."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from thermrig.campaign.plan import make_plan
+from thermrig.campaign.spec import CampaignError, load_campaign
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = """\
+[campaign]
+name = "t1"
+repeats = 2
+seed = 3
+
+[rig]
+port = "sim"
+speed = 20
+
+[drive]
+target = "/var/tmp/x.dat"
+size = "64m"
+
+[factors]
+slot = ["top", "bottom", "underside"]
+heatsink = ["none", "passive"]
+profile = ["single_gpu_load", "dual_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = 10
+
+[[workload]]
+name = "mix"
+kind = "mixed_random_sweep"
+runtime_s = 5
+steps = [100, 50, 0]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('name = "t1"', 'name = "my campaign"', r"c.toml:2: \[campaign\] name: 'my campaign' has spaces"),
+        ("repeats = 2", "repeats = 0", r"c.toml:3: \[campaign\] repeats: 0; expected at least 1"),
+        ("repeats = 2", 'repeats = "two"', r"c.toml:3: \[campaign\] repeats: 'two' is a str; expected a whole"),
+        ("seed = 3", "sead = 3", r"c.toml:4: \[campaign\] sead: unknown key 'sead'; expected one of"),
+        (
+            'slot = ["top", "bottom", "underside"]',
+            'slot = ["top", "attic"]',
+            r"c.toml:15: \[factors\] slot: unknown slot 'attic'",
+        ),
+        (
+            'profile = ["single_gpu_load", "dual_gpu_load"]',
+            'profile = ["quad_gpu"]',
+            r"c.toml:17: \[factors\] profile: .*no chassis profile \[quad_gpu\]",
+        ),
+        ('kind = "seq_write"', 'kind = "seq_wirte"', r"c.toml:21: \[workload\] kind: .*'seq_wirte' is not one of"),
+        ("steps = [100, 50, 0]", "steps = [100, 150]", r"c.toml:28: \[workload\] steps: .*read percentages 0-100"),
+        ('port = "sim"', "port = 5", r"c.toml:7: \[rig\] port: 5 is a int; expected a device path"),
+        ("speed = 20", "speed = 0.5", r"c.toml:8: \[rig\] speed: 0.5; expected 1 \(real time\) or more"),
+        ('target = "/var/tmp/x.dat"', "", r"c.toml:10: \[drive\]: target is missing"),
+        (
+            'heatsink = ["none", "passive"]',
+            "heatsink = []",
+            r"c.toml:16: \[factors\] heatsink: \[\]; expected a non-empty",
+        ),
+        ("[drive]", "[drivee]", r"\[campaign\] drivee: unknown key 'drivee'"),
+    ],
+)
+def test_each_mistake_is_named_with_file_line_key_and_expectation(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    assert old in GOOD
+    with pytest.raises(CampaignError, match=message):
+        load_campaign(write(tmp_path, GOOD.replace(old, new, 1)))
+
+
+def test_broken_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(CampaignError, match=r"c.toml: not valid TOML"):
+        load_campaign(write(tmp_path, "[campaign\nname = 1"))
+    with pytest.raises(CampaignError, match=r"nope.toml: cannot read"):
+        load_campaign(tmp_path / "nope.toml")
+    with pytest.raises(CampaignError, match=r"\[equilibrium\]: non-positive rate or window, or timeout"):
+        load_campaign(write(tmp_path, GOOD + "\n[equilibrium]\nwindow_s = 100\ntimeout_s = 50\n"))
+
+
+def test_plan_is_complete_reproducible_and_groups_hardware_changes(tmp_path: Path) -> None:
+    c = load_campaign(write(tmp_path, GOOD))
+    plan = make_plan(c)
+    assert len(plan.runs) == 3 * 2 * 2 * 2 * 2  # slots x heatsinks x profiles x workloads x repeats
+    cells = {(r.physical["slot"], r.physical["heatsink"], r.profile, r.workload.name, r.repeat) for r in plan.runs}
+    assert len(cells) == len(plan.runs)
+    assert plan.physical_changes() == 3 * 2 - 1  # one block per hardware configuration
+    assert [r.run_id for r in make_plan(c).runs] == [r.run_id for r in plan.runs]
+    order = [(r.physical["slot"], r.profile, r.workload.name) for r in plan.runs]
+    assert order == [(r.physical["slot"], r.profile, r.workload.name) for r in make_plan(c, 3).runs]
+    assert order != [(r.physical["slot"], r.profile, r.workload.name) for r in make_plan(c, 4).runs]
+    assert all(r.run_id == f"t1-{r.index:03d}" for r in plan.runs)
+    assert sum(plan.estimate_s(r) for r in plan.runs) > 0
+    unseeded = load_campaign(write(tmp_path, GOOD.replace("seed = 3\n", "")))
+    seeds = {make_plan(unseeded).seed for _ in range(5)}
+    assert len(seeds) > 1  # without a seed in the file each plan draws one, and records it
+
+
+@pytest.mark.parametrize("example", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_every_example_campaign_loads_and_plans(example: Path) -> None:
+    plan = make_plan(load_campaign(example))
+    assert plan.runs and all(itertools.starmap(lambda a, b: a.index + 1 == b.index, itertools.pairwise(plan.runs)))

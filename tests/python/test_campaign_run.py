@@ -1,0 +1,189 @@
+"""Campaigns run for real: the simulated rig, the real fio on a file, a private influxd. Equilibrium on
+the plant; two runs end to end; a killed campaign resumed; Ctrl-C; refusal of a target holding data."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from thermrig.campaign.equilibrium import EquilibriumWatch
+from thermrig.campaign.spec import Equilibrium
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimulatedRig
+
+CAMPAIGN = """\
+[campaign]
+name = "{name}"
+seed = 5
+baseline_s = 3
+
+[rig]
+port = "sim"
+speed = 20
+
+[drive]
+target = "{target}"
+size = "64m"
+model = "file"
+
+[equilibrium]
+rate_c_per_min = 1.0
+window_s = 20
+timeout_s = 900
+
+[cooldown]
+margin_c = 1.0
+timeout_s = 300
+
+[factors]
+slot = {slots}
+profile = ["single_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = 3
+"""
+
+
+def campaign(tmp_path: Path, name: str, slots: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(CAMPAIGN.format(name=name, target=tmp_path / "drive.dat", slots=slots))
+    return path
+
+
+def env_for(tmp_path: Path, influx: InfluxSettings) -> dict[str, str]:
+    return {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+        "THERMRIG_INFLUX_URL": influx.url,
+        "THERMRIG_INFLUX_BUCKET": influx.bucket,
+        "COLUMNS": "150",
+    }
+
+
+def thermrig(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def manifests(folder: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in sorted(folder.glob("*/manifest.json"))}
+
+
+def test_equilibrium_is_judged_on_the_plant(link: RigLink, sim: SimulatedRig) -> None:
+    watch = EquilibriumWatch(Equilibrium(rate_c_per_min=0.2, window_s=60, channels=("chassis_air", "drive_ctrl")))
+    link.set(air=4000, heat=1, fan0=400)
+    reached_at, frames = None, 0
+    for second in range(1, 901):
+        link.ping()
+        sim.advance(1.0)
+        deadline = time.monotonic() + 2
+        while frames < 10 * second and time.monotonic() < deadline:
+            for tel in link.drain_telemetry():
+                watch.add(tel)
+                frames += 1
+        if second == 60:
+            assert not watch.reached()  # still climbing
+        if watch.reached():
+            reached_at = second
+            break
+    assert reached_at is not None and 120 < reached_at < 900
+    assert abs(sim.plant.state.air - 40.0) < 0.5  # the chassis really is at its target
+    assert all(abs(r) < 0.2 for r in watch.rates_c_per_min().values())
+
+
+def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSettings) -> None:
+    env = env_for(tmp_path, influx)
+    path = campaign(tmp_path, "e2e", '["top", "underside"]')
+    plan = thermrig("plan", str(path), env=env)
+    assert plan.returncode == 0 and "2 runs" in plan.stdout and "1 hardware changes" in plan.stdout
+    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    runs = manifests(tmp_path / "runs")
+    assert set(runs) == {"e2e-001", "e2e-002"}
+    for run_id, m in runs.items():
+        assert m["status"] == "ok" and m["all_points_stored"] and m["equilibrium"]["reached"]
+        assert m["versions"]["fio"].startswith("fio-") and m["versions"]["firmware"].startswith("thermrig-core")
+        assert m["seed"] == 5 and m["factors"]["profile"] == "single_gpu_load"
+        assert (tmp_path / "runs" / run_id / "fio.json").exists()
+        for measurement, field in (("rig_telemetry", "uptime_ms"), ("fio_interval", "bw_bps"), ("fio_live", "bw_bps")):
+            [s] = influxql(influx, f"SELECT count({field}) FROM {measurement} WHERE run = '{run_id}'")
+            assert s.values[0][1] > 0, (run_id, measurement)
+        phases = influxql(influx, f"SELECT detail FROM run_events WHERE run = '{run_id}' AND kind = 'phase'")
+        assert [v[1].split()[0] for v in phases[0].values] == ["equilibrium", "baseline", "workload", "cooldown"]
+    by_slot = influxql(influx, "SELECT count(bw_bps) FROM fio_interval WHERE campaign = 'e2e' GROUP BY slot")
+    assert {s.tags["slot"] for s in by_slot} == {"top", "underside"}  # the factors are tags to group by
+    again = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    assert again.returncode == 1 and "pass --resume" in again.stderr
+
+
+def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx: InfluxSettings) -> None:
+    env = env_for(tmp_path, influx)
+    path = campaign(tmp_path, "resume", '["top", "bottom", "underside"]')
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = out / "state.json"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if state.exists() and json.loads(state.read_text())["completed"]:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = json.loads(state.read_text())["completed"]
+    assert 1 <= len(done_before) < 3
+    first = manifests(out)[done_before[0]]
+    r = thermrig("run", str(path), "--no-prompt", "--out", str(out), "--resume", env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert sorted(json.loads(state.read_text())["completed"]) == ["resume-001", "resume-002", "resume-003"]
+    assert manifests(out)[done_before[0]]["start_utc"] == first["start_utc"]  # not run twice
+    assert all(m["status"] == "ok" for m in manifests(out).values())
+
+
+def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, influx: InfluxSettings) -> None:
+    env = env_for(tmp_path, influx)
+    path = campaign(tmp_path, "abort", '["top"]')
+    out = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)  # inside the equilibrium phase
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "--resume" in stdout
+    [m] = manifests(out).values()
+    assert m["status"] == "aborted" and m["all_points_stored"]
+    assert json.loads((out / "state.json").read_text())["completed"] == []
+    [s] = influxql(influx, "SELECT detail FROM run_events WHERE run = 'abort-001' AND kind = 'run_stop'")
+    assert s.values[0][1] == "aborted"
+
+
+def test_a_target_holding_data_is_refused(tmp_path: Path, influx: InfluxSettings) -> None:
+    env = env_for(tmp_path, influx)
+    path = campaign(tmp_path, "refuse", '["top"]')
+    drive = tmp_path / "drive.dat"
+    drive.write_bytes(b"\0" * (8 << 20))
+    subprocess.run(["sfdisk", "-q", str(drive)], input="label: gpt\n,4M\n", text=True, check=True)
+    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    assert r.returncode == 1 and "refusing to write" in r.stderr and "gpt" in r.stderr
