@@ -116,6 +116,7 @@ def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSetting
         assert m["status"] == "ok" and m["all_points_stored"] and m["equilibrium"]["reached"]
         assert m["versions"]["fio"].startswith("fio-") and m["versions"]["firmware"].startswith("thermrig-core")
         assert m["seed"] == 5 and m["factors"]["profile"] == "single_gpu_load"
+        assert m["drive"]["telemetry"] in ("none",) or m["drive"]["telemetry"].startswith("nvme smart-log")
         assert (tmp_path / "runs" / run_id / "fio.json").exists()
         for measurement, field in (("rig_telemetry", "uptime_ms"), ("fio_interval", "bw_bps"), ("fio_live", "bw_bps")):
             [s] = influxql(influx, f"SELECT count({field}) FROM {measurement} WHERE run = '{run_id}'")

@@ -153,3 +153,16 @@ def test_guard_refuses_a_mounted_block_device_even_with_destroy() -> None:
         pytest.skip("this machine has no mounted block device to be refused")
     with pytest.raises(UnsafeTarget, match="mounted at"):
         check_target(disks[0], "any-serial", destroy=True)
+
+
+def test_which_nvme_controller_a_target_lives_on(tmp_path: Path) -> None:
+    from thermrig.drive.monitor import nvme_controller_for
+
+    assert nvme_controller_for("/dev/nvme0n1") == "nvme0"
+    assert nvme_controller_for("/dev/nvme12n1p3") == "nvme12"
+    assert nvme_controller_for("/dev/sda") is None
+    source = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE", "--target", str(tmp_path)], capture_output=True, text=True
+    ).stdout.strip()
+    expected = source.removeprefix("/dev/").split("n1")[0] if source.startswith("/dev/nvme") else None
+    assert nvme_controller_for(str(tmp_path / "drive.dat")) == expected  # a file: the device under its filesystem

@@ -21,10 +21,11 @@ from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
 from thermrig.db.recorder import Recorder
-from thermrig.db.schema import RunTags, event_line, fio_interval_lines, fio_live_line, summary_line
+from thermrig.db.schema import RunTags, drive_line, event_line, fio_interval_lines, fio_live_line, summary_line
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
+from thermrig.drive.monitor import DriveMonitor, nvme_controller_for
 from thermrig.fio.runner import FioError, LiveSample, fio_version, run_fio
 from thermrig.fio.workloads import Target, job_file
 from thermrig.link.rig_link import RigLink
@@ -116,6 +117,12 @@ class Orchestrator:
         status, error = "failed", None
         writer.start()
         recorder.start()
+        controller = nvme_controller_for(self.target.path)
+        monitor = None
+        if controller is not None:
+            monitor = DriveMonitor(controller, lambda fields, ns: recorder.append([drive_line(fields, ns, tags)]))
+            monitor.start()
+        manifest["drive"]["telemetry"] = f"nvme smart-log and hwmon of {controller}" if controller else "none"
         try:
             manifest.update(self._phases(spec, run_dir, recorder, tags))
             status = "ok"
@@ -130,6 +137,8 @@ class Orchestrator:
             if status != "ok":
                 with contextlib.suppress(Exception):
                     self.link.command("SAFE")
+            if monitor is not None:
+                monitor.stop()
             recorder.stop(status)
             stored = writer.close(flush_timeout=30)
             manifest.update(status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored)

@@ -1,0 +1,66 @@
+"""Poll the drive's own telemetry at 1 Hz during a run: `nvme smart-log` and hwmon, side by side with
+the rig's thermocouples (the readable sensor is often not the one that throttles)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
+from thermrig.drive.smart import SmartError, read_smart_log
+
+_NVME = re.compile(r"/dev/(nvme\d+)(n\d+)?(p\d+)?$")
+
+
+def nvme_controller_for(target: str) -> str | None:
+    """ "nvme0" for /dev/nvme0n1, or for a file on a filesystem that lives on it; else None."""
+    device = target
+    if not target.startswith("/dev/"):
+        r = subprocess.run(
+            ["findmnt", "-n", "-o", "SOURCE", "--target", str(Path(target).parent)], capture_output=True, text=True
+        )
+        device = r.stdout.strip()
+    m = _NVME.match(device)
+    return m.group(1) if m else None
+
+
+class DriveMonitor:
+    """Calls sink(fields, utc_ns) once a second with whatever the drive reports."""
+
+    def __init__(self, controller: str, sink: Callable[[dict[str, float | int], int], None]) -> None:
+        self.controller = controller
+        self.sink = sink
+        self.errors = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="drive-monitor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def sample(self) -> dict[str, float | int]:
+        fields: dict[str, float | int] = {}
+        try:
+            fields.update(read_smart_log(f"/dev/{self.controller}").fields())
+        except (SmartError, subprocess.TimeoutExpired):
+            self.errors += 1
+        hw = nvme_hwmon_dir(self.controller)
+        if hw is not None:
+            for reading in read_hwmon(hw):
+                fields[reading.field] = reading.celsius
+        return fields
+
+    def _loop(self) -> None:
+        while not self._stop.wait(1.0 - (time.time() % 1.0)):
+            with contextlib.suppress(OSError):
+                fields = self.sample()
+                if fields:
+                    self.sink(fields, time.time_ns())
