@@ -52,3 +52,27 @@ def test_clock_fit_recovers_offset_and_drift_from_noisy_pings() -> None:
         mcu = round(offset_us + (true_utc - t0) * 1e6 * (1 + ppm * 1e-6))
         errors.append(abs(fit.to_utc(mcu) - true_utc))
     assert max(errors) < 0.001
+
+
+def test_consistency_score_uses_the_last_window() -> None:
+    from thermrig.analysis.consistency import consistency_score
+
+    rng = np.random.default_rng(1)
+    burst = list(30000 + rng.normal(0, 100, 300))  # fresh-drive burst, must not count
+    steady = list(8000 + rng.normal(0, 800, 400))  # the last 400 s
+    s = consistency_score(burst + steady, 400)
+    assert s.seconds == 400
+    assert s.average == pytest.approx(np.mean(steady))
+    assert s.consistency == pytest.approx(np.mean(steady) / np.std(steady))
+    with pytest.raises(ValueError):
+        consistency_score([1.0])
+
+
+def test_snia_steady_state_criterion() -> None:
+    from thermrig.analysis.consistency import snia_steady_state
+
+    assert not snia_steady_state([100, 101, 99, 100])  # fewer than five rounds
+    assert snia_steady_state([130, 120, 100, 102, 99, 101, 100])  # last five flat
+    assert not snia_steady_state([100, 80, 110, 95, 125])  # range over 20 % of the average
+    assert not snia_steady_state([100, 103, 106, 109, 112])  # range within 20 %, but the trend moves 12 %
+    assert snia_steady_state([100, 102, 104, 103, 105])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from thermrig import __version__
+from thermrig.analysis.consistency import consistency_score
 from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
@@ -280,6 +281,14 @@ class Orchestrator:
             head = sum(bw[:5]) / len(bw[:5])
             tail = sum(bw[-10:]) / len(bw[-10:])
             summary.update(initial_bw_bps=head, final_bw_bps=tail, depth_pct=100.0 * (1 - tail / head) if head else 0.0)
+        if spec.workload.kind == "consistency":  # scored on the random-write job, not the fill
+            last_job = max(names) if names else 1
+            iops = [float(p.value) for p in result.iops if p.job == last_job]
+            if len(iops) >= 2:
+                score = consistency_score(iops, spec.workload.score_window_s)
+                summary.update(
+                    iops_average=score.average, iops_consistency=score.consistency, scored_seconds=score.seconds
+                )
         recorder.append([summary_line(summary, time.time_ns(), tags)])
         if self.stop.is_set():
             raise KeyboardInterrupt
