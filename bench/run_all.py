@@ -15,6 +15,7 @@ BENCHES = [
     "bench_faults",
     "bench_reconnect",
     "bench_influx",
+    "bench_campaign",
 ]
 
 

@@ -39,6 +39,7 @@ class Progress:
     """What the UI shows; the orchestrator updates it, the CLI draws it."""
 
     run: RunSpec | None = None
+    eta_s: float = 0.0  # estimated time left: this run's remaining phases and the runs after it
     phase: str = ""
     done: int = 0
     total: int = 0
@@ -61,7 +62,9 @@ class Orchestrator:
         sim: SimulatedRig | None = None,
         prompt: Prompt | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        drive_identity: dict[str, str | None] | None = None,
     ) -> None:
+        self.drive_identity = drive_identity or {}
         self.plan = plan
         self.campaign = plan.campaign
         self.folder = folder
@@ -91,6 +94,8 @@ class Orchestrator:
             if spec.run_id in state.completed:
                 continue
             self.progress.run = spec
+            remaining = [r for r in self.plan.runs if r.run_id not in state.completed and r.index >= spec.index]
+            self.progress.eta_s = sum(self.plan.estimate_s(r) for r in remaining)
             status = self._run_one(spec)
             if status == "aborted":
                 raise KeyboardInterrupt

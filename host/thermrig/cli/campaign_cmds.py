@@ -80,6 +80,7 @@ def _view(progress: Progress) -> Group:
     if r:
         t.add_row("factors", ", ".join(f"{k}={v}" for k, v in r.tags().items()))
     t.add_row("phase", f"[bold]{progress.phase}[/] {progress.detail}")
+    t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
     if progress.latest:
         temps = progress.latest.temps
         t.add_row(
@@ -115,9 +116,10 @@ def run(
         raise CampaignError(f'{c.path}: [drive] target = "virtual" is not available yet; use a file path')
     block = c.drive.is_block_device
     try:
-        check_target(c.drive.target, c.drive.serial, destroy)
+        facts = check_target(c.drive.target, c.drive.serial, destroy)
     except UnsafeTarget as exc:
         raise CampaignError(str(exc)) from exc
+    identity = {"device_serial": facts.serial, "device_model": facts.model, "device_firmware": facts.firmware}
     target = Target(c.drive.target, size=c.drive.size, block_device=block)
     influx = resolve_settings()
     console.print(
@@ -142,7 +144,7 @@ def run(
                 pass
 
         live = stack.enter_context(Live(console=console, refresh_per_second=4))
-        orch = Orchestrator(p, folder, link, influx, target, sim, ask, lambda pr: live.update(_view(pr)))
+        orch = Orchestrator(p, folder, link, influx, target, sim, ask, lambda pr: live.update(_view(pr)), identity)
         signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
         try:
             orch.run(state)

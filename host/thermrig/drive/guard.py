@@ -4,12 +4,14 @@ the device's serial and the operator passed --destroy."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class UnsafeTarget(RuntimeError):
@@ -22,6 +24,7 @@ class TargetFacts:
     block_device: bool
     serial: str | None
     model: str | None
+    firmware: str | None
     mounted: list[str]
     partitions: list[str]
     signatures: list[str]  # filesystem or partition-table signatures found by wipefs
@@ -36,14 +39,14 @@ def _run_json(cmd: list[str]) -> dict:
 
 def inspect_target(path: str) -> TargetFacts:
     if not os.path.exists(path):
-        return TargetFacts(path, False, None, None, [], [], [])
+        return TargetFacts(path, False, None, None, None, [], [], [])
     block = stat.S_ISBLK(os.stat(path).st_mode)
     signatures = [
         f"{s.get('type', '?')}@{s.get('offset', '?')}"
         for s in _run_json([shutil.which("wipefs") or "wipefs", "--no-act", "--json", path]).get("signatures", [])
     ]
     if not block:
-        return TargetFacts(path, False, None, None, [], [], signatures)
+        return TargetFacts(path, False, None, None, None, [], [], signatures)
     tree = _run_json(["lsblk", "--json", "-o", "PATH,TYPE,MOUNTPOINTS,SERIAL,MODEL", path]).get("blockdevices", [])
     top = tree[0] if tree else {}
     mounted, partitions = [], []
@@ -56,7 +59,12 @@ def inspect_target(path: str) -> TargetFacts:
             walk(child)
 
     walk(top)
-    return TargetFacts(path, True, top.get("serial"), top.get("model"), mounted, partitions, signatures)
+    firmware = None
+    with contextlib.suppress(OSError):  # NVMe and SCSI disks expose it in sysfs
+        firmware = (
+            (Path("/sys/class/block") / Path(path).resolve().name / "device" / "firmware_rev").read_text().strip()
+        )
+    return TargetFacts(path, True, top.get("serial"), top.get("model"), firmware, mounted, partitions, signatures)
 
 
 def check_target(path: str, campaign_serial: str | None, destroy: bool) -> TargetFacts:
