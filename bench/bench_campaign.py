@@ -60,7 +60,7 @@ def main() -> None:
                     link.start_keepalive()
                     spool = Spool.for_run(f"rec{i}", folder)
                     writer = SpoolWriter(spool, server.settings())
-                    recorder = Recorder(link, spool, writer, RunTags(rig="bench", run=f"rec{i}"))
+                    recorder = Recorder(link, spool, RunTags(rig="bench", run=f"rec{i}"))
                     writer.start()
                     recorder.start()
                     bw, ts = fio_bw(folder, f"recorded{i}")

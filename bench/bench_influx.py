@@ -46,7 +46,7 @@ def outage_drain(server: LocalInflux, folder: Path) -> None:
     spool = Spool.for_run("outage", folder)
     with SimulatedRig(SimConfig(stepped=True)) as sim, RigLink(sim.port) as link:
         link.hello()
-        recorder = Recorder(link, spool, None, RunTags(rig="bench", run="outage"))  # InfluxDB away
+        recorder = Recorder(link, spool, RunTags(rig="bench", run="outage"))  # InfluxDB away
         recorder.start()
         advance_with_host(sim, link, 600)
         recorder.stop()
@@ -76,7 +76,7 @@ def agent_cpu(server: LocalInflux, folder: Path, seconds: float = 30.0) -> None:
             link.hello()
             link.start_keepalive()
             writer = SpoolWriter(spool, server.settings())
-            recorder = Recorder(link, spool, writer, RunTags(rig="bench", run="cpu"))
+            recorder = Recorder(link, spool, RunTags(rig="bench", run="cpu"))
             writer.start()
             recorder.start()
             time.sleep(2.0)

@@ -77,6 +77,12 @@ def thermrig(*args: str, env: dict[str, str], timeout: float = 240) -> subproces
     )
 
 
+def start_run(path: Path, out: Path, env: dict[str, str], **popen: object) -> subprocess.Popen[str]:
+    """`thermrig run` in the background, for the tests that interrupt it."""
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
+    return subprocess.Popen(cmd, env=env, text=True, **popen)  # type: ignore[call-overload]
+
+
 def manifests(folder: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(folder.glob("*/manifest.json"))}
 

@@ -85,7 +85,7 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
     spool = Spool.for_run("outage", tmp_path)
     tags = RunTags(rig="rigA", run="outage")
     writer = SpoolWriter(spool, influx, on_error=problems.append)
-    recorder = Recorder(link, spool, writer, tags)
+    recorder = Recorder(link, spool, tags)
     link.set(air=3500, heat=1, fan0=400)
     writer.start(interval=0.1)
     recorder.start()
@@ -168,7 +168,7 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
     run = "run-20261122T091500Z"
     tags = RunTags(rig="rigA", run=run, campaign="slots-vs-airflow", slot="top", heatsink="none", profile="p1")
     spool = Spool.for_run(run, tmp_path)
-    recorder = Recorder(link, spool, None, tags)
+    recorder = Recorder(link, spool, tags)
     link.set(air=3000, heat=1)
     recorder.start()
     for _ in range(12):

@@ -22,7 +22,7 @@ from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
 from thermrig.db.recorder import Recorder
-from thermrig.db.schema import RunTags, drive_line, event_line, fio_interval_lines, fio_live_line, summary_line
+from thermrig.db.schema import RunTags, drive_line, fio_interval_lines, fio_live_line, summary_line
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
@@ -118,7 +118,7 @@ class Orchestrator:
         tags = self._tags(spec)
         spool = Spool.for_run(spec.run_id, run_dir)
         writer = SpoolWriter(spool, self.influx)
-        recorder = Recorder(self.link, spool, writer, tags)
+        recorder = Recorder(self.link, spool, tags)
         manifest: dict[str, Any] = self._manifest(spec)
         status, error = "failed", None
         writer.start()
@@ -179,8 +179,8 @@ class Orchestrator:
 
     # --- one run -----------------------------------------------------------------------------------
 
-    def _phase(self, recorder: Recorder, tags: RunTags, name: str, detail: str = "") -> None:
-        recorder.append([event_line("phase", time.time_ns(), tags, f"{name} {detail}".strip())])
+    def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
+        recorder.event("phase", f"{name} {detail}".strip())
         self._show(name, detail)
 
     def _phases(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
@@ -191,14 +191,14 @@ class Orchestrator:
         if spec.fan1_pct is not None:
             args["fan1"] = round(spec.fan1_pct * 10)
         self.link.set(**args)
-        self._phase(recorder, tags, "equilibrium", spec.profile)
+        self._phase(recorder, "equilibrium", spec.profile)
         out["equilibrium"] = self._wait_equilibrium()
-        self._phase(recorder, tags, "baseline")
+        self._phase(recorder, "baseline")
         baseline = self._baseline()
         out["baseline_drive_ctrl_c"] = baseline
-        self._phase(recorder, tags, "workload", spec.workload.name)
+        self._phase(recorder, "workload", spec.workload.name)
         out["workload_result"] = self._workload(spec, run_dir, recorder, tags)
-        self._phase(recorder, tags, "cooldown")
+        self._phase(recorder, "cooldown")
         out["cooldown"] = self._cooldown(baseline)
         return out
 

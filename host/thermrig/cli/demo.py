@@ -64,7 +64,7 @@ def demo(
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(interval=min(1.0, 0.5 / speed))
-        recorder = Recorder(link, spool, writer, tags)
+        recorder = Recorder(link, spool, tags)
         writer.start()
         recorder.start()
         start = link.next_telemetry(timeout=5.0)

@@ -57,7 +57,7 @@ def record(
     with RigLink(resolve_port(port).port) as link:
         link.hello()
         link.start_keepalive()
-        recorder = Recorder(link, spool, writer, tags)
+        recorder = Recorder(link, spool, tags)
         writer.start()
         recorder.start()
         console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool.path}")

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from thermrig.db.schema import RunTags, event_line, link_event_line, telemetry_lines
 from thermrig.db.spool import Spool
-from thermrig.db.writer import SpoolWriter
 from thermrig.link.rig_link import LinkEvent, RigLink, RigTimeout
 from thermrig.protocol.messages import Telemetry
 
@@ -23,10 +22,10 @@ class RecorderStats:
 
 
 class Recorder:
-    def __init__(self, link: RigLink, spool: Spool, writer: SpoolWriter | None, tags: RunTags) -> None:
+    def __init__(self, link: RigLink, spool: Spool, tags: RunTags) -> None:
+        """Points go to the spool; a SpoolWriter (the caller's) drains it to InfluxDB."""
         self.link = link
         self.spool = spool
-        self.writer = writer  # for the caller's benefit (status); it drains the same spool
         self.tags = tags
         self.stats = RecorderStats()
         self.last: Telemetry | None = None
