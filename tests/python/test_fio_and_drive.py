@@ -166,3 +166,21 @@ def test_which_nvme_controller_a_target_lives_on(tmp_path: Path) -> None:
     ).stdout.strip()
     expected = source.removeprefix("/dev/").split("n1")[0] if source.startswith("/dev/nvme") else None
     assert nvme_controller_for(str(tmp_path / "drive.dat")) == expected  # a file: the device under its filesystem
+
+
+def test_snia_rounds_repeat_until_steady_or_the_limit(tmp_path: Path) -> None:
+    from thermrig.analysis.consistency import snia_steady_state
+    from thermrig.fio.rounds import run_rounds
+
+    seen = []
+    w = Workload("ss", "snia_steady_state", runtime_s=2, iodepth=4, max_rounds=6)
+    out = run_rounds(w, Target(str(tmp_path / "d"), "64m"), tmp_path, on_round=lambda n, iops: seen.append(n))
+    assert 5 <= len(out.rounds_iops) <= 6 and seen == list(range(1, len(out.rounds_iops) + 1))
+    assert all(iops > 0 for iops in out.rounds_iops)
+    # It stopped at the first steady window, or at the limit without one.
+    assert out.steady == snia_steady_state(out.rounds_iops)
+    if len(out.rounds_iops) == 6:
+        assert not snia_steady_state(out.rounds_iops[:5])
+    assert (tmp_path / "round-01" / "fio.json").exists() and out.results[0].iops
+    with pytest.raises(WorkloadError, match="max_rounds must be 5-25"):
+        Workload("ss", "snia_steady_state", max_rounds=3).resolved()

@@ -27,6 +27,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
 from thermrig.drive.monitor import DriveMonitor, nvme_controller_for
+from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioError, LiveSample, fio_version, run_fio
 from thermrig.fio.workloads import Target, job_file
 from thermrig.link.rig_link import RigLink
@@ -276,18 +277,41 @@ class Orchestrator:
             )
             self._show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
 
-        job = job_file(spec.workload, self.target, str(run_dir / "fio"))
-        result = run_fio(job, run_dir, live, self.stop)
-        names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
-        recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
+        summary: dict[str, Any] = {}
+        if spec.workload.kind == "snia_steady_state":
+            rounds = run_rounds(
+                spec.workload,
+                self.target,
+                run_dir,
+                live,
+                self.stop,
+                lambda n, iops: self._show(detail=f"round {n}: {iops:,.0f} IOPS"),
+            )
+            for i, r in enumerate(rounds.results, start=1):
+                recorder.append(
+                    fio_interval_lines(
+                        {"bw": r.bw, "iops": r.iops, "lat": r.lat}, {1: f"{spec.workload.name}-round{i:02d}"}, tags
+                    )
+                )
+            summary.update(
+                rounds=len(rounds.rounds_iops),
+                steady=rounds.steady,
+                steady_iops=sum(rounds.rounds_iops[-5:]) / len(rounds.rounds_iops[-5:]),
+            )
+            result = rounds.results[-1]
+        else:
+            job = job_file(spec.workload, self.target, str(run_dir / "fio"))
+            result = run_fio(job, run_dir, live, self.stop)
+            names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
+            recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
         bw = [p.value * 1024.0 for p in result.bw]
-        summary: dict[str, Any] = {"seconds": len(bw)}
+        summary["seconds"] = len(bw)
         if bw:
             head = sum(bw[:5]) / len(bw[:5])
             tail = sum(bw[-10:]) / len(bw[-10:])
             summary.update(initial_bw_bps=head, final_bw_bps=tail, depth_pct=100.0 * (1 - tail / head) if head else 0.0)
         if spec.workload.kind == "consistency":  # scored on the random-write job, not the fill
-            last_job = max(names) if names else 1
+            last_job = max(p.job for p in result.iops) if result.iops else 1
             iops = [float(p.value) for p in result.iops if p.job == last_job]
             if len(iops) >= 2:
                 score = consistency_score(iops, spec.workload.score_window_s)

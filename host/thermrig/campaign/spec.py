@@ -301,7 +301,7 @@ def _workloads(r: _Reader, items: list) -> tuple[Workload, ...]:
             r,
             t,
             "workload",
-            {"name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s"},
+            {"name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds"},
             i,
         )
         name = r.get(t, "workload", "name", str, "a workload name", occurrence=i)
@@ -320,9 +320,10 @@ def _workloads(r: _Reader, items: list) -> tuple[Workload, ...]:
                 steps=tuple(r.get(t, "workload", "steps", list, "read percentages, e.g. [100, 50, 0]", [], i)),
                 fill=r.get(t, "workload", "fill", bool, "true or false", True, i),
                 score_window_s=r.get(t, "workload", "score_window_s", int, "seconds", 400, i),
+                max_rounds=r.get(t, "workload", "max_rounds", int, "rounds, 5-25", 25, i),
             ).resolved()
         except WorkloadError as exc:
-            key = next((k for k in ("steps", "bs", "span", "runtime_s") if k in str(exc)), "kind")
+            key = next((k for k in ("steps", "bs", "span", "runtime_s", "max_rounds") if k in str(exc)), "kind")
             raise r.fail("workload", key, str(exc), "a valid workload", i) from exc
         out.append(w)
     return tuple(out)

@@ -19,7 +19,9 @@ KINDS = (
     "mixed_seq_sweep",
     "consistency",
     "snia_precondition",
+    "snia_steady_state",
 )
+MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
 
@@ -40,6 +42,7 @@ class Workload:
     steps: tuple[int, ...] = field(default=())  # read percentages of a sweep, e.g. (100, 90, ..., 0)
     fill: bool = True  # consistency: fill the span sequentially first
     score_window_s: int = 400  # consistency: scored over the last N seconds
+    max_rounds: int = MAX_ROUNDS  # snia_steady_state: rounds of runtime_s each, until steady
 
     def resolved(self) -> Workload:
         defaults = {
@@ -51,6 +54,7 @@ class Workload:
             "mixed_seq_sweep": ("128k", 1),
             "consistency": ("4k", 32),
             "snia_precondition": ("128k", 32),
+            "snia_steady_state": ("4k", 32),
         }
         if self.kind not in defaults:
             raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
@@ -66,6 +70,8 @@ class Workload:
             raise WorkloadError(f"workload {self.name!r}: steps are read percentages 0-100")
         if self.runtime_s <= 0:
             raise WorkloadError(f"workload {self.name!r}: runtime_s must be positive")
+        if not 5 <= self.max_rounds <= MAX_ROUNDS:
+            raise WorkloadError(f"workload {self.name!r}: max_rounds must be 5-{MAX_ROUNDS} (a 5-round window)")
         return replace(self, bs=self.bs or bs, iodepth=self.iodepth or qd, span=span, steps=steps)
 
     def duration_s(self, target_bytes: int | None = None, fill_bw: float = 1.5e9) -> float:
@@ -73,6 +79,8 @@ class Workload:
         w = self.resolved()
         if w.kind.endswith("_sweep"):
             return w.runtime_s * len(w.steps)
+        if w.kind == "snia_steady_state":
+            return w.runtime_s * w.max_rounds  # at most
         extra = 0.0
         if target_bytes and (w.kind == "snia_precondition" or (w.kind == "consistency" and w.fill)):
             extra = (2 if w.kind == "snia_precondition" else 1) * target_bytes / fill_bw
@@ -126,6 +134,8 @@ def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
         if w.fill:
             lines += [f"[{w.name}-fill]", "rw=write", "bs=128k", "iodepth=32", ""]
         lines += [f"[{w.name}]", "stonewall", "rw=randwrite", *timed]
+    elif w.kind == "snia_steady_state":  # one round; the runner repeats it until steady
+        lines += [f"[{w.name}]", "rw=randwrite", *timed]
     elif w.kind == "snia_precondition":
         lines += [f"[{w.name}]", "rw=write", "loops=2"]  # 2x the capacity in 128 KiB sequential writes
     return "\n".join(lines).rstrip() + "\n"
