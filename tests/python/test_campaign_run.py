@@ -26,7 +26,7 @@ baseline_s = 3
 
 [rig]
 port = "sim"
-speed = 20
+speed = 10
 
 [drive]
 target = "{target}"
