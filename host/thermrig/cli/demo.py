@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from thermrig.analysis.step_response import step_response
+from thermrig.analysis.step_response import StepResponse, step_response
 from thermrig.chassis_profiles import load_profile
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
@@ -120,13 +120,13 @@ def demo(
             raise typer.Exit(1)
 
 
-def _results(target: float, sensed, true, link: RigLink) -> Group:  # type: ignore[no-untyped-def]
+def _results(target: float, sensed: StepResponse, true: StepResponse, link: RigLink) -> Group:
     t = Table(title=f"chassis-air step to {target:.1f} °C (±{BAND_C} °C band)")
     t.add_column("figure")
     t.add_column("thermocouple (what the rig sees)", justify="right")
     t.add_column("plant truth", justify="right")
 
-    def settle(r) -> str:  # type: ignore[no-untyped-def]
+    def settle(r: StepResponse) -> str:
         return "never" if r.settle_s is None else f"{r.settle_s:.1f} s"
 
     t.add_row("settle time", settle(sensed), settle(true))

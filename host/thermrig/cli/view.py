@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import IntFlag
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -19,8 +21,8 @@ def info_table(info: RigInfo, port: str) -> Table:
     return t
 
 
-def _status(flags: object) -> Text:
-    name = flag_names(flags)  # type: ignore[arg-type]
+def _status(flags: IntFlag) -> Text:
+    name = flag_names(flags)
     return Text(name, style="green" if name == "ok" else "bold red")
 
 

@@ -138,7 +138,7 @@ class LocalInflux:
             return int(json.loads(self.state_file.read_text())["http_port"])
         return None
 
-    def _wait_ready(self, url: str, proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    def _wait_ready(self, url: str, proc: subprocess.Popen[bytes]) -> None:
         http = urllib3.PoolManager(timeout=1.0, retries=False)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
