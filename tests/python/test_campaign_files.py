@@ -119,3 +119,13 @@ def test_plan_is_complete_reproducible_and_groups_hardware_changes(tmp_path: Pat
 def test_every_example_campaign_loads_and_plans(example: Path) -> None:
     plan = make_plan(load_campaign(example))
     assert plan.runs and all(itertools.starmap(lambda a, b: a.index + 1 == b.index, itertools.pairwise(plan.runs)))
+
+
+def test_the_cli_shows_the_section_of_a_mistake(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bad = write(tmp_path, GOOD.replace('slot = ["top", "bottom", "underside"]', 'slot = ["attic"]'))
+    r = subprocess.run([sys.executable, "-m", "thermrig.cli", "plan", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "c.toml:15: [factors] slot: unknown slot 'attic'" in r.stderr  # not eaten as markup, not wrapped

@@ -8,6 +8,7 @@ from typing import ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from thermrig.campaign.spec import CampaignError
 from thermrig.config import ConfigError
@@ -43,7 +44,8 @@ def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except USER_ERRORS as exc:
-            Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+            # The message is text, not markup ("[factors] slot: ..."), and one line: no wrapping.
+            Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(1) from exc
 
     return wrapper
