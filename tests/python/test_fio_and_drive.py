@@ -119,6 +119,7 @@ def test_hwmon_layout_of_an_nvme_controller(tmp_path: Path) -> None:
         ("hwmon_sensor2", 35.85),
     ]
     assert nvme_hwmon_dir("nvme1", tmp_path / "hwmon") is None
+    assert nvme_hwmon_dir("nvme", tmp_path / "hwmon") is None  # names match whole, not as substrings
 
 
 def test_guard_refuses_images_with_a_partition_table_or_filesystem(tmp_path: Path) -> None:

@@ -30,8 +30,7 @@ def nvme_hwmon_dir(controller: str, root: Path = HWMON_ROOT) -> Path | None:
             continue
         if name != "nvme":
             continue
-        device = (hw / "device").resolve().name if (hw / "device").exists() else ""
-        if device == controller or controller in str((hw / "device").resolve()) or controller == "*":
+        if (hw / "device").exists() and (hw / "device").resolve().name == controller:
             return hw
     return None
 
