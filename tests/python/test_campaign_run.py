@@ -139,12 +139,7 @@ def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx: Infl
     env = env_for(tmp_path, influx)
     path = campaign(tmp_path, "resume", '["top", "bottom", "underside"]')
     out = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_run(path, out, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = out / "state.json"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -167,13 +162,7 @@ def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, infl
     env = env_for(tmp_path, influx)
     path = campaign(tmp_path, "abort", '["top"]')
     out = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run(path, out, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(6)  # inside the equilibrium phase
     proc.send_signal(signal.SIGINT)
     stdout, _ = proc.communicate(timeout=60)
@@ -194,3 +183,7 @@ def test_a_target_holding_data_is_refused(tmp_path: Path, influx: InfluxSettings
     subprocess.run(["sfdisk", "-q", str(drive)], input="label: gpt\n,4M\n", text=True, check=True)
     r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
     assert r.returncode == 1 and "refusing to write" in r.stderr and "gpt" in r.stderr
+    missing = path.read_text().replace(f'target = "{drive}"', 'target = "/dev/thermrig-no-such-disk"')
+    path.write_text(missing)
+    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs2"), env=env)
+    assert r.returncode == 1 and "is not a block device on this machine" in r.stderr

@@ -119,6 +119,8 @@ def run(
         facts = check_target(c.drive.target, c.drive.serial, destroy)
     except UnsafeTarget as exc:
         raise CampaignError(str(exc)) from exc
+    if block and not facts.block_device:  # fio would create a plain file under /dev
+        raise CampaignError(f"{c.path}: [drive] target {c.drive.target} is not a block device on this machine")
     identity = {"device_serial": facts.serial, "device_model": facts.model, "device_firmware": facts.firmware}
     target = Target(c.drive.target, size=c.drive.size, block_device=block)
     influx = resolve_settings()
