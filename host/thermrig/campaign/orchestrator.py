@@ -9,28 +9,31 @@ import contextlib
 import queue
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from thermrig import __version__
 from thermrig.analysis.consistency import consistency_score
+from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
 from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
+from thermrig.db.local_server import free_port
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line, fio_interval_lines, fio_live_line, summary_line
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
-from thermrig.drive.monitor import DriveMonitor, nvme_controller_for
+from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nvme_source, smart_json_source
 from thermrig.fio.rounds import run_rounds
-from thermrig.fio.runner import FioError, LiveSample, fio_version, run_fio
-from thermrig.fio.workloads import Target, job_file
+from thermrig.fio.runner import FioError, LiveSample, LogPoint, fio_version, run_fio
+from thermrig.fio.workloads import Target, is_random, is_write, job_file, parse_size
 from thermrig.link.rig_link import RigLink
+from thermrig.plant.drive_model import Pattern
 from thermrig.plant.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
@@ -124,12 +127,12 @@ class Orchestrator:
         status, error = "failed", None
         writer.start()
         recorder.start()
-        controller = nvme_controller_for(self.target.path)
         monitor = None
-        if controller is not None:
-            monitor = DriveMonitor(controller, lambda fields, ns: recorder.append([drive_line(fields, ns, tags)]))
+        source, described = self._drive_source()
+        if source is not None:
+            monitor = DriveMonitor(source, lambda fields, ns: recorder.append([drive_line(fields, ns, tags)]))
             monitor.start()
-        manifest["drive"]["telemetry"] = f"nvme smart-log and hwmon of {controller}" if controller else "none"
+        manifest["drive"]["telemetry"] = described
         try:
             manifest.update(self._phases(spec, run_dir, recorder, tags))
             status = "ok"
@@ -151,6 +154,16 @@ class Orchestrator:
             manifest.update(status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored)
             write_manifest(run_dir, manifest)
         return status
+
+    def _drive_source(self) -> tuple[Source | None, str]:
+        if self.target.virtual:
+            if self.sim is None or self.sim.drive is None:
+                raise CampaignError("the virtual drive needs the simulated rig with a drive profile")
+            return smart_json_source(self.sim.drive.model.smart_log_json), "the virtual drive's smart-log"
+        controller = nvme_controller_for(self.target.path)
+        if controller is None:
+            return None, "none"
+        return nvme_source(controller), f"nvme smart-log and hwmon of {controller}"
 
     def _manifest(self, spec: RunSpec) -> dict[str, Any]:
         info = self.link.info
@@ -300,16 +313,12 @@ class Orchestrator:
             )
             result = rounds.results[-1]
         else:
-            job = job_file(spec.workload, self.target, str(run_dir / "fio"))
-            result = run_fio(job, run_dir, live, self.stop)
+            with self._drive_served(spec) as target:
+                job = job_file(spec.workload, target, str(run_dir / "fio"))
+                result = run_fio(job, run_dir, live, self.stop)
             names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
-        bw = [p.value * 1024.0 for p in result.bw]
-        summary["seconds"] = len(bw)
-        if bw:
-            head = sum(bw[:5]) / len(bw[:5])
-            tail = sum(bw[-10:]) / len(bw[-10:])
-            summary.update(initial_bw_bps=head, final_bw_bps=tail, depth_pct=100.0 * (1 - tail / head) if head else 0.0)
+        summary.update(self._throttle(result.bw))
         if spec.workload.kind == "consistency":  # scored on the random-write job, not the fill
             last_job = max(p.job for p in result.iops) if result.iops else 1
             iops = [float(p.value) for p in result.iops if p.job == last_job]
@@ -322,6 +331,43 @@ class Orchestrator:
         if self.stop.is_set():
             raise KeyboardInterrupt
         return summary
+
+    def _throttle(self, bw: list[LogPoint]) -> dict[str, Any]:
+        """Onset and depth from fio's per-second log of the last job (analysis.throttle); for the virtual
+        drive, bandwidth back at the drive's scale."""
+        last = max((p.job for p in bw), default=1)
+        points = [p for p in bw if p.job == last]
+        series = per_second([p.timestamp_ms for p in points], [p.value * 1024.0 for p in points])
+        scale = self.campaign.drive.scale if self.target.virtual else 1.0
+        out: dict[str, Any] = {"seconds": len(series), "bw_scale": scale}
+        if len(series) >= TAIL_S + 5:
+            th = throttle_of(series)
+            out.update(plateau_bw_bps=th.plateau / scale, depth_pct=th.depth_pct, throttled=th.onset_s is not None)
+            if th.onset_s is not None:
+                out["onset_s"] = th.onset_s
+        return out
+
+    @contextlib.contextmanager
+    def _drive_served(self, spec: RunSpec) -> Iterator[Target]:
+        """The virtual drive: told what fio will do, and the simulation at real time while fio runs (so
+        fio's timing is true); faster again afterwards."""
+        if not self.target.virtual:
+            yield self.target
+            return
+        assert self.sim is not None and self.sim.drive is not None
+        w = spec.workload.resolved()
+        write = is_write(w.kind)
+        port = self.sim.drive.port if write else free_port()
+        pattern = Pattern(write=write, random=is_random(w.kind), bs=parse_size(w.bs))
+        self.sim.set_speed(1.0)
+        try:
+            if w.kind in ("consistency", "snia_steady_state") and w.fill:
+                self.sim.drive.model.precondition()  # the fill, without moving the capacity through loopback
+            self.sim.drive.announce(pattern, None if write else port)
+            yield replace(self.target, net_port=port)
+        finally:
+            self.sim.drive.idle()
+            self.sim.set_speed(self.campaign.sim_speed)
 
     def _cooldown(self, baseline: float) -> dict[str, Any]:
         rule = self.campaign.cooldown

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.chassis_profiles import ChassisProfile, load_profile
-from thermrig.fio.workloads import KINDS, Workload, WorkloadError
+from thermrig.fio.workloads import KINDS, VIRTUAL_KINDS, Workload, WorkloadError
+from thermrig.plant.drive_profiles import drive_names
 from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
@@ -46,6 +47,12 @@ class DriveSpec:
     size: str = "1g"  # file targets
     serial: str | None = None  # block devices: the serial the operator confirmed
     model: str = "unknown"
+    profile: str = "950pro_512"  # virtual: the drive profile (hardware/profiles/drives.toml)
+    scale: float = 0.1  # virtual: wire bytes per modelled byte (bandwidth only; times stay true)
+
+    @property
+    def is_virtual(self) -> bool:
+        return self.target == "virtual"
 
     @property
     def is_block_device(self) -> bool:
@@ -166,6 +173,15 @@ def load_campaign(path: str | Path) -> Campaign:
     profiles = _profiles(r, data.get("profiles", {}))
     factors = _factors(r, r.get(data, "factors", "factors", dict, "a [factors] table", {}), profiles)
     workloads = _workloads(r, r.get(data, "workload", "workload", list, "one or more [[workload]] tables"))
+    if drive.is_virtual:
+        port = r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"')
+        if port != "sim":
+            raise r.fail("drive", "target", "the virtual drive lives in the simulated rig", 'port = "sim" in [rig]')
+        for i, w in enumerate(workloads):
+            if w.kind not in VIRTUAL_KINDS:
+                raise r.fail(
+                    "workload", "kind", f"{w.kind} needs a real drive", f"one of {', '.join(VIRTUAL_KINDS)}", i
+                )
     return Campaign(
         path=path,
         name=name,
@@ -187,13 +203,29 @@ def load_campaign(path: str | Path) -> Campaign:
 
 
 def _drive(r: _Reader, d: dict) -> DriveSpec:
-    _known(r, d, "drive", {"target", "size", "serial", "model"})
+    _known(r, d, "drive", {"target", "size", "serial", "model", "profile", "scale"})
     target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
+    profile = r.get(d, "drive", "profile", str, "a virtual drive profile", "950pro_512")
+    if target == "virtual":
+        try:
+            known = drive_names()
+        except ProfileError as exc:
+            raise CampaignError(str(exc)) from exc
+        if profile not in known:
+            raise r.fail("drive", "profile", f"{profile!r} is not a virtual drive", f"one of {', '.join(known)}")
+    elif "profile" in d or "scale" in d:
+        key = "profile" if "profile" in d else "scale"
+        raise r.fail("drive", key, f"{key} is for the virtual drive", 'target = "virtual", or no ' + key)
+    scale = float(r.get(d, "drive", "scale", (int, float), "a bandwidth scale in (0, 1]", 0.1))
+    if not 0 < scale <= 1:
+        raise r.fail("drive", "scale", f"{scale}", "a bandwidth scale in (0, 1]")
     spec = DriveSpec(
         target=target,
         size=r.get(d, "drive", "size", str, "a size such as 4g", "1g"),
         serial=r.get(d, "drive", "serial", str, "the drive's serial number", None),
-        model=r.get(d, "drive", "model", str, "a model name (tag)", "unknown"),
+        model=r.get(d, "drive", "model", str, "a model name (tag)", profile if target == "virtual" else "unknown"),
+        profile=profile,
+        scale=scale,
     )
     if not _IDENT.fullmatch(spec.model):
         raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")

@@ -16,7 +16,7 @@ from rich.table import Table
 from thermrig.campaign.orchestrator import Orchestrator, Progress
 from thermrig.campaign.plan import Plan, make_plan
 from thermrig.campaign.rundir import CampaignState
-from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.db.local_server import resolve_settings
@@ -24,6 +24,7 @@ from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
+from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
@@ -94,6 +95,31 @@ def _view(progress: Progress) -> Group:
     return Group(t)
 
 
+def _target(c: Campaign, destroy: bool) -> tuple[Target, dict[str, str | None]]:
+    """What fio writes to, checked, and the drive's identity for the manifest."""
+    if c.drive.is_virtual:
+        prof = load_drive_profile(c.drive.profile)
+        identity = {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
+        return Target("virtual"), identity
+    block = c.drive.is_block_device
+    try:
+        facts = check_target(c.drive.target, c.drive.serial, destroy)
+    except UnsafeTarget as exc:
+        raise CampaignError(str(exc)) from exc
+    if block and not facts.block_device:  # fio would create a plain file under /dev
+        raise CampaignError(f"{c.path}: [drive] target {c.drive.target} is not a block device on this machine")
+    identity = {"device_serial": facts.serial, "device_model": facts.model, "device_firmware": facts.firmware}
+    return Target(c.drive.target, size=c.drive.size, block_device=block), identity
+
+
+def sim_config(c: Campaign) -> SimConfig:
+    """The simulated rig of a campaign. With the virtual drive the plant paces itself (never rigsim), so
+    the orchestrator can run it at 1x while fio runs and at [rig] speed in between."""
+    if c.drive.is_virtual:
+        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale)
+    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed)
+
+
 @user_errors
 def run(
     campaign_file: FileArg,
@@ -112,17 +138,7 @@ def run(
     p = make_plan(c, state.seed if state else None)
     state = state or CampaignState(folder, p.seed)
     state.save()
-    if c.drive.target == "virtual":
-        raise CampaignError(f'{c.path}: [drive] target = "virtual" is not available yet; use a file path')
-    block = c.drive.is_block_device
-    try:
-        facts = check_target(c.drive.target, c.drive.serial, destroy)
-    except UnsafeTarget as exc:
-        raise CampaignError(str(exc)) from exc
-    if block and not facts.block_device:  # fio would create a plain file under /dev
-        raise CampaignError(f"{c.path}: [drive] target {c.drive.target} is not a block device on this machine")
-    identity = {"device_serial": facts.serial, "device_model": facts.model, "device_firmware": facts.firmware}
-    target = Target(c.drive.target, size=c.drive.size, block_device=block)
+    target, identity = _target(c, destroy)
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
@@ -131,7 +147,7 @@ def run(
     with contextlib.ExitStack() as stack:
         sim = None
         if c.port == "sim":
-            sim = stack.enter_context(SimulatedRig(SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed)))
+            sim = stack.enter_context(SimulatedRig(sim_config(c)))
             port = sim.port
         else:
             port = resolve_port(c.port).port

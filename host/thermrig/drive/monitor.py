@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
-from thermrig.drive.smart import SmartError, read_smart_log
+from thermrig.drive.smart import SmartError, parse_smart_log, read_smart_log
 
 _NVME = re.compile(r"/dev/(nvme\d+)(n\d+)?(p\d+)?$")
 
@@ -29,13 +29,36 @@ def nvme_controller_for(target: str) -> str | None:
     return m.group(1) if m else None
 
 
+Source = Callable[[], dict[str, float | int]]
+
+
+def nvme_source(controller: str) -> Source:
+    """A real NVMe controller: `nvme smart-log` and its hwmon sensors."""
+
+    def sample() -> dict[str, float | int]:
+        fields: dict[str, float | int] = {}
+        with contextlib.suppress(SmartError, subprocess.TimeoutExpired):
+            fields.update(read_smart_log(f"/dev/{controller}").fields())
+        hw = nvme_hwmon_dir(controller)
+        if hw is not None:
+            for reading in read_hwmon(hw):
+                fields[reading.field] = reading.celsius
+        return fields
+
+    return sample
+
+
+def smart_json_source(smart_log_json: Callable[[], str]) -> Source:
+    """Anything that prints what `nvme smart-log -o json` prints (the virtual drive), parsed the same way."""
+    return lambda: parse_smart_log(smart_log_json()).fields()
+
+
 class DriveMonitor:
     """Calls sink(fields, utc_ns) once a second with whatever the drive reports."""
 
-    def __init__(self, controller: str, sink: Callable[[dict[str, float | int], int], None]) -> None:
-        self.controller = controller
+    def __init__(self, source: Source, sink: Callable[[dict[str, float | int], int], None]) -> None:
+        self.source = source
         self.sink = sink
-        self.errors = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="drive-monitor", daemon=True)
 
@@ -47,16 +70,7 @@ class DriveMonitor:
         self._thread.join(timeout=5)
 
     def sample(self) -> dict[str, float | int]:
-        fields: dict[str, float | int] = {}
-        try:
-            fields.update(read_smart_log(f"/dev/{self.controller}").fields())
-        except (SmartError, subprocess.TimeoutExpired):
-            self.errors += 1
-        hw = nvme_hwmon_dir(self.controller)
-        if hw is not None:
-            for reading in read_hwmon(hw):
-                fields[reading.field] = reading.celsius
-        return fields
+        return self.source()
 
     def _loop(self) -> None:
         while not self._stop.wait(1.0 - (time.time() % 1.0)):

@@ -29,6 +29,16 @@ class WorkloadError(ValueError):
     pass
 
 
+def parse_size(text: str) -> int:
+    """A fio size in bytes; as fio reads them, k/m/g/t are powers of 1024."""
+    if not _SIZE.fullmatch(text):
+        raise WorkloadError(f"{text!r} is not a size such as 4k or 16g")
+    digits = re.match(r"\d+(\.\d+)?", text)
+    assert digits is not None
+    unit = text[digits.end() : digits.end() + 1].lower()
+    return int(float(digits.group()) * 1024 ** " kmgt".index(unit or " "))
+
+
 @dataclass(frozen=True)
 class Workload:
     """One workload of a campaign. Defaults follow the seeds; every field can be overridden."""
@@ -89,20 +99,40 @@ class Workload:
 
 @dataclass(frozen=True)
 class Target:
-    """What fio writes to: a block device, or a file (created at size)."""
+    """What fio writes to: a block device, a file (created at size), or the simulated rig's virtual drive
+    through fio's net engine (path "virtual", net_port: the drive's port for writes, fio's for reads)."""
 
     path: str
     size: str = ""  # files only
     block_device: bool = False
+    net_host: str = "127.0.0.1"
+    net_port: int = 0
+
+    @property
+    def virtual(self) -> bool:
+        return self.path == "virtual"
 
     @property
     def direct(self) -> int:
         return 1 if self.block_device else 0  # O_DIRECT is not available on every file system
 
 
+VIRTUAL_KINDS = ("seq_read", "seq_write", "rand_read", "rand_write", "consistency", "snia_steady_state")
+
+
+def is_write(kind: str) -> bool:
+    return kind not in ("seq_read", "rand_read")
+
+
+def is_random(kind: str) -> bool:
+    return kind in ("rand_read", "rand_write", "consistency", "snia_steady_state")
+
+
 def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
     """The fio job file for one workload."""
     w = workload.resolved()
+    if target.virtual:
+        return _net_job(w, target, log_prefix)
     engine = "psync" if w.iodepth == 1 else "libaio"
     region = w.span or ("" if target.block_device else target.size)  # a file is created at this size
     lines = [
@@ -139,3 +169,42 @@ def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
     elif w.kind == "snia_precondition":
         lines += [f"[{w.name}]", "rw=write", "loops=2"]  # 2x the capacity in 128 KiB sequential writes
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _net_job(w: Workload, target: Target, log_prefix: str) -> str:
+    """The virtual drive through fio's net engine. The engine cannot seek, so every job is a stream of
+    bs-sized requests; whether they are random is announced to the drive (thermrig.plant.drive_model)."""
+    if w.kind not in VIRTUAL_KINDS:
+        raise WorkloadError(
+            f"workload {w.name!r}: kind {w.kind} needs a real drive (the virtual drive serves "
+            f"{', '.join(VIRTUAL_KINDS)})"
+        )
+    write = is_write(w.kind)
+    side = [f"hostname={target.net_host}"] if write else ["listen=1"]  # fio's net engine reads only as a listener
+    return (
+        "\n".join(
+            [
+                "[global]",
+                "ioengine=net",
+                "protocol=tcp",
+                *side,
+                f"port={target.net_port}",
+                "window_size=64k",  # little data in flight: fio's logs follow the drive's pace
+                "size=100t",
+                f"bs={w.bs}",
+                "group_reporting=1",
+                f"write_bw_log={log_prefix}",
+                f"write_iops_log={log_prefix}",
+                f"write_lat_log={log_prefix}",
+                "log_avg_msec=1000",
+                "log_alternate_epoch=1",
+                "log_alternate_epoch_clock_id=0",
+                "",
+                f"[{w.name}]",
+                f"rw={'write' if write else 'read'}",
+                f"runtime={w.runtime_s}",
+                "time_based=1",
+            ]
+        )
+        + "\n"
+    )

@@ -34,6 +34,7 @@ class PlantServer:
         self._cond = threading.Condition()
         self._closed = False
         self._error: BaseException | None = None
+        self._pace: tuple[float, int, float | None] = (time.monotonic(), 0, speed)  # anchor: wall time, tick, speed
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
         self._thread.start()
 
@@ -43,7 +44,7 @@ class PlantServer:
             conn, _ = self._listener.accept()
             self._conn = conn
             reader = conn.makefile("r", encoding="ascii", newline="\n")
-            start = time.monotonic()
+            self._pace = (time.monotonic(), 0, self.speed)
             for line in reader:
                 with self._cond:
                     self.requests += 1
@@ -60,8 +61,9 @@ class PlantServer:
                     p.step(TICK_S)
                 conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
                 self.ticks += 1
-                if self.speed:
-                    ahead = start + self.ticks * TICK_S / self.speed - time.monotonic()
+                t0, n0, speed = self._pace
+                if speed:
+                    ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
                     if ahead > 0:
                         time.sleep(ahead)
         except (OSError, ValueError) as exc:
@@ -71,6 +73,13 @@ class PlantServer:
             with self._cond:
                 self._closed = True
                 self._cond.notify_all()
+
+    def set_speed(self, speed: float) -> None:
+        """Accelerated mode: change pace from now on (N x real time; 0 = as fast as possible)."""
+        if self.speed is None or self.stepped:
+            raise RuntimeError("only an accelerated simulation changes speed")
+        self.speed = speed
+        self._pace = (time.monotonic(), self.ticks, speed)
 
     def _wait_turn(self) -> bool:
         if not self.stepped:

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.paths import rigsim_binary
+from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.faults import FaultInjector
 from thermrig.plant.model import Plant
-from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
+from thermrig.plant.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.plant.server import PlantServer
+from thermrig.plant.virtual_drive import VirtualDrive
 from thermrig.plant.wires import SensorBank
 
 
@@ -32,6 +34,8 @@ class SimConfig:
     offset_us: int = 0  # MCU uptime at the simulation's start
     room_c: float | None = None
     link: Path | None = None  # a stable symlink to the pty
+    drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
+    drive_scale: float = 0.1  # the virtual drive's bandwidth on the wire per byte it models
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,18 @@ class SimulatedRig:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = cfg = config or SimConfig()
         chassis = load_chassis()
-        self.plant = Plant(chassis, load_slot(cfg.slot), load_drive_thermal(cfg.heatsink), room_c=cfg.room_c)
+        self.drive: VirtualDrive | None = None
+        profile = load_drive_profile(cfg.drive) if cfg.drive else None
+        self._drive_profile = profile
+        self.plant = Plant(chassis, load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c)
         self.sensors = SensorBank(self.plant, cfg.seed)
         self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
         sock = str(Path(self._tmp.name) / "plant.sock")
         speed = None if cfg.speed is None and not cfg.stepped else (cfg.speed or 0.0)
         self.server = PlantServer(self.plant, self.sensors, sock, speed, cfg.stepped)
+        if profile is not None:
+            self.drive = VirtualDrive(profile, cfg.drive_scale)
+            self.server.hooks.append(self.drive.on_tick)
         binary = rigsim_binary()
         if not binary.exists():
             self.close()
@@ -93,7 +103,16 @@ class SimulatedRig:
         if slot is not None:
             self.plant.slot = load_slot(slot)
         if heatsink is not None:
-            self.plant.drive = load_drive_thermal(heatsink)
+            self.plant.drive = self._thermal(heatsink)
+
+    def _thermal(self, heatsink: str) -> DriveThermalParams:
+        base = load_drive_thermal(heatsink)
+        return self._drive_profile.thermal(base) if self._drive_profile is not None else base
+
+    def set_speed(self, speed: float) -> None:
+        """Accelerated simulations: N x real time from now on (1 while fio runs against the virtual drive,
+        so its logs keep true time; faster through equilibrium and cool-down)."""
+        self.server.set_speed(speed)
 
     def advance(self, seconds: float) -> None:
         self.server.advance(seconds)
@@ -114,5 +133,7 @@ class SimulatedRig:
             for stream in (self.proc.stdout, self.proc.stderr):
                 if stream is not None:
                     stream.close()
+        if self.drive is not None:
+            self.drive.close()
         self.server.close()
         self._tmp.cleanup()

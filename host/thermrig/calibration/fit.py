@@ -1,0 +1,177 @@
+"""Bounded fit of the documented drive and slot parameters to the Puget tables (seed 001).
+
+One parameter set for the drive and one per slot; the chassis profiles stay as the rig recreates them.
+The bounds are those of ../shared/reference/physics.md (EST ranges widened no further than the
+published figures allow). The objective: per cell, (onset error / onset tolerance)^2 + (depth error /
+8 pp)^2, the acceptance test of `make calibrate`. Powell's method: derivative-free, as the throttle
+makes the objective piecewise constant in places. `make fit` prints the result as TOML to paste into
+hardware/profiles/drives.toml and slots.toml."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.optimize import minimize
+
+from thermrig.analysis.throttle import throttle_of
+from thermrig.calibration.replay import condition, replay
+from thermrig.calibration.targets import DEPTH_PP, PUGET, PUGET_RUNTIME_S
+from thermrig.plant.drive_model import Pattern
+from thermrig.plant.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.plant.profiles import SLOTS, ChassisParams, SlotParams, load_chassis, load_drive_thermal, load_slot
+
+SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
+
+
+@dataclass(frozen=True)
+class Bound:
+    name: str
+    lo: float
+    hi: float
+    source: str
+
+
+DRIVE_BOUNDS = (
+    Bound("tmt1_c", 65, 85, "no published threshold; 'start near 70-80 C on the controller'"),
+    Bound("tmt2_c", 75, 95, "heavy throttle above the light one"),
+    Bound("hysteresis_c", 1, 6, "EST"),
+    Bound("ctrl_capacity_j_per_k", 0.3, 3, "small controller node above the board (DESIGN.md)"),
+    Bound("board_capacity_j_per_k", 6, 12, "~9 J/K EST, board <= 10 g"),
+    Bound("g_ctrl_board_w_per_k", 0.2, 2, "EST"),
+    Bound("ctrl_power_fraction", 0.3, 0.8, "EST"),
+    Bound("tmt2_w", 1.3, 3.5, "below PS2's 3.6 W, above idle"),
+    Bound("idle_power_w", 0.5, 2.0, "awake idle; APST idle 0.07 W"),
+)
+SLOT_BOUNDS = (
+    Bound("air_coupling", 0.2, 1.2, "share of the chassis-air rise at the slot (EST)"),
+    Bound("v_chassis_fan", 0.05, 2.0, "air speed at the slot, m/s, full chassis fan (EST)"),
+)
+
+
+def bounds() -> list[Bound]:
+    out = list(DRIVE_BOUNDS)
+    for slot in SLOTS:
+        out += [replace(b, name=f"{slot}.{b.name}") for b in SLOT_BOUNDS]
+    return out
+
+
+def apply(x: np.ndarray, drive: DriveProfile, slots: dict[str, SlotParams]) -> tuple[DriveProfile, dict]:
+    v = dict(zip([b.name for b in bounds()], (float(a) for a in x), strict=True))
+    states = (*drive.states[:-1], PowerState(drive.states[-1].name, v["tmt2_w"]))
+    d = replace(
+        drive,
+        tmt1_c=v["tmt1_c"],
+        tmt2_c=max(v["tmt2_c"], v["tmt1_c"] + 3.0),
+        hysteresis_c=v["hysteresis_c"],
+        ctrl_capacity=v["ctrl_capacity_j_per_k"],
+        board_capacity=v["board_capacity_j_per_k"],
+        g_ctrl_board=v["g_ctrl_board_w_per_k"],
+        ctrl_power_fraction=v["ctrl_power_fraction"],
+        idle_power_w=v["idle_power_w"],
+        states=states,
+    )
+    s = {
+        name: replace(p, air_coupling=v[f"{name}.air_coupling"], v_chassis_fan=v[f"{name}.v_chassis_fan"])
+        for name, p in slots.items()
+    }
+    return d, s
+
+
+def start(drive: DriveProfile, slots: dict[str, SlotParams]) -> np.ndarray:
+    x = [
+        drive.tmt1_c,
+        drive.tmt2_c,
+        drive.hysteresis_c,
+        drive.ctrl_capacity,
+        drive.board_capacity,
+        drive.g_ctrl_board,
+        drive.ctrl_power_fraction,
+        drive.states[-1].max_w,
+        drive.idle_power_w,
+    ]
+    for name in SLOTS:
+        x += [slots[name].air_coupling, slots[name].v_chassis_fan]
+    lo = np.array([b.lo for b in bounds()])
+    hi = np.array([b.hi for b in bounds()])
+    return np.clip(np.array(x), lo, hi)
+
+
+@dataclass(frozen=True)
+class CellResult:
+    onset_s: float | None
+    depth_pct: float
+
+
+def evaluate(chassis: ChassisParams, drive: DriveProfile, slots: dict[str, SlotParams]) -> list[CellResult]:
+    cooling = load_drive_thermal("none")
+    out = []
+    for cell in PUGET:
+        series = replay(
+            chassis, drive, condition(chassis, slots[cell.slot], cooling, cell.profile), SEQ_WRITE, PUGET_RUNTIME_S
+        )
+        th = throttle_of(series)
+        out.append(CellResult(th.onset_s, th.depth_pct))
+    return out
+
+
+def cost(results: list[CellResult]) -> float:
+    total = 0.0
+    for cell, r in zip(PUGET, results, strict=True):
+        onset = r.onset_s if r.onset_s is not None else float(PUGET_RUNTIME_S)
+        total += ((onset - cell.onset_s) / cell.onset_tolerance_s()) ** 2 + (
+            (r.depth_pct - cell.depth_pct) / DEPTH_PP
+        ) ** 2
+    return total
+
+
+def fit(
+    drive_name: str = "950pro_512", maxfev: int = 1500, report: Callable[[int, float], None] | None = None
+) -> tuple[DriveProfile, dict[str, SlotParams], float]:
+    chassis = load_chassis()
+    drive = load_drive_profile(drive_name)
+    slots = {name: load_slot(name) for name in SLOTS}
+    calls = [0]
+
+    def objective(x: np.ndarray) -> float:
+        d, s = apply(x, drive, slots)
+        c = cost(evaluate(chassis, d, s))
+        calls[0] += 1
+        if report is not None:
+            report(calls[0], c)
+        return c
+
+    b = bounds()
+    res = minimize(
+        objective,
+        start(drive, slots),
+        method="Powell",
+        bounds=[(x.lo, x.hi) for x in b],
+        options={"maxfev": maxfev, "xtol": 1e-3, "ftol": 1e-4},
+    )
+    d, s = apply(res.x, drive, slots)
+    return d, s, float(res.fun)
+
+
+def as_toml(drive: DriveProfile, slots: dict[str, SlotParams]) -> str:
+    lines = [f"[{drive.name}]  # drives.toml"]
+    lines += [
+        f"tmt1_c = {drive.tmt1_c:.1f}",
+        f"tmt2_c = {drive.tmt2_c:.1f}",
+        f"hysteresis_c = {drive.hysteresis_c:.2f}",
+        f"ctrl_capacity_j_per_k = {drive.ctrl_capacity:.3f}",
+        f"board_capacity_j_per_k = {drive.board_capacity:.2f}",
+        f"g_ctrl_board_w_per_k = {drive.g_ctrl_board:.3f}",
+        f"ctrl_power_fraction = {drive.ctrl_power_fraction:.3f}",
+        f"idle_power_w = {drive.idle_power_w:.3f}",
+        "states = [" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in drive.states) + "]",
+    ]
+    for name, p in slots.items():
+        lines += [
+            "",
+            f"[{name}]  # slots.toml",
+            f"air_coupling = {p.air_coupling:.3f}",
+            f"v_chassis_fan = {p.v_chassis_fan:.3f}",
+        ]
+    return "\n".join(lines) + "\n"

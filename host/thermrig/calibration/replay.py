@@ -1,0 +1,71 @@
+"""Fast replay of one calibration cell on the plant and drive model alone: the chassis air held at the
+profile's target (as the rig's PID holds it), the drive idle to equilibrium, then a host that always
+keeps the drive busy. The same Plant and DriveModel the simulated rig runs, without rig, fio or wall
+clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thermrig.plant.drive_model import DriveModel, Pattern
+from thermrig.plant.drive_profiles import DriveProfile
+from thermrig.plant.model import Plant
+from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams, load_chassis_profiles
+
+TICK_S = 0.1
+IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
+IDLE_DT = 0.5
+
+
+@dataclass(frozen=True)
+class Condition:
+    slot: SlotParams
+    cooling: DriveThermalParams  # heatsink and board convection, before the drive's own figures
+    air_c: float | None  # chassis air held here; None: no heat, the air stays at room temperature
+    fan0: float  # duty 0-1
+    fan1: float
+
+
+def condition(chassis: ChassisParams, slot: SlotParams, cooling: DriveThermalParams, profile: str) -> Condition:
+    p = load_chassis_profiles()[profile]
+    air = float(p["air_c"]) if p.get("heat", True) else None
+    return Condition(slot, cooling, air, p.get("fan0_pct", 40) / 100.0, p.get("fan1_pct", 0) / 100.0)
+
+
+def replay(
+    chassis: ChassisParams,
+    drive: DriveProfile,
+    cond: Condition,
+    pattern: Pattern,
+    runtime_s: float,
+    preconditioned: bool = False,
+) -> list[float]:
+    """Drive-scale throughput (bytes/s) for each second of the workload."""
+    plant = Plant(chassis, cond.slot, drive.thermal(cond.cooling))
+    plant.fan_duty = [cond.fan0, cond.fan1]
+    for fan, duty in zip(plant.fans, plant.fan_duty, strict=True):
+        fan.rpm = fan.steady_rpm(duty)
+    air = chassis.room_c if cond.air_c is None else cond.air_c
+    s = plant.state
+    s.ctrl = s.board = s.sink = air
+    model = DriveModel(drive)
+    plant.drive_power_w = drive.idle_power_w
+    for _ in range(round(IDLE_S / IDLE_DT)):
+        s.air = s.heater = air
+        plant.step(IDLE_DT)
+    model.pattern = pattern
+    if preconditioned:
+        model.precondition()
+    series: list[float] = []
+    moved = acc = 0.0
+    per_second = round(1.0 / TICK_S)
+    for k in range(round(runtime_s / TICK_S)):
+        s.air = s.heater = air
+        plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board, moved)
+        moved = model.cap_rate() * TICK_S
+        plant.step(TICK_S)
+        acc += moved
+        if (k + 1) % per_second == 0:
+            series.append(acc)
+            acc = 0.0
+    return series

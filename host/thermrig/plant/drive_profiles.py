@@ -1,0 +1,128 @@
+"""Virtual drive profiles from hardware/profiles/drives.toml, validated where they are read."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Any
+
+from thermrig.plant.profiles import DriveThermalParams, ProfileError, _load, _num, _section
+
+GB = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class PowerState:
+    name: str
+    max_w: float
+
+
+@dataclass(frozen=True)
+class DriveProfile:
+    name: str
+    description: str
+    model: str
+    serial: str
+    firmware: str
+    capacity_bytes: int
+    spare_bytes: int
+    seq_read_bps: float
+    seq_write_bps: float
+    rand_read_iops: float
+    rand_write_iops: float
+    steady_rand_write_iops: float
+    read_power_w: float
+    write_power_w: float
+    idle_power_w: float
+    states: tuple[PowerState, ...]
+    tmt1_c: float
+    tmt2_c: float
+    hysteresis_c: float
+    step_s: float
+    composite_offset_c: float
+    ctrl_capacity: float
+    board_capacity: float
+    g_ctrl_board: float
+    ctrl_power_fraction: float
+
+    def thermal(self, base: DriveThermalParams) -> DriveThermalParams:
+        """The plant's drive nodes with this drive's own package and board figures."""
+        return replace(
+            base,
+            ctrl_capacity=self.ctrl_capacity,
+            board_capacity=self.board_capacity,
+            g_ctrl_board=self.g_ctrl_board,
+            ctrl_power_fraction=self.ctrl_power_fraction,
+            idle_power_w=self.idle_power_w,
+        )
+
+
+def drive_names() -> tuple[str, ...]:
+    return tuple(_load("drives.toml")[1])
+
+
+def load_drive_profile(name: str) -> DriveProfile:
+    path, data = _load("drives.toml")
+    d = _section(path, data, name, tuple(data))
+
+    def n(key: str, lo: float, hi: float) -> float:
+        return _num(path, name, d, key, lo, hi)
+
+    def s(key: str) -> str:
+        value = d.get(key)
+        if not isinstance(value, str) or not value:
+            raise ProfileError(f"{path}: [{name}] {key} must be a non-empty string")
+        return value
+
+    states = _states(path, name, d.get("states"))
+    profile = DriveProfile(
+        name=name,
+        description=s("description"),
+        model=s("model"),
+        serial=s("serial"),
+        firmware=s("firmware"),
+        capacity_bytes=int(n("capacity_gb", 1, 100_000) * GB),
+        spare_bytes=int(n("spare_gb", 0, 10_000) * GB),
+        seq_read_bps=n("seq_read_mb_s", 1, 100_000) * 1e6,
+        seq_write_bps=n("seq_write_mb_s", 1, 100_000) * 1e6,
+        rand_read_iops=n("rand_read_iops", 1, 10_000_000),
+        rand_write_iops=n("rand_write_iops", 1, 10_000_000),
+        steady_rand_write_iops=n("steady_rand_write_iops", 1, 10_000_000),
+        read_power_w=n("read_power_w", 0.1, 50),
+        write_power_w=n("write_power_w", 0.1, 50),
+        idle_power_w=n("idle_power_w", 0, 10),
+        states=states,
+        tmt1_c=n("tmt1_c", 40, 120),
+        tmt2_c=n("tmt2_c", 40, 130),
+        hysteresis_c=n("hysteresis_c", 0, 20),
+        step_s=n("step_s", 0.1, 10),
+        composite_offset_c=n("composite_offset_c", -40, 40),
+        ctrl_capacity=n("ctrl_capacity_j_per_k", 0.05, 20),
+        board_capacity=n("board_capacity_j_per_k", 1, 100),
+        g_ctrl_board=n("g_ctrl_board_w_per_k", 0.01, 10),
+        ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
+    )
+    if profile.tmt2_c <= profile.tmt1_c:
+        raise ProfileError(f"{path}: [{name}] tmt2_c must be above tmt1_c")
+    if profile.steady_rand_write_iops > profile.rand_write_iops:
+        raise ProfileError(f"{path}: [{name}] steady_rand_write_iops cannot exceed rand_write_iops")
+    return profile
+
+
+def _states(path: Any, name: str, raw: object) -> tuple[PowerState, ...]:
+    ok = isinstance(raw, list) and len(raw) >= 2
+    states: list[PowerState] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            ok = False
+            break
+        if not isinstance(item[1], int | float) or item[1] <= 0:
+            ok = False
+            break
+        states.append(PowerState(item[0], float(item[1])))
+    if not ok or any(b.max_w > a.max_w for a, b in itertools.pairwise(states)):
+        raise ProfileError(
+            f"{path}: [{name}] states must be at least two [name, max_w] pairs with falling power, "
+            f'e.g. [["PS0", 6.5], ["PS1", 5.8]]'
+        )
+    return tuple(states)
