@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from thermrig import __version__
-from thermrig.cli import campaign_cmds, db_cmds, rig_cmds, sim_cmd
+from thermrig.cli import campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.demo import demo
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app.command("query")(db_cmds.query)
 app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
+app.command("throttle")(throttle_cmd.throttle)
 
 
 def _version(value: bool) -> None:

@@ -117,6 +117,10 @@ class Target:
         return 1 if self.block_device else 0  # O_DIRECT is not available on every file system
 
 
+# fio 3.33's net engine loses count of TCP reads that return less than bs (measured here: 3.1 of 4.6 GB
+# counted at bs=128k, exact at 4k): read jobs use 4 KiB requests on the wire (bandwidth exact; the drive
+# is told the real bs, so its model and power are those of the real block size).
+NET_READ_BS = 4 * 1024
 VIRTUAL_KINDS = ("seq_read", "seq_write", "rand_read", "rand_write", "consistency", "snia_steady_state")
 
 
@@ -181,6 +185,7 @@ def _net_job(w: Workload, target: Target, log_prefix: str) -> str:
         )
     write = is_write(w.kind)
     side = [f"hostname={target.net_host}"] if write else ["listen=1"]  # fio's net engine reads only as a listener
+    bs = w.bs if write or parse_size(w.bs) <= NET_READ_BS else "4k"
     return (
         "\n".join(
             [
@@ -191,7 +196,7 @@ def _net_job(w: Workload, target: Target, log_prefix: str) -> str:
                 f"port={target.net_port}",
                 "window_size=64k",  # little data in flight: fio's logs follow the drive's pace
                 "size=100t",
-                f"bs={w.bs}",
+                f"bs={bs}",
                 "group_reporting=1",
                 f"write_bw_log={log_prefix}",
                 f"write_iops_log={log_prefix}",

@@ -123,6 +123,7 @@ class VirtualDrive:
             return
         conn.settimeout(None)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._conns.append(conn)
         data = memoryview(bytes(CHUNK))
         with contextlib.suppress(OSError):

@@ -1,0 +1,77 @@
+"""`thermrig throttle CAMPAIGN`: throttle onset and depth per run, read back from InfluxDB."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from thermrig.analysis.throttle import DROP, TAIL_S
+from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
+from thermrig.calibration.targets import DEPTH_PP
+from thermrig.cli.errors import user_errors
+from thermrig.db.local_server import resolve_settings
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
+    table = Table(title=title)
+    numeric = ("s", "MB/s before", "onset s", "depth %")
+    for col in ("slot", "profile", "heatsink", "workload", *numeric):
+        table.add_column(col, justify="right" if col in numeric else "left")
+    if compare:
+        for col in ("published", "onset ok", "depth ok"):
+            table.add_column(col)
+    for r in sorted(rows, key=lambda r: (r.profile, r.slot, r.heatsink)):
+        cells = [
+            r.slot,
+            r.profile,
+            r.heatsink,
+            r.workload,
+            str(r.seconds),
+            _num(None if r.plateau_bps is None else r.plateau_bps / 1e6, ",.0f"),
+            _num(r.onset_s, ".0f") if r.onset_s is not None or r.depth_pct is None else "none",
+            _num(r.depth_pct, ".0f"),
+        ]
+        if compare:
+            pub = r.published()
+            if pub is None or r.depth_pct is None:
+                cells += ["-", "-", "-"]
+            else:
+                onset_ok, depth_ok = pub.judge(r.onset_s, r.depth_pct)
+                cells += [
+                    f"{pub.depth_pct:.0f} % after {pub.onset_s:g} s",
+                    "yes" if onset_ok else "NO",
+                    "yes" if depth_ok else "NO",
+                ]
+        table.add_row(*cells)
+    return table
+
+
+@user_errors
+def throttle(
+    campaign: Annotated[str, typer.Argument(help="Campaign name (the campaign tag in InfluxDB).")],
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Beside the Puget tables (seed 001), with the calibration tolerances.")
+    ] = False,
+) -> None:
+    """Throttle onset and depth per run, from fio's per-second bandwidth stored in InfluxDB.
+
+    Onset: seconds until the first second 10 % under the plateau (median of seconds 2-4); depth: how
+    far the mean of the last 30 s falls below that plateau."""
+    rows = throttle_table(resolve_settings(start_local=False), campaign)
+    console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
+    if not rows:
+        console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)
+        raise typer.Exit(1)
+    console.print(render(rows, compare, f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"))
+    note = f"onset: first second {DROP:.0%} under the plateau; depth: mean of the last {TAIL_S} s vs the plateau"
+    if compare:
+        note += f"; tolerances: onset +-25 % or +-5 s, depth +-{DEPTH_PP:g} pp"
+    console.print(note, markup=False)

@@ -1,0 +1,124 @@
+"""The virtual drive's model: throttle walk with hysteresis on the controller temperature, power per
+state, TMT counters, fill state and spare area, and its smart-log read by the real nvme-cli parser."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from thermrig.drive.smart import parse_smart_log
+from thermrig.plant.drive_model import DriveModel, Pattern
+from thermrig.plant.drive_profiles import load_drive_profile
+from thermrig.plant.profiles import ProfileError
+
+SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
+RAND_WRITE = Pattern(write=True, random=True, bs=4096)
+
+
+def model(**over: float) -> DriveModel:
+    p = load_drive_profile("950pro_512")
+    return DriveModel(replace(p, tmt1_c=70.0, tmt2_c=85.0, hysteresis_c=3.0, step_s=1.0, **over))
+
+
+def run(m: DriveModel, ctrl_c: float, seconds: float, busy: bool = True) -> None:
+    """Hold the controller at ctrl_c for `seconds`, the host moving whatever the cap allows."""
+    for _ in range(round(seconds / 0.1)):
+        m.tick(0.1, ctrl_c, ctrl_c - 5.0, m.cap_rate() * 0.1 if busy else 0.0)
+
+
+def test_throttle_walks_down_one_state_per_second_above_tmt1_and_back_up_below_the_hysteresis() -> None:
+    m = model()
+    m.pattern = SEQ_WRITE
+    run(m, 60.0, 5)
+    assert m.state == 0 and m.tmt1_count == 0
+    run(m, 71.0, 2.05)
+    assert m.state == 2 and m.tmt1_count == 1  # one transition into the light throttle, two steps
+    run(m, 68.5, 5)  # inside the hysteresis band: hold
+    assert m.state == 2
+    run(m, 66.0, 1.0)
+    assert m.state == 1
+    run(m, 66.0, 5)
+    assert m.state == 0
+    run(m, 71.0, 1.0)
+    assert m.tmt1_count == 2
+
+
+def test_heavy_throttle_above_tmt2_counts_tmt2_and_its_time() -> None:
+    m = model()
+    m.pattern = SEQ_WRITE
+    run(m, 60.0, 1)
+    run(m, 90.0, 10)
+    assert m.state == len(m.profile.states) - 1
+    assert m.tmt2_count == 1
+    assert m.tmt2_time == pytest.approx(9.0, abs=0.2)  # from the first evaluation, 1 s in
+    log = parse_smart_log(m.smart_log_json()).fields()
+    assert log["tmt2_count"] == 1 and log["tmt2_time_s"] == int(m.tmt2_time)  # whole seconds elapsed
+
+
+def test_power_follows_work_and_each_state_caps_it_at_its_published_power() -> None:
+    m = model()
+    m.pattern = SEQ_WRITE
+    p = m.profile
+    assert m.cap_rate() == pytest.approx(p.seq_write_bps)
+    assert m.tick(0.1, 50.0, 45.0, p.seq_write_bps * 0.1) == pytest.approx(p.write_power_w)
+    assert m.tick(0.1, 50.0, 45.0, 0.0) == pytest.approx(p.idle_power_w)
+    for i, state in enumerate(p.states):
+        m.state = i
+        assert m.tick(0.1, 50.0, 45.0, m.cap_rate() * 0.1) == pytest.approx(state.max_w)
+
+
+def test_random_writes_slow_to_the_steady_state_once_the_spare_area_is_used() -> None:
+    m = model(capacity_bytes=10 * 2**20, spare_bytes=2 * 2**20)
+    m.pattern = SEQ_WRITE
+    run(m, 40.0, 1)  # 1.5 GB/s: fills 10 MiB at once
+    assert m.filled == m.profile.capacity_bytes
+    m.pattern = RAND_WRITE
+    assert m.peak_rate() == pytest.approx(m.profile.rand_write_iops * 4096)
+    run(m, 40.0, 0.2)
+    assert m.is_steady_state
+    assert m.peak_rate() == pytest.approx(m.profile.steady_rand_write_iops * 4096)
+    m.format()
+    assert not m.is_steady_state and m.filled == 0
+    m.precondition()
+    assert m.is_steady_state
+
+
+def test_smart_log_reads_like_nvme_cli_composite_from_the_nand_side_not_the_controller() -> None:
+    m = model()
+    m.pattern = SEQ_WRITE
+    m.tick(0.1, 80.0, 61.4, 1e6)  # the controller throttles at 80 C while the composite sensor reads 61
+    temps = parse_smart_log(m.smart_log_json())
+    assert temps.composite_c == pytest.approx(61.4, abs=0.6)  # whole Kelvin, as drives report
+    assert temps.sensors_c == (None,) * 8  # composite only, like the 950 Pro
+    assert m.smart_log()["data_units_written"] == 1  # units of 512,000 bytes, as NVMe counts
+
+
+def _hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str) -> None:
+    root = Path(__file__).resolve().parents[2] / "hardware"
+    shutil.copytree(root, tmp_path / "hardware")
+    path = tmp_path / "hardware" / "profiles" / "drives.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path / "hardware"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('states = [["PS0", 6.5]', 'states = [["PS0", 1.5]', "falling power"),
+        ("tmt2_c = ", "tmt2_c = 41 #", "tmt2_c must be above tmt1_c"),
+        ("capacity_gb = 512", 'capacity_gb = "big"', "capacity_gb = 'big', expected a number"),
+        ('model = "Samsung SSD 950 PRO 512GB"', "model = 3", "model must be a non-empty string"),
+    ],
+)
+def test_bad_drive_profiles_name_the_file_section_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, message: str
+) -> None:
+    _hardware_copy(tmp_path, monkeypatch, old, new)
+    with pytest.raises(ProfileError, match="drives.toml: \\[950pro_512\\]") as err:
+        load_drive_profile("950pro_512")
+    assert message in str(err.value)
