@@ -24,8 +24,16 @@ RAM_BUDGET := 8192
 
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench clean
 
+DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
+DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
+
+# The main job: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2 profiles
+# sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
-	$(VENV)/bin/thermrig demo
+	$(VENV)/bin/thermrig db up
+	$(VENV)/bin/thermrig run $(DEMO_CAMPAIGN) --no-prompt --out $(DEMO_OUT)
+	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
+	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
 test: setup build
 	$(MAKE) --no-print-directory ctest asan cross fuzz-smoke lint pytest

@@ -119,6 +119,6 @@ def test_bad_drive_profiles_name_the_file_section_and_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, message: str
 ) -> None:
     _hardware_copy(tmp_path, monkeypatch, old, new)
-    with pytest.raises(ProfileError, match="drives.toml: \\[950pro_512\\]") as err:
+    with pytest.raises(ProfileError, match=r"drives.toml: \[950pro_512\]") as err:
         load_drive_profile("950pro_512")
     assert message in str(err.value)

@@ -17,12 +17,31 @@ from scipy.optimize import minimize
 
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.replay import condition, replay
-from thermrig.calibration.targets import DEPTH_PP, PUGET, PUGET_RUNTIME_S
+from thermrig.calibration.targets import (
+    DEPTH_PP,
+    PUGET,
+    PUGET_RUNTIME_S,
+    SM951_CONDITION,
+    SM951_IOPS_BARE,
+    SM951_PEAK_S,
+    SM951_RANDOM_RUNTIME_S,
+    SM951_RANDOM_WINDOW_S,
+    SM951_SEQ_RUNTIME_S,
+)
 from thermrig.plant.drive_model import Pattern
 from thermrig.plant.drive_profiles import DriveProfile, PowerState, load_drive_profile
-from thermrig.plant.profiles import SLOTS, ChassisParams, SlotParams, load_chassis, load_drive_thermal, load_slot
+from thermrig.plant.profiles import (
+    SLOTS,
+    ChassisParams,
+    SlotParams,
+    load_chassis,
+    load_chassis_profiles,
+    load_drive_thermal,
+    load_slot,
+)
 
 SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
+RAND_WRITE = Pattern(write=True, random=True, bs=4096)
 
 
 @dataclass(frozen=True)
@@ -36,7 +55,7 @@ class Bound:
 DRIVE_BOUNDS = (
     Bound("tmt1_c", 65, 85, "no published threshold; 'start near 70-80 C on the controller'"),
     Bound("tmt2_c", 75, 95, "heavy throttle above the light one"),
-    Bound("hysteresis_c", 1, 6, "EST"),
+    Bound("hysteresis_c", 0.5, 6, "EST"),
     Bound("ctrl_capacity_j_per_k", 0.3, 3, "small controller node above the board (DESIGN.md)"),
     Bound("board_capacity_j_per_k", 6, 12, "~9 J/K EST, board <= 10 g"),
     Bound("g_ctrl_board_w_per_k", 0.2, 2, "EST"),
@@ -44,6 +63,12 @@ DRIVE_BOUNDS = (
     Bound("tmt2_w", 1.3, 3.5, "below PS2's 3.6 W, above idle"),
     Bound("idle_power_w", 0.5, 2.0, "awake idle; APST idle 0.07 W"),
 )
+PROFILE_BOUNDS = {  # chassis air, C: Tom's Hardware 26 C open bench, 39 C closed case under FurMark
+    "single_gpu_idle": Bound("single_gpu_idle.air_c", 26, 36, "one idle GPU in a closed case"),
+    "dual_gpu_idle": Bound("dual_gpu_idle.air_c", 28, 40, "two idle GPUs"),
+    "single_gpu_load": Bound("single_gpu_load.air_c", 34, 45, "39 C measured under FurMark"),
+    "dual_gpu_load": Bound("dual_gpu_load.air_c", 38, 52, "two GPUs under FurMark: above one"),
+}
 SLOT_BOUNDS = (
     Bound("air_coupling", 0.2, 1.2, "share of the chassis-air rise at the slot (EST)"),
     Bound("v_chassis_fan", 0.05, 2.0, "air speed at the slot, m/s, full chassis fan (EST)"),
@@ -54,10 +79,17 @@ def bounds() -> list[Bound]:
     out = list(DRIVE_BOUNDS)
     for slot in SLOTS:
         out += [replace(b, name=f"{slot}.{b.name}") for b in SLOT_BOUNDS]
-    return out
+    return out + list(PROFILE_BOUNDS.values())
 
 
-def apply(x: np.ndarray, drive: DriveProfile, slots: dict[str, SlotParams]) -> tuple[DriveProfile, dict]:
+@dataclass(frozen=True)
+class Fitted:
+    drive: DriveProfile
+    slots: dict[str, SlotParams]
+    air_c: dict[str, float]  # chassis-air target per chassis profile
+
+
+def apply(x: np.ndarray, drive: DriveProfile, slots: dict[str, SlotParams]) -> Fitted:
     v = dict(zip([b.name for b in bounds()], (float(a) for a in x), strict=True))
     states = (*drive.states[:-1], PowerState(drive.states[-1].name, v["tmt2_w"]))
     d = replace(
@@ -76,7 +108,7 @@ def apply(x: np.ndarray, drive: DriveProfile, slots: dict[str, SlotParams]) -> t
         name: replace(p, air_coupling=v[f"{name}.air_coupling"], v_chassis_fan=v[f"{name}.v_chassis_fan"])
         for name, p in slots.items()
     }
-    return d, s
+    return Fitted(d, s, {name: v[b.name] for name, b in PROFILE_BOUNDS.items()})
 
 
 def start(drive: DriveProfile, slots: dict[str, SlotParams]) -> np.ndarray:
@@ -93,6 +125,8 @@ def start(drive: DriveProfile, slots: dict[str, SlotParams]) -> np.ndarray:
     ]
     for name in SLOTS:
         x += [slots[name].air_coupling, slots[name].v_chassis_fan]
+    profiles = load_chassis_profiles()
+    x += [float(profiles[name]["air_c"]) for name in PROFILE_BOUNDS]
     lo = np.array([b.lo for b in bounds()])
     hi = np.array([b.hi for b in bounds()])
     return np.clip(np.array(x), lo, hi)
@@ -104,14 +138,14 @@ class CellResult:
     depth_pct: float
 
 
-def evaluate(chassis: ChassisParams, drive: DriveProfile, slots: dict[str, SlotParams]) -> list[CellResult]:
+def evaluate(chassis: ChassisParams, fitted: Fitted) -> list[CellResult]:
     cooling = load_drive_thermal("none")
     out = []
     for cell in PUGET:
-        series = replay(
-            chassis, drive, condition(chassis, slots[cell.slot], cooling, cell.profile), SEQ_WRITE, PUGET_RUNTIME_S
+        cond = replace(
+            condition(chassis, fitted.slots[cell.slot], cooling, cell.profile), air_c=fitted.air_c[cell.profile]
         )
-        th = throttle_of(series)
+        th = throttle_of(replay(chassis, fitted.drive, cond, SEQ_WRITE, PUGET_RUNTIME_S))
         out.append(CellResult(th.onset_s, th.depth_pct))
     return out
 
@@ -128,15 +162,14 @@ def cost(results: list[CellResult]) -> float:
 
 def fit(
     drive_name: str = "950pro_512", maxfev: int = 1500, report: Callable[[int, float], None] | None = None
-) -> tuple[DriveProfile, dict[str, SlotParams], float]:
+) -> tuple[Fitted, float]:
     chassis = load_chassis()
     drive = load_drive_profile(drive_name)
     slots = {name: load_slot(name) for name in SLOTS}
     calls = [0]
 
     def objective(x: np.ndarray) -> float:
-        d, s = apply(x, drive, slots)
-        c = cost(evaluate(chassis, d, s))
+        c = cost(evaluate(chassis, apply(x, drive, slots)))
         calls[0] += 1
         if report is not None:
             report(calls[0], c)
@@ -150,11 +183,19 @@ def fit(
         bounds=[(x.lo, x.hi) for x in b],
         options={"maxfev": maxfev, "xtol": 1e-3, "ftol": 1e-4},
     )
-    d, s = apply(res.x, drive, slots)
-    return d, s, float(res.fun)
+    return apply(res.x, drive, slots), float(res.fun)
 
 
-def as_toml(drive: DriveProfile, slots: dict[str, SlotParams]) -> str:
+def current() -> Fitted:
+    """The parameters as the profiles hold them now."""
+    drive = load_drive_profile("950pro_512")
+    slots = {name: load_slot(name) for name in SLOTS}
+    profiles = load_chassis_profiles()
+    return Fitted(drive, slots, {name: float(profiles[name]["air_c"]) for name in PROFILE_BOUNDS})
+
+
+def as_toml(f: Fitted) -> str:
+    drive = f.drive
     lines = [f"[{drive.name}]  # drives.toml"]
     lines += [
         f"tmt1_c = {drive.tmt1_c:.1f}",
@@ -167,11 +208,56 @@ def as_toml(drive: DriveProfile, slots: dict[str, SlotParams]) -> str:
         f"idle_power_w = {drive.idle_power_w:.3f}",
         "states = [" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in drive.states) + "]",
     ]
-    for name, p in slots.items():
+    for name, p in f.slots.items():
         lines += [
             "",
             f"[{name}]  # slots.toml",
             f"air_coupling = {p.air_coupling:.3f}",
             f"v_chassis_fan = {p.v_chassis_fan:.3f}",
         ]
+    for name, air in f.air_c.items():
+        lines += ["", f"[{name}]  # chassis_profiles.toml", f"air_c = {air:.1f}"]
     return "\n".join(lines) + "\n"
+
+
+SM951_BOUNDS = (
+    Bound("tmt1_c", 65, 85, "no published threshold; 'start near 70-80 C on the controller'"),
+    Bound("tmt2_w", 1.3, 3.0, "below PS2's 3.0 W"),
+    Bound("idle_power_w", 0.5, 2.0, "awake idle"),
+)
+
+
+def sm951_checks(chassis: ChassisParams, drive: DriveProfile) -> tuple[float | None, dict[str, float]]:
+    """Seed 002 on the replay: seconds at peak sequential write (bare), sustained 4 KB random-write IOPS
+    on a full drive, bare and with the passive heatsink."""
+    slot_name, profile = SM951_CONDITION
+    slot = load_slot(slot_name)
+    bare = condition(chassis, slot, load_drive_thermal("none"), profile)
+    peak = throttle_of(replay(chassis, drive, bare, SEQ_WRITE, SM951_SEQ_RUNTIME_S)).onset_s
+    iops = {}
+    for heatsink in ("none", "passive"):
+        cond = condition(chassis, slot, load_drive_thermal(heatsink), profile)
+        series = replay(chassis, drive, cond, RAND_WRITE, SM951_RANDOM_RUNTIME_S, preconditioned=True)
+        tail = series[-SM951_RANDOM_WINDOW_S:]
+        iops[heatsink] = sum(tail) / len(tail) / RAND_WRITE.bs
+    return peak, iops
+
+
+def fit_sm951(maxfev: int = 300) -> tuple[DriveProfile, float]:
+    chassis = load_chassis()
+    drive = load_drive_profile("sm951_512")
+
+    def build(x: np.ndarray) -> DriveProfile:
+        states = (*drive.states[:-1], PowerState(drive.states[-1].name, float(x[1])))
+        return replace(drive, tmt1_c=float(x[0]), idle_power_w=float(x[2]), states=states)
+
+    def objective(x: np.ndarray) -> float:
+        peak, iops = sm951_checks(chassis, build(x))
+        p = peak if peak is not None else float(SM951_SEQ_RUNTIME_S)
+        return ((p - SM951_PEAK_S) / 15.0) ** 2 + ((iops["none"] - SM951_IOPS_BARE) / (0.05 * SM951_IOPS_BARE)) ** 2
+
+    x0 = np.array([drive.tmt1_c, drive.states[-1].max_w, drive.idle_power_w])
+    res = minimize(
+        objective, x0, method="Powell", bounds=[(b.lo, b.hi) for b in SM951_BOUNDS], options={"maxfev": maxfev}
+    )
+    return build(res.x), float(res.fun)

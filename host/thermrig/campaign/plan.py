@@ -46,7 +46,8 @@ class Plan:
         return sum(1 for a, b in itertools.pairwise(self.runs) if a.physical != b.physical)
 
 
-def make_plan(campaign: Campaign, seed: int | None = None) -> Plan:
+def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -> Plan:
+    """instance: the campaign folder's start stamp; run IDs are <campaign>-<instance>-<index>."""
     seed = seed if seed is not None else campaign.seed
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
@@ -74,7 +75,7 @@ def make_plan(campaign: Campaign, seed: int | None = None) -> Plan:
             runs.append(
                 RunSpec(
                     index,
-                    f"{campaign.name}-{index:03d}",
+                    "-".join(x for x in (campaign.name[:40], instance, f"{index:03d}") if x),
                     block,
                     str(profile),
                     None if fan1 is None else float(fan1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,18 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def instance_stamp() -> str:
+    """When a campaign folder was started, UTC: part of every run ID, so running the same campaign again
+    (into a new folder) never mixes its points with an earlier run's in InfluxDB."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+
+
 @dataclass
 class CampaignState:
     folder: Path
     seed: int
     completed: list[str] = field(default_factory=list)
+    started: str = field(default_factory=instance_stamp)
 
     @property
     def path(self) -> Path:
@@ -34,11 +42,11 @@ class CampaignState:
             data = json.loads((folder / "state.json").read_text())
         except (OSError, ValueError):
             return None
-        return cls(folder, int(data["seed"]), list(data.get("completed", [])))
+        return cls(folder, int(data["seed"]), list(data.get("completed", [])), str(data.get("started", "")))
 
     def save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_json(self.path, {"seed": self.seed, "completed": self.completed})
+        _write_json(self.path, {"seed": self.seed, "started": self.started, "completed": self.completed})
 
     def mark_done(self, run_id: str) -> None:
         self.completed.append(run_id)

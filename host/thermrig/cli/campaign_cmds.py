@@ -15,7 +15,7 @@ from rich.table import Table
 
 from thermrig.campaign.orchestrator import Orchestrator, Progress
 from thermrig.campaign.plan import Plan, make_plan
-from thermrig.campaign.rundir import CampaignState
+from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
@@ -135,8 +135,9 @@ def run(
     state = CampaignState.load(folder)
     if state is not None and not resume:
         raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
-    p = make_plan(c, state.seed if state else None)
-    state = state or CampaignState(folder, p.seed)
+    seed, started = (state.seed, state.started) if state else (None, instance_stamp())
+    p = make_plan(c, seed, started)
+    state = state or CampaignState(folder, p.seed, started=started)
     state.save()
     target, identity = _target(c, destroy)
     influx = resolve_settings()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from thermrig import __version__
-from thermrig.cli import campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
+from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.demo import demo
 
 app = typer.Typer(
@@ -16,6 +16,7 @@ app = typer.Typer(
 app.add_typer(rig_cmds.app, name="rig")
 app.add_typer(sim_cmd.app, name="sim")
 app.add_typer(db_cmds.app, name="db")
+app.add_typer(calibrate_cmd.app, name="calibrate")
 app.command("query")(db_cmds.query)
 app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)

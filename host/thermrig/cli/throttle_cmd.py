@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -60,12 +61,21 @@ def throttle(
     compare: Annotated[
         bool, typer.Option("--compare", help="Beside the Puget tables (seed 001), with the calibration tolerances.")
     ] = False,
+    runs_from: Annotated[
+        Path | None,
+        typer.Option("--runs-from", help="Only the runs of this campaign folder (thermrig run --out)."),
+    ] = None,
 ) -> None:
     """Throttle onset and depth per run, from fio's per-second bandwidth stored in InfluxDB.
 
     Onset: seconds until the first second 10 % under the plateau (median of seconds 2-4); depth: how
     far the mean of the last 30 s falls below that plateau."""
     rows = throttle_table(resolve_settings(start_local=False), campaign)
+    if runs_from is not None:
+        if not (runs_from / "state.json").exists():
+            raise typer.BadParameter(f"{runs_from} is not a campaign folder (no state.json)")
+        mine = {p.parent.name for p in runs_from.glob("*/manifest.json")}
+        rows = [r for r in rows if r.run in mine]
     console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
     if not rows:
         console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)

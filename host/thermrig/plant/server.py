@@ -14,6 +14,7 @@ from thermrig.plant.model import Plant
 from thermrig.plant.wires import TICK_S, SensorBank, parse_outputs
 
 TickHook = Callable[[Plant], None]
+MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may fall before it re-anchors
 
 
 class PlantServer:
@@ -66,6 +67,10 @@ class PlantServer:
                     ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
                     if ahead > 0:
                         time.sleep(ahead)
+                    elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
+                        # Behind (the machine is busy): slow down instead of racing to catch up, which
+                        # would run seconds of MCU time past a host that had no CPU to answer.
+                        self._pace = (time.monotonic(), self.ticks, speed)
         except (OSError, ValueError) as exc:
             if not self._closed:
                 self._error = exc

@@ -1,0 +1,223 @@
+"""`make calibrate`: the calibration cells through the whole pipeline. Campaigns on the simulated rig with
+the virtual drive, the real fio, a private InfluxDB; the tables read back from InfluxDB and set beside
+the published numbers. Campaigns run as parallel `thermrig run` processes (each its own rig and drive)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
+from thermrig.calibration.targets import (
+    HEATSINK_CONDITION,
+    HEATSINK_RUNTIME_S,
+    PUGET_RUNTIME_S,
+    SM951_CONDITION,
+    SM951_RANDOM_RUNTIME_S,
+    SM951_RANDOM_WINDOW_S,
+    SM951_SEQ_RUNTIME_S,
+)
+from thermrig.db.local_server import LocalInflux
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
+
+PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
+PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
+
+TEMPLATE = """# written by thermrig calibrate
+[campaign]
+name = "{name}"
+seed = 1
+randomize = false
+baseline_s = 10
+
+[rig]
+port = "sim"
+speed = {speed}
+
+[drive]
+target = "virtual"
+profile = "{drive}"
+scale = {scale}
+
+[equilibrium]
+rate_c_per_min = 0.3
+window_s = 60
+timeout_s = 2400
+channels = ["chassis_air", "drive_ctrl", "drive_nand", "heatsink"]
+
+[cooldown]
+margin_c = 1.0
+timeout_s = 2400
+
+[factors]
+slot = {slots}
+heatsink = {heatsinks}
+profile = {profiles}
+{workloads}
+"""
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    drive: str
+    slots: tuple[str, ...]
+    heatsinks: tuple[str, ...]
+    profiles: tuple[str, ...]
+    workloads: tuple[str, ...]  # [[workload]] tables
+
+    def runs(self) -> int:
+        return len(self.slots) * len(self.heatsinks) * len(self.profiles) * len(self.workloads)
+
+    def toml(self, speed: float, scale: float) -> str:
+        def arr(xs: tuple[str, ...]) -> str:
+            return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+
+        return TEMPLATE.format(
+            name=self.name,
+            speed=speed,
+            drive=self.drive,
+            scale=scale,
+            slots=arr(self.slots),
+            heatsinks=arr(self.heatsinks),
+            profiles=arr(self.profiles),
+            workloads="\n".join(self.workloads),
+        )
+
+
+def _seq_write(runtime_s: int) -> str:
+    return f'\n[[workload]]\nname = "seqwrite"\nkind = "seq_write"\nruntime_s = {runtime_s}\n'
+
+
+def groups(quick: bool = False) -> list[Group]:
+    if quick:  # two Puget cells: the fastest onset and a mild one
+        return [
+            Group(
+                "calibrate-quick",
+                "950pro_512",
+                ("top",),
+                ("none",),
+                ("dual_gpu_load", "single_gpu_idle"),
+                (_seq_write(PUGET_RUNTIME_S),),
+            )
+        ]
+    random = (
+        f'\n[[workload]]\nname = "randwrite"\nkind = "consistency"\nruntime_s = {SM951_RANDOM_RUNTIME_S}\n'
+        f"score_window_s = {SM951_RANDOM_WINDOW_S}\n"
+    )
+    return [
+        *(
+            Group(
+                f"calibrate-puget-{i + 1}",
+                "950pro_512",
+                slots,
+                ("none",),
+                PUGET_PROFILES,
+                (_seq_write(PUGET_RUNTIME_S),),
+            )
+            for i, slots in enumerate(PUGET_SLOTS)
+        ),
+        Group(
+            "calibrate-heatsink",
+            "950pro_512",
+            (HEATSINK_CONDITION[0],),
+            ("none", "passive"),
+            (HEATSINK_CONDITION[1],),
+            (_seq_write(HEATSINK_RUNTIME_S),),
+        ),
+        Group(
+            "calibrate-sm951-seq",
+            "sm951_512",
+            (SM951_CONDITION[0],),
+            ("none",),
+            (SM951_CONDITION[1],),
+            (_seq_write(SM951_SEQ_RUNTIME_S),),
+        ),
+        Group(
+            "calibrate-sm951-random",
+            "sm951_512",
+            (SM951_CONDITION[0],),
+            ("none", "passive"),
+            (SM951_CONDITION[1],),
+            (random,),
+        ),
+    ]
+
+
+@dataclass
+class Outcome:
+    rows: dict[str, list[ThrottleRow]] = field(default_factory=dict)  # campaign -> rows
+    iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
+    failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
+    wall_s: float = 0.0
+
+
+def _done(folder: Path) -> int:
+    return sum(1 for _ in folder.glob("*/manifest.json"))
+
+
+def run_groups(
+    chosen: list[Group],
+    out: Path,
+    jobs: int,
+    speed: float,
+    scale: float,
+    on_progress: Callable[[dict[str, tuple[int, int]]], None] | None = None,
+) -> Outcome:
+    """Run the groups (at most `jobs` at once) against a private influxd, then read the results back."""
+    out.mkdir(parents=True, exist_ok=True)
+    outcome = Outcome()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="thermrig-calibrate-") as tmp:
+        server = LocalInflux(Path(tmp) / "influxdb")
+        url = server.up()
+        try:
+            settings = server.settings()
+            env = {**os.environ, "THERMRIG_INFLUX_URL": url, "XDG_DATA_HOME": str(Path(tmp) / "data")}
+            pending = list(chosen)
+            running: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+            while pending or running:
+                while pending and len(running) < jobs:
+                    g = pending.pop(0)
+                    spec = out / f"{g.name}.toml"
+                    spec.write_text(g.toml(speed, scale))
+                    folder = out / g.name
+                    log = (out / f"{g.name}.log").open("wb")
+                    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(spec), "--no-prompt", "--out", str(folder)]
+                    running[g.name] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), folder)
+                for name, (proc, _) in list(running.items()):
+                    if proc.poll() is not None:
+                        if proc.returncode != 0:
+                            outcome.failed.append(name)
+                        del running[name]
+                if on_progress is not None:
+                    on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
+                time.sleep(1.0)
+            for g in chosen:
+                outcome.rows[g.name] = throttle_table(settings, g.name)
+                if g.name.endswith("sm951-random"):
+                    outcome.iops = _iops(settings, g.name)
+        finally:
+            server.down()
+    outcome.wall_s = time.monotonic() - start
+    return outcome
+
+
+def _iops(settings: InfluxSettings, campaign: str) -> dict[str, float]:
+    series = influxql(
+        settings,
+        f"SELECT last(iops_average), last(bw_scale) FROM run_summary WHERE \"campaign\" = '{campaign}' "
+        'GROUP BY "heatsink"',
+    )
+    out = {}
+    for s in series:
+        if s.values and s.values[0][1] is not None:
+            out[s.tags.get("heatsink", "-")] = float(s.values[0][1]) / float(s.values[0][2] or 1.0)
+    return out

@@ -1,0 +1,64 @@
+"""Write fitted values into hardware/profiles/*.toml in place: the value of `key = value` inside its
+[section] changes, the comments and the layout stay, so `git diff` shows exactly what a fit moved."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from thermrig.calibration.fit import Fitted
+from thermrig.plant.profiles import ProfileError, hardware_dir
+
+_SECTION = re.compile(r"^\[([^\]]+)\]")
+
+
+def set_values(path: Path, section: str, values: dict[str, str]) -> None:
+    lines = path.read_text().splitlines()
+    current, todo = None, dict(values)
+    for i, line in enumerate(lines):
+        m = _SECTION.match(line)
+        if m:
+            current = m.group(1)
+            continue
+        if current != section:
+            continue
+        key = line.split("=", 1)[0].strip()
+        if key in todo and "=" in line:
+            rest = line.split("=", 1)[1]
+            comment = rest[rest.index("#") :] if "#" in rest and not rest.strip().startswith("[") else ""
+            if rest.strip().startswith("[") and "]  #" in rest:  # an array followed by a comment
+                comment = rest[rest.rindex("]  #") + 3 :]
+            text = f"{key} = {todo.pop(key)}"
+            lines[i] = f"{text:<29} {comment}".rstrip() if comment else text
+    if todo:
+        raise ProfileError(f"{path}: [{section}] has no {', '.join(todo)} to update")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def write_fitted(f: Fitted) -> list[Path]:
+    profiles = hardware_dir() / "profiles"
+    d = f.drive
+    set_values(
+        profiles / "drives.toml",
+        d.name,
+        {
+            "tmt1_c": f"{d.tmt1_c:.1f}",
+            "tmt2_c": f"{d.tmt2_c:.1f}",
+            "hysteresis_c": f"{d.hysteresis_c:.2f}",
+            "ctrl_capacity_j_per_k": f"{d.ctrl_capacity:.3f}",
+            "board_capacity_j_per_k": f"{d.board_capacity:.2f}",
+            "g_ctrl_board_w_per_k": f"{d.g_ctrl_board:.3f}",
+            "ctrl_power_fraction": f"{d.ctrl_power_fraction:.3f}",
+            "idle_power_w": f"{d.idle_power_w:.3f}",
+            "states": "[" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in d.states) + "]",
+        },
+    )
+    for name, p in f.slots.items():
+        set_values(
+            profiles / "slots.toml",
+            name,
+            {"air_coupling": f"{p.air_coupling:.3f}", "v_chassis_fan": f"{p.v_chassis_fan:.3f}"},
+        )
+    for name, air in f.air_c.items():
+        set_values(profiles / "chassis_profiles.toml", name, {"air_c": f"{air:.1f}"})
+    return [profiles / n for n in ("drives.toml", "slots.toml", "chassis_profiles.toml")]

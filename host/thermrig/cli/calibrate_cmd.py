@@ -1,0 +1,146 @@
+"""`thermrig calibrate ...`: the virtual drive against the seeds (docs/virtual-drive.md, Calibration)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from thermrig.calibration.fit import as_toml, fit, fit_sm951
+from thermrig.calibration.pipeline import groups, run_groups
+from thermrig.calibration.profile_writer import set_values, write_fitted
+from thermrig.calibration.report import Check, heatsink_check, puget_checks, replay_report, sm951_checks
+from thermrig.cli.errors import user_errors
+from thermrig.plant.profiles import hardware_dir
+
+app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
+
+
+def _console() -> Console:
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+def render(checks: list[Check], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("seed", "cell", "published", "measured", "ok"):
+        table.add_column(col)
+    for c in checks:
+        table.add_row(c.source, c.cell, c.published, c.measured, "yes" if c.ok else "NO")
+    return table
+
+
+def _summary(console: Console, checks: list[Check]) -> None:
+    passed = sum(c.ok for c in checks)
+    console.print(f"{passed} of {len(checks)} cells within tolerance", markup=False)
+
+
+@app.command()
+@user_errors
+def replay() -> None:
+    """Every check on the fast replay (plant + drive model, no rig, no fio) with the current profiles."""
+    console = _console()
+    checks = replay_report()
+    console.print(render(checks, "replay: published vs model, current hardware/profiles"))
+    _summary(console, checks)
+
+
+@app.command("fit")
+@user_errors
+def fit_cmd(
+    write: Annotated[bool, typer.Option("--write", help="Write the result into hardware/profiles.")] = False,
+    maxfev: Annotated[int, typer.Option(help="Model evaluations for the 950 Pro fit.")] = 2000,
+) -> None:
+    """Bounded fit (Powell) of the drive, slot and chassis-profile parameters on the replay, from the
+    values the profiles hold now; then the SM951's throttle parameters against seed 002."""
+    console = _console()
+    best = [float("inf")]
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        task = progress.add_task("950 Pro fit", total=maxfev)
+
+        def report(n: int, cost: float) -> None:
+            best[0] = min(best[0], cost)
+            progress.update(task, completed=min(n, maxfev), description=f"950 Pro fit, cost {best[0]:.2f}")
+
+        fitted, cost = fit(maxfev=maxfev, report=report)
+        progress.update(task, completed=maxfev)
+    sm951, sm_cost = fit_sm951()
+    console.print(as_toml(fitted), markup=False)
+    console.print(
+        f"950 Pro cost {cost:.3f}; SM951 cost {sm_cost:.3f}: tmt1_c = {sm951.tmt1_c:.1f}, "
+        f"idle_power_w = {sm951.idle_power_w:.3f}, TMT2 {sm951.states[-1].max_w:.2f} W",
+        markup=False,
+    )
+    if write:
+        paths = write_fitted(fitted)
+        set_values(
+            hardware_dir() / "profiles" / "drives.toml",
+            "sm951_512",
+            {
+                "tmt1_c": f"{sm951.tmt1_c:.1f}",
+                "idle_power_w": f"{sm951.idle_power_w:.3f}",
+                "states": "[" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in sm951.states) + "]",
+            },
+        )
+        console.print(f"written: {', '.join(str(p) for p in paths)}", markup=False)
+    checks = replay_report()
+    console.print(render(checks, "replay with the fitted parameters" if write else "replay, profiles unchanged"))
+    _summary(console, checks)
+
+
+@app.command()
+@user_errors
+def check(
+    out: Annotated[Path, typer.Option(help="Campaign files, folders, logs and report.json.")] = Path(
+        "build/calibration"
+    ),
+    quick: Annotated[bool, typer.Option("--quick", help="Two Puget cells only (what make test runs).")] = False,
+    jobs: Annotated[int, typer.Option(help="Campaigns run at once (each its own rig and drive).")] = 3,
+    speed: Annotated[float, typer.Option(help="Simulation speed between workloads (fio always runs at 1x).")] = 10,
+    scale: Annotated[float, typer.Option(help="Virtual drive bandwidth scale (times and ratios unchanged).")] = 0.05,
+) -> None:
+    """Every calibration cell through the whole pipeline: simulated rig, virtual drive, real fio, a
+    private InfluxDB; the tables read back from InfluxDB beside the published numbers. Exit 1 when a cell
+    is out of tolerance."""
+    if jobs < 1 or speed < 1 or not 0 < scale <= 1:
+        raise typer.BadParameter("jobs >= 1, speed >= 1, 0 < scale <= 1")
+    console = _console()
+    chosen = groups(quick)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        tasks = {g.name: progress.add_task(g.name, total=g.runs()) for g in chosen}
+
+        def show(state: dict[str, tuple[int, int]]) -> None:
+            for name, (done, _total) in state.items():
+                progress.update(tasks[name], completed=done)
+
+        outcome = run_groups(chosen, out, jobs, speed, scale, show)
+    rows = outcome.rows
+    checks = puget_checks([r for name, rs in rows.items() if "puget" in name or "quick" in name for r in rs])
+    if quick:
+        checks = [c for c in checks if c.measured != "not run"]
+    else:
+        checks.append(heatsink_check(rows.get("calibrate-heatsink", [])))
+        seq = rows.get("calibrate-sm951-seq", [])
+        checks += sm951_checks(seq[0].onset_s if seq else None, outcome.iops)
+    console.print(render(checks, "pipeline: published vs measured (fio logs read back from InfluxDB)"))
+    _summary(console, checks)
+    console.print(f"wall time {outcome.wall_s / 60:.1f} min; campaigns in {out}", markup=False)
+    (out / "report.json").write_text(
+        json.dumps(
+            {"checks": [asdict(c) for c in checks], "wall_s": outcome.wall_s, "failed": outcome.failed}, indent=2
+        )
+    )
+    if outcome.failed:
+        console.print(f"campaigns that failed: {', '.join(outcome.failed)} (logs in {out})", markup=False)
+    if outcome.failed or not all(c.ok for c in checks):
+        raise typer.Exit(1)
