@@ -22,7 +22,7 @@ ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -
 FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
-.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench clean
+.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
 DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
@@ -106,6 +106,14 @@ fuzz: system venv
 
 fuzz-smoke:
 	bash scripts/fuzz.sh 20
+
+# Every calibration cell through the whole pipeline (about 35 min on 2 cores); fails if a cell is out of
+# tolerance. `make fit` refits the profiles on the fast replay (a few minutes) and writes them in place.
+calibrate: setup rigsim
+	$(VENV)/bin/thermrig calibrate check
+
+fit: venv
+	$(VENV)/bin/thermrig calibrate fit --write
 
 bench: setup build
 	$(PY) bench/run_all.py

@@ -16,6 +16,7 @@ BENCHES = [
     "bench_reconnect",
     "bench_influx",
     "bench_campaign",
+    "bench_virtual_drive",
 ]
 
 

@@ -78,6 +78,11 @@ def write(tmp_path: Path, text: str) -> Path:
             r"c.toml:16: \[factors\] heatsink: \[\]; expected a non-empty",
         ),
         ("[drive]", "[drivee]", r"\[campaign\] drivee: unknown key 'drivee'"),
+        (
+            'size = "64m"',
+            'size = "64m"\nprofile = "950pro_512"',
+            r"c.toml:13: \[drive\] profile: profile is for the virtual drive",
+        ),
     ],
 )
 def test_each_mistake_is_named_with_file_line_key_and_expectation(
@@ -129,3 +134,50 @@ def test_the_cli_shows_the_section_of_a_mistake(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "thermrig.cli", "plan", str(bad)], capture_output=True, text=True)
     assert r.returncode == 1
     assert "c.toml:15: [factors] slot: unknown slot 'attic'" in r.stderr  # not eaten as markup, not wrapped
+
+
+VIRTUAL = GOOD.replace('target = "/var/tmp/x.dat"\nsize = "64m"', 'target = "virtual"\nprofile = "950pro_512"')
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            'profile = "950pro_512"',
+            'profile = "990pro"',
+            r"c.toml:12: \[drive\] profile: '990pro' is not a virtual drive",
+        ),
+        (
+            'port = "sim"',
+            'port = "/dev/ttyACM0"',
+            r"c.toml:11: \[drive\] target: the virtual drive lives in the simulated",
+        ),
+        (
+            'profile = "950pro_512"',
+            'profile = "950pro_512"\nscale = 2',
+            r"c.toml:13: \[drive\] scale: 2.0; expected a band",
+        ),
+        (
+            'kind = "mixed_random_sweep"',
+            'kind = "mixed_random_sweep"',
+            r"c.toml:2\d: \[workload\] kind: mixed_random_sweep needs a real drive",
+        ),
+    ],
+)
+def test_virtual_drive_mistakes(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in VIRTUAL
+    with pytest.raises(CampaignError, match=message):
+        load_campaign(write(tmp_path, VIRTUAL.replace(old, new, 1)))
+
+
+def test_a_virtual_drive_campaign_loads_with_its_profile_as_model_tag(tmp_path: Path) -> None:
+    c = load_campaign(
+        write(
+            tmp_path,
+            VIRTUAL.replace(
+                '[[workload]]\nname = "mix"\nkind = "mixed_random_sweep"\nruntime_s = 5\nsteps = [100, 50, 0]\n', ""
+            ),
+        )
+    )
+    assert c.drive.is_virtual and c.drive.profile == "950pro_512" and c.drive.model == "950pro_512"
+    assert c.drive.scale == 0.1

@@ -29,6 +29,7 @@ from thermrig.db.settings import InfluxSettings
 
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
+QUICK_CELLS = (("top", "dual_gpu_load"), ("upright", "single_gpu_idle"))
 
 TEMPLATE = """# written by thermrig calibrate
 [campaign]
@@ -97,16 +98,10 @@ def _seq_write(runtime_s: int) -> str:
 
 
 def groups(quick: bool = False) -> list[Group]:
-    if quick:  # two Puget cells: the fastest onset and a mild one
+    if quick:  # two Puget cells, the fastest onset and a mild one, as two campaigns running side by side
         return [
-            Group(
-                "calibrate-quick",
-                "950pro_512",
-                ("top",),
-                ("none",),
-                ("dual_gpu_load", "single_gpu_idle"),
-                (_seq_write(PUGET_RUNTIME_S),),
-            )
+            Group(f"calibrate-quick-{i}", "950pro_512", (slot,), ("none",), (profile,), (_seq_write(PUGET_RUNTIME_S),))
+            for i, (slot, profile) in enumerate(QUICK_CELLS, start=1)
         ]
     random = (
         f'\n[[workload]]\nname = "randwrite"\nkind = "consistency"\nruntime_s = {SM951_RANDOM_RUNTIME_S}\n'
@@ -156,6 +151,7 @@ class Outcome:
     rows: dict[str, list[ThrottleRow]] = field(default_factory=dict)  # campaign -> rows
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
     failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
+    drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
     wall_s: float = 0.0
 
 
@@ -202,12 +198,26 @@ def run_groups(
                 time.sleep(1.0)
             for g in chosen:
                 outcome.rows[g.name] = throttle_table(settings, g.name)
+                outcome.drive_smart[g.name] = _smart(settings, g.name)
                 if g.name.endswith("sm951-random"):
                     outcome.iops = _iops(settings, g.name)
         finally:
             server.down()
     outcome.wall_s = time.monotonic() - start
     return outcome
+
+
+def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:
+    """How much of the virtual drive's smart-log reached InfluxDB: points, hottest composite, TMT1 count."""
+    series = influxql(
+        settings,
+        f"SELECT count(composite_c), max(composite_c), max(tmt1_count) FROM drive_smart "
+        f"WHERE \"campaign\" = '{campaign}'",
+    )
+    if not series or not series[0].values:
+        return {"points": 0.0}
+    _, points, composite, tmt1 = series[0].values[0]
+    return {"points": float(points or 0), "max_composite_c": float(composite or 0), "max_tmt1_count": float(tmt1 or 0)}
 
 
 def _iops(settings: InfluxSettings, campaign: str) -> dict[str, float]:

@@ -137,7 +137,13 @@ def check(
     console.print(f"wall time {outcome.wall_s / 60:.1f} min; campaigns in {out}", markup=False)
     (out / "report.json").write_text(
         json.dumps(
-            {"checks": [asdict(c) for c in checks], "wall_s": outcome.wall_s, "failed": outcome.failed}, indent=2
+            {
+                "checks": [asdict(c) for c in checks],
+                "wall_s": outcome.wall_s,
+                "failed": outcome.failed,
+                "drive_smart": outcome.drive_smart,
+            },
+            indent=2,
         )
     )
     if outcome.failed:

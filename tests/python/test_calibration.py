@@ -1,0 +1,47 @@
+"""Calibration: the reduced subset of `make calibrate` through the whole pipeline (simulated rig, virtual
+drive, real fio, a private InfluxDB, the table read back), and the fit's building blocks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from thermrig.calibration.fit import current, evaluate
+from thermrig.calibration.pipeline import QUICK_CELLS
+from thermrig.calibration.targets import PUGET
+from thermrig.plant.profiles import load_chassis
+
+
+@pytest.mark.timeout(900)
+def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp_path: Path) -> None:
+    out = tmp_path / "calibration"
+    r = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", "calibrate", "check", "--quick", "--jobs", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=880,
+    )
+    report = json.loads((out / "report.json").read_text())
+    assert not report["failed"], r.stdout + r.stderr
+    checks = report["checks"]
+    assert len(checks) == len(QUICK_CELLS)
+    assert all(c["ok"] for c in checks), r.stdout
+    assert r.returncode == 0
+    # The virtual drive's smart-log went through the nvme-cli parser into drive_smart at 1 Hz, and it
+    # counted its light-throttle transitions.
+    for smart in report["drive_smart"].values():
+        assert smart["points"] >= 100
+        assert smart["max_tmt1_count"] >= 1
+    # The pipeline measures what the model predicts: fio's logs through InfluxDB agree with the replay.
+    model = {(c.slot, c.profile): res for c, res in zip(PUGET, evaluate(load_chassis(), current()), strict=True)}
+    for check in checks:
+        slot, profile = (x.strip() for x in check["cell"].split("/"))
+        depth, onset = check["measured"].split("% after ")
+        predicted = model[(slot, profile)]
+        assert predicted.onset_s is not None
+        assert float(onset.split()[0]) == pytest.approx(predicted.onset_s, abs=3.0)
+        assert float(depth) == pytest.approx(predicted.depth_pct, abs=4.0)
