@@ -4,6 +4,7 @@ state, TMT counters, fill state and spare area, and its smart-log read by the re
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def _hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, ne
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('states = [["PS0", 6.5]', 'states = [["PS0", 1.5]', "falling power"),
+        ('["PS1", ', '["PS1", 9', "falling power"),  # PS1 at 95.8 W, above PS0
         ("tmt2_c = ", "tmt2_c = 41 #", "tmt2_c must be above tmt1_c"),
         ("capacity_gb = 512", 'capacity_gb = "big"', "capacity_gb = 'big', expected a number"),
         ('model = "Samsung SSD 950 PRO 512GB"', "model = 3", "model must be a non-empty string"),
@@ -122,3 +123,21 @@ def test_bad_drive_profiles_name_the_file_section_and_key(
     with pytest.raises(ProfileError, match=r"drives.toml: \[950pro_512\]") as err:
         load_drive_profile("950pro_512")
     assert message in str(err.value)
+
+
+def test_the_drive_monitor_reads_the_virtual_drive_like_a_real_one() -> None:
+    from thermrig.drive.monitor import DriveMonitor, smart_json_source
+
+    m = model()
+    m.pattern = SEQ_WRITE
+    run(m, 75.0, 3)  # throttling: the controller above tmt1
+    got: list[dict[str, float | int]] = []
+    monitor = DriveMonitor(smart_json_source(m.smart_log_json), lambda fields, ns: got.append(fields))
+    fields = monitor.sample()
+    assert fields["composite_c"] == pytest.approx(70.0, abs=0.6)  # the board, 5 C under the controller
+    assert fields["tmt1_count"] == 1 and fields["tmt1_time_s"] >= 1
+    assert not any(k.startswith("sensor") for k in fields)  # sensors 1-8 not implemented
+    monitor.start()
+    time.sleep(1.3)
+    monitor.stop()
+    assert got and got[0] == fields

@@ -56,6 +56,17 @@ def test_runner_on_a_file_gives_live_seconds_logs_in_unix_ms_and_the_json(tmp_pa
     assert saved["jobs"][0]["jobname"] == "w" and saved["jobs"][0]["write"]["io_bytes"] > 0
 
 
+def test_runner_with_a_relative_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`thermrig run --out runs/x` gives relative folders: fio runs inside the folder, so the job file
+    and the logs must still be found (the first make demo failed every run on this)."""
+    monkeypatch.chdir(tmp_path)
+    result = run_fio(
+        job_file(Workload("w", "seq_write", runtime_s=2), Target("d.dat", "64m"), "runs/r1/fio"), Path("runs/r1")
+    )
+    assert result.result["jobs"][0]["write"]["io_bytes"] > 0
+    assert (tmp_path / "runs" / "r1" / "fio.json").exists()
+
+
 def test_runner_reports_fio_failures(tmp_path: Path) -> None:
     # /proc takes no new files: fio's open fails, the job reports error 2 and fio exits 1.
     bad = job_file(Workload("w", "seq_write", runtime_s=1), Target("/proc/thermrig-no", "1m"), str(tmp_path / "f"))

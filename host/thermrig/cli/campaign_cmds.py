@@ -131,7 +131,7 @@ def run(
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
     c = load_campaign(campaign_file)
-    folder = out or Path("thermrig-runs") / c.name
+    folder = (out or Path("thermrig-runs") / c.name).resolve()
     state = CampaignState.load(folder)
     if state is not None and not resume:
         raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
@@ -163,7 +163,16 @@ def run(
                 pass
 
         live = stack.enter_context(Live(console=console, refresh_per_second=4))
-        orch = Orchestrator(p, folder, link, influx, target, sim, ask, lambda pr: live.update(_view(pr)), identity)
+        shown: list[tuple[str, str]] = []
+
+        def progress(pr: Progress) -> None:
+            live.update(_view(pr))
+            key = (pr.run.run_id if pr.run else "", pr.phase)
+            if not console.is_terminal and (not shown or shown[-1] != key):  # a log: one line per phase
+                shown.append(key)
+                print(f"run {pr.done + 1}/{pr.total} {key[0]}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+
+        orch = Orchestrator(p, folder, link, influx, target, sim, ask, progress, identity)
         signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
         try:
             orch.run(state)
@@ -180,6 +189,13 @@ def run(
         finally:
             with contextlib.suppress(Exception):
                 link.command("SAFE")
+    if len(state.completed) < len(p.runs):
+        console.print(
+            f"[yellow]campaign {c.name} finished with failed runs[/]: {len(state.completed)} of {len(p.runs)} ok; "
+            f"each failed run's error is in its manifest.json under {folder}; "
+            f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
+        )
+        raise typer.Exit(1)
     console.print(
         f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok; manifests in {folder}"
     )

@@ -93,6 +93,7 @@ def run_fio(
 ) -> FioResult:
     """Run the job in workdir (job.fio, fio.json and the logs end up there; the job's log prefix should
     be workdir/"fio"). stop: ends fio early, keeping what it measured."""
+    workdir = workdir.resolve()  # fio runs in workdir: a relative job path would not resolve there
     workdir.mkdir(parents=True, exist_ok=True)
     job = workdir / "job.fio"
     job.write_text(job_text)
