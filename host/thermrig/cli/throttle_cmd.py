@@ -12,7 +12,7 @@ from rich.table import Table
 
 from thermrig.analysis.throttle import DROP, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.targets import DEPTH_PP
+from thermrig.calibration.targets import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.cli.errors import user_errors
 from thermrig.db.local_server import resolve_settings
 
@@ -46,10 +46,11 @@ def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
                 cells += ["-", "-", "-"]
             else:
                 onset_ok, depth_ok = pub.judge(r.onset_s, r.depth_pct)
+                comparable = r.seconds >= PUGET_RUNTIME_S - 5  # depth is defined on 120 s writes
                 cells += [
                     f"{pub.depth_pct:.0f} % after {pub.onset_s:g} s",
                     "yes" if onset_ok else "NO",
-                    "yes" if depth_ok else "NO",
+                    ("yes" if depth_ok else "NO") if comparable else f"n/a ({r.seconds} s run)",
                 ]
         table.add_row(*cells)
     return table
@@ -83,5 +84,8 @@ def throttle(
     console.print(render(rows, compare, f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"))
     note = f"onset: first second {DROP:.0%} under the plateau; depth: mean of the last {TAIL_S} s vs the plateau"
     if compare:
-        note += f"; tolerances: onset +-25 % or +-5 s, depth +-{DEPTH_PP:g} pp"
+        note += (
+            f"; tolerances: onset +-25 % or +-5 s, depth +-{DEPTH_PP:g} pp (depth judged on "
+            f"{PUGET_RUNTIME_S} s writes, as calibrated)"
+        )
     console.print(note, markup=False)
