@@ -221,13 +221,11 @@ def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:
 
 
 def _iops(settings: InfluxSettings, campaign: str) -> dict[str, float]:
+    """The consistency score's average IOPS per heatsink (the run summary holds it at the drive's scale)."""
     series = influxql(
         settings,
-        f"SELECT last(iops_average), last(bw_scale) FROM run_summary WHERE \"campaign\" = '{campaign}' "
-        'GROUP BY "heatsink"',
+        f'SELECT last(iops_average) FROM run_summary WHERE "campaign" = \'{campaign}\' GROUP BY "heatsink"',
     )
-    out = {}
-    for s in series:
-        if s.values and s.values[0][1] is not None:
-            out[s.tags.get("heatsink", "-")] = float(s.values[0][1]) / float(s.values[0][2] or 1.0)
-    return out
+    return {
+        s.tags.get("heatsink", "-"): float(s.values[0][1]) for s in series if s.values and s.values[0][1] is not None
+    }

@@ -291,15 +291,17 @@ class Orchestrator:
             self._show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
 
         summary: dict[str, Any] = {}
+        scale = self.campaign.drive.scale if self.target.virtual else 1.0  # IOPS and bandwidth at the drive's scale
         if spec.workload.kind == "snia_steady_state":
-            rounds = run_rounds(
-                spec.workload,
-                self.target,
-                run_dir,
-                live,
-                self.stop,
-                lambda n, iops: self._show(detail=f"round {n}: {iops:,.0f} IOPS"),
-            )
+            with self._drive_served(spec) as target:
+                rounds = run_rounds(
+                    spec.workload,
+                    target,
+                    run_dir,
+                    live,
+                    self.stop,
+                    lambda n, iops: self._show(detail=f"round {n}: {iops / scale:,.0f} IOPS"),
+                )
             for i, r in enumerate(rounds.results, start=1):
                 recorder.append(
                     fio_interval_lines(
@@ -309,7 +311,7 @@ class Orchestrator:
             summary.update(
                 rounds=len(rounds.rounds_iops),
                 steady=rounds.steady,
-                steady_iops=sum(rounds.rounds_iops[-5:]) / len(rounds.rounds_iops[-5:]),
+                steady_iops=sum(rounds.rounds_iops[-5:]) / len(rounds.rounds_iops[-5:]) / scale,
             )
             result = rounds.results[-1]
         else:
@@ -321,7 +323,7 @@ class Orchestrator:
         summary.update(self._throttle(result.bw))
         if spec.workload.kind == "consistency":  # scored on the random-write job, not the fill
             last_job = max(p.job for p in result.iops) if result.iops else 1
-            iops = [float(p.value) for p in result.iops if p.job == last_job]
+            iops = [float(p.value) / scale for p in result.iops if p.job == last_job]
             if len(iops) >= 2:
                 score = consistency_score(iops, spec.workload.score_window_s)
                 summary.update(
