@@ -4,6 +4,8 @@ drive, real fio, a private InfluxDB, the table read back), and the fit's buildin
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,12 +21,20 @@ from thermrig.plant.profiles import load_chassis
 @pytest.mark.timeout(900)
 def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp_path: Path) -> None:
     out = tmp_path / "calibration"
-    r = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "thermrig.cli", "calibrate", "check", "--quick", "--jobs", "2", "--out", str(out)],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=880,
+        start_new_session=True,
     )
+    try:
+        stdout, _ = proc.communicate(timeout=840)
+    finally:
+        if proc.poll() is None:  # stop it the way Ctrl-C would: campaigns safe, influxd down, nothing left
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.communicate(timeout=60)
+    r = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, "")
     report = json.loads((out / "report.json").read_text())
     assert not report["failed"], r.stdout + r.stderr
     checks = report["checks"]

@@ -1,11 +1,12 @@
-"""Bounded fit of the documented drive and slot parameters to the Puget tables (seed 001).
+"""Bounded fit of the documented parameters to the seeds, on the replay (thermrig.calibration.replay).
 
-One parameter set for the drive and one per slot; the chassis profiles stay as the rig recreates them.
-The bounds are those of ../shared/reference/physics.md (EST ranges widened no further than the
-published figures allow). The objective: per cell, (onset error / onset tolerance)^2 + (depth error /
-8 pp)^2, the acceptance test of `make calibrate`. Powell's method: derivative-free, as the throttle
-makes the objective piecewise constant in places. `make fit` prints the result as TOML to paste into
-hardware/profiles/drives.toml and slots.toml."""
+950 Pro against the Puget tables (seed 001): one parameter set for the drive, one per slot, one per
+chassis profile (its chassis-air target), never per table cell. SM951 against seed 002: its throttle
+threshold, heavy-throttle power and idle power. Bounds: ../shared/reference/physics.md, cited beside
+each. The 950 Pro objective is the acceptance test of `make calibrate`: per cell, (onset error / onset
+tolerance)^2 + (depth error / 8 pp)^2. Powell's method: derivative-free, as the throttle makes the
+objective piecewise constant in places. `make fit` (thermrig calibrate fit --write) writes the result
+into hardware/profiles in place."""
 
 from __future__ import annotations
 

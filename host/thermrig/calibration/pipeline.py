@@ -5,6 +5,7 @@ the published numbers. Campaigns run as parallel `thermrig run` processes (each 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -178,24 +179,25 @@ def run_groups(
             settings = server.settings()
             env = {**os.environ, "THERMRIG_INFLUX_URL": url, "XDG_DATA_HOME": str(Path(tmp) / "data")}
             pending = list(chosen)
-            running: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
-            while pending or running:
-                while pending and len(running) < jobs:
-                    g = pending.pop(0)
-                    spec = out / f"{g.name}.toml"
-                    spec.write_text(g.toml(speed, scale))
-                    folder = out / g.name
-                    log = (out / f"{g.name}.log").open("wb")
-                    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(spec), "--no-prompt", "--out", str(folder)]
-                    running[g.name] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), folder)
-                for name, (proc, _) in list(running.items()):
-                    if proc.poll() is not None:
-                        if proc.returncode != 0:
-                            outcome.failed.append(name)
-                        del running[name]
-                if on_progress is not None:
-                    on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
-                time.sleep(1.0)
+            running: dict[str, subprocess.Popen[bytes]] = {}
+            try:
+                while pending or running:
+                    while pending and len(running) < jobs:
+                        g = pending.pop(0)
+                        running[g.name] = _launch(g, out, speed, scale, env)
+                    for name, proc in list(running.items()):
+                        if proc.poll() is not None:
+                            if proc.returncode != 0:
+                                outcome.failed.append(name)
+                            del running[name]
+                    if on_progress is not None:
+                        on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
+                    time.sleep(1.0)
+            finally:  # interrupted: each campaign leaves its rig safe and stops its simulation
+                for proc in running.values():
+                    proc.terminate()
+                for proc in running.values():
+                    proc.wait()
             for g in chosen:
                 outcome.rows[g.name] = throttle_table(settings, g.name)
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
@@ -205,6 +207,16 @@ def run_groups(
             server.down()
     outcome.wall_s = time.monotonic() - start
     return outcome
+
+
+def _launch(g: Group, out: Path, speed: float, scale: float, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    spec = out / f"{g.name}.toml"
+    spec.write_text(g.toml(speed, scale))
+    folder = out / g.name
+    shutil.rmtree(folder, ignore_errors=True)  # generated: each check starts its campaigns afresh
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(spec), "--no-prompt", "--out", str(folder)]
+    with (out / f"{g.name}.log").open("wb") as log:
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -34,6 +35,10 @@ def render(checks: list[Check], title: str) -> Table:
     for c in checks:
         table.add_row(c.source, c.cell, c.published, c.measured, "yes" if c.ok else "NO")
     return table
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _summary(console: Console, checks: list[Check]) -> None:
@@ -114,6 +119,7 @@ def check(
         raise typer.BadParameter("jobs >= 1, speed >= 1, 0 < scale <= 1")
     console = _console()
     chosen = groups(quick)
+    signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: the campaigns stop safe, the server goes down
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     ) as progress:
