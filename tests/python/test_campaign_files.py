@@ -181,3 +181,12 @@ def test_a_virtual_drive_campaign_loads_with_its_profile_as_model_tag(tmp_path: 
     )
     assert c.drive.is_virtual and c.drive.profile == "950pro_512" and c.drive.model == "950pro_512"
     assert c.drive.scale == 0.1
+
+
+def test_run_ids_carry_the_campaign_folders_start_stamp(tmp_path: Path) -> None:
+    c = load_campaign(write(tmp_path, GOOD))
+    first = make_plan(c, 3, "20261122T050000").runs
+    again = make_plan(c, 3, "20261122T060000").runs
+    assert first[0].run_id == "t1-20261122T050000-001"
+    assert {r.run_id for r in first}.isdisjoint(r.run_id for r in again)  # a rerun never reuses a run id
+    assert [r.run_id[-3:] for r in first] == [f"{i:03d}" for i in range(1, len(first) + 1)]

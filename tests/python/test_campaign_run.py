@@ -109,6 +109,13 @@ def test_equilibrium_is_judged_on_the_plant(link: RigLink, sim: SimulatedRig) ->
     assert all(abs(r) < 0.2 for r in watch.rates_c_per_min().values())
 
 
+def run_ids(folder: Path, campaign_name: str, count: int) -> set[str]:
+    """The run ids of a campaign folder: <campaign>-<the folder's start stamp>-<index>."""
+    stamp = json.loads((folder / "state.json").read_text())["started"]
+    assert len(stamp) == 15 and stamp[8] == "T"
+    return {f"{campaign_name}-{stamp}-{i:03d}" for i in range(1, count + 1)}
+
+
 def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSettings) -> None:
     env = env_for(tmp_path, influx)
     path = campaign(tmp_path, "e2e", '["top", "underside"]')
@@ -117,7 +124,7 @@ def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSetting
     r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     runs = manifests(tmp_path / "runs")
-    assert set(runs) == {"e2e-001", "e2e-002"}
+    assert set(runs) == run_ids(tmp_path / "runs", "e2e", 2)
     for run_id, m in runs.items():
         assert m["status"] == "ok" and m["all_points_stored"] and m["equilibrium"]["reached"]
         assert m["versions"]["fio"].startswith("fio-") and m["versions"]["firmware"].startswith("thermrig-core")
@@ -153,7 +160,7 @@ def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx: Infl
     first = manifests(out)[done_before[0]]
     r = thermrig("run", str(path), "--no-prompt", "--out", str(out), "--resume", env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert sorted(json.loads(state.read_text())["completed"]) == ["resume-001", "resume-002", "resume-003"]
+    assert set(json.loads(state.read_text())["completed"]) == run_ids(out, "resume", 3)
     assert manifests(out)[done_before[0]]["start_utc"] == first["start_utc"]  # not run twice
     assert all(m["status"] == "ok" for m in manifests(out).values())
 
@@ -171,7 +178,8 @@ def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, infl
     [m] = manifests(out).values()
     assert m["status"] == "aborted" and m["all_points_stored"]
     assert json.loads((out / "state.json").read_text())["completed"] == []
-    [s] = influxql(influx, "SELECT detail FROM run_events WHERE run = 'abort-001' AND kind = 'run_stop'")
+    [run_id] = run_ids(out, "abort", 1)
+    [s] = influxql(influx, f"SELECT detail FROM run_events WHERE run = '{run_id}' AND kind = 'run_stop'")
     assert s.values[0][1] == "aborted"
 
 
