@@ -342,7 +342,7 @@ class Orchestrator:
         series = per_second([p.timestamp_ms for p in points], [p.value * 1024.0 for p in points])
         scale = self.campaign.drive.scale if self.target.virtual else 1.0
         out: dict[str, Any] = {"seconds": len(series), "bw_scale": scale}
-        if len(series) >= TAIL_S + 5:
+        if len(series) >= TAIL_S + 5 and series[1:4] and min(series[1:4]) > 0:  # a plateau to measure from
             th = throttle_of(series)
             out.update(plateau_bw_bps=th.plateau / scale, depth_pct=th.depth_pct, throttled=th.onset_s is not None)
             if th.onset_s is not None:
