@@ -76,3 +76,28 @@ def test_snia_steady_state_criterion() -> None:
     assert not snia_steady_state([100, 80, 110, 95, 125])  # range over 20 % of the average
     assert not snia_steady_state([100, 103, 106, 109, 112])  # range within 20 %, but the trend moves 12 %
     assert snia_steady_state([100, 102, 104, 103, 105])
+
+
+def test_throttle_onset_and_depth_as_the_puget_tables_state_them() -> None:
+    from thermrig.analysis.throttle import throttle_of
+
+    series = [170.0] + [150.0] * 18 + [75.0] * 101  # throttled from second 20 to half speed
+    th = throttle_of(series)
+    assert th.plateau == 150.0 and th.onset_s == 20.0 and th.depth_pct == 50.0
+    flat = throttle_of([150.0] * 60)
+    assert flat.onset_s is None and flat.depth_pct == 0.0
+
+
+def test_a_one_second_hiccup_is_not_a_throttle() -> None:
+    """Seen in a demo: one slow second and the next one making up for it (a stalled host tick)."""
+    from thermrig.analysis.throttle import throttle_of
+
+    series = [171.0] + [143.0] * 10 + [123.0, 162.0] + [143.0] * 35 + [129.0, 123.0, 81.0] + [64.0] * 10
+    assert throttle_of(series).onset_s == 50.0  # 129 is still within 10 % of 143; 123 is not
+
+
+def test_per_second_series_from_fio_log_stamps() -> None:
+    from thermrig.analysis.throttle import per_second
+
+    # window-end stamps; second 3 missing (the drive moved nothing), a late stamp rounds to its second
+    assert per_second([1000, 2000, 4010, 5000], [1.0, 2.0, 4.0, 5.0], start_ms=0) == [1.0, 2.0, 0.0, 4.0, 5.0]

@@ -2,7 +2,8 @@
 "throttled by ~X % after ~Y s" (docs/virtual-drive.md, "Measuring onset and depth").
 
 - plateau: the median of seconds 2-4 of the job (the first second is partial);
-- onset: seconds from the job's start to the end of the first second below (1 - DROP) x plateau;
+- onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
+  (1 - DROP) x plateau (one slow second, a hiccup of the host, is not a throttle);
 - depth: 100 x (1 - mean of the last TAIL_S seconds / plateau), in percent.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 DROP = 0.10  # a second 10 % under the plateau has left it
 TAIL_S = 30  # the throttled level: the mean of the job's last 30 s
+SUSTAIN = 2  # seconds in a row under the plateau that make an onset
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ def throttle_of(series: Sequence[float]) -> Throttle:
     plateau = statistics.median(series[1:4])
     if plateau <= 0:
         raise ValueError("no throughput at the start of the job")
-    onset = next((i + 1.0 for i, v in enumerate(series) if i >= 1 and v < (1 - DROP) * plateau), None)
+    low = [v < (1 - DROP) * plateau for v in series]
+    onset = next((i + 1.0 for i in range(1, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     return Throttle(plateau=plateau, onset_s=onset, depth_pct=depth, seconds=len(series))

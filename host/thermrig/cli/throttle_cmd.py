@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from thermrig.analysis.throttle import DROP, TAIL_S
+from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.calibration.targets import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.cli.errors import user_errors
@@ -69,8 +69,8 @@ def throttle(
 ) -> None:
     """Throttle onset and depth per run, from fio's per-second bandwidth stored in InfluxDB.
 
-    Onset: seconds until the first second 10 % under the plateau (median of seconds 2-4); depth: how
-    far the mean of the last 30 s falls below that plateau."""
+    Onset: seconds until the first of two seconds in a row 10 % under the plateau (median of seconds
+    2-4); depth: how far the mean of the last 30 s falls below that plateau."""
     rows = throttle_table(resolve_settings(start_local=False), campaign)
     if runs_from is not None:
         if not (runs_from / "state.json").exists():
@@ -82,7 +82,10 @@ def throttle(
         console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)
         raise typer.Exit(1)
     console.print(render(rows, compare, f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"))
-    note = f"onset: first second {DROP:.0%} under the plateau; depth: mean of the last {TAIL_S} s vs the plateau"
+    note = (
+        f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau; "
+        f"depth: mean of the last {TAIL_S} s vs the plateau"
+    )
     if compare:
         note += (
             f"; tolerances: onset +-25 % or +-5 s, depth +-{DEPTH_PP:g} pp (depth judged on "
