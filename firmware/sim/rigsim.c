@@ -34,6 +34,7 @@ typedef struct {
     int64_t t0_unix_us;
     uint64_t plant_t_us;
     uint64_t tx_frames_dropped;
+    bool unread; /* nobody drained the port for a whole second: drop at once until someone does */
     uint64_t silent_until_us; /* serial line dead (both directions) until this plant time */
     bool unplugged;           /* the pty is gone, as a USB device after an unplug */
     uint64_t replug_at_us;
@@ -131,14 +132,18 @@ static void flush_tx(sim_t *sim, const options_t *opt, rig_tx_t *tx)
         ssize_t n = write(sim->master, tx->buf + off, tx->len - off);
         if (n > 0) {
             off += (size_t)n;
+            sim->unread = false;
             continue;
         }
-        if (n < 0 && errno == EAGAIN && !opt->realtime) {
-            /* Accelerated runs give a slow reader up to a second before dropping. */
+        if (n < 0 && errno == EAGAIN && !opt->realtime && !sim->unread) {
+            /* Accelerated runs give a slow reader up to a second before dropping. A port nobody
+             * drained for that long has no reader: waiting on every frame would slow the whole
+             * simulation to one tick a second, so frames are dropped at once until it drains. */
             struct pollfd p = {.fd = sim->master, .events = POLLOUT};
             if (poll(&p, 1, 1000) > 0) {
                 continue;
             }
+            sim->unread = true;
         }
         sim->tx_frames_dropped++;
         break;

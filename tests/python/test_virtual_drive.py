@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from thermrig.analysis.throttle import per_second, throttle_of
 from thermrig.db.local_server import free_port
 from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workloads import Target, Workload, WorkloadError, job_file
+from thermrig.link.rig_link import RigLink
 from thermrig.plant.drive_model import Pattern
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
@@ -36,8 +38,9 @@ def _run(sim: SimulatedRig, kind: str, runtime_s: int, tmp_path: Path, bs: str =
 
 
 @pytest.fixture
-def drive_sim() -> SimulatedRig:
-    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE)) as sim:
+def drive_sim() -> Iterator[SimulatedRig]:
+    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE)) as sim, RigLink(sim.port) as link:
+        link.hello()  # a host reading the rig, as in a campaign
         yield sim
 
 
@@ -95,7 +98,9 @@ def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _cool_profile(tmp_path, monkeypatch)
-    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE, room_c=22.0)) as sim:
+    cfg = SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE, room_c=22.0)
+    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
+        link.hello()
         assert sim.drive is not None
         model = sim.drive.model
         started = sim.plant.t
