@@ -106,7 +106,18 @@ def replay_report() -> list[Check]:
     chassis = load_chassis()
     fitted = current()
     rows = [
-        ThrottleRow("replay", c.slot, "none", c.profile, "seqwrite", "950pro_512", 0, r.onset_s, r.depth_pct, 1.5e9)
+        ThrottleRow(
+            "replay",
+            c.slot,
+            "none",
+            c.profile,
+            "seqwrite",
+            "950pro_512",
+            0,
+            r.onset_s,
+            r.depth_pct,
+            fitted.drive.seq_write_bps,
+        )
         for c, r in zip(PUGET, evaluate(chassis, fitted), strict=True)
     ]
     checks = puget_checks(rows)

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from thermrig.plant.drive_model import DriveModel, Pattern
 from thermrig.plant.drive_profiles import DriveProfile
 from thermrig.plant.model import Plant
+from thermrig.plant.wires import TICK_S
 
 CHUNK = 64 * 1024  # bytes per socket call
 SOCKET_BUFFER = 64 * 1024  # small kernel buffers: little data in flight beyond the drive's pace
-TICK_S = 0.1  # plant control tick (thermrig.plant.wires.TICK_S)
 
 
 class VirtualDrive:
