@@ -107,7 +107,7 @@ fuzz: system venv
 fuzz-smoke:
 	bash scripts/fuzz.sh 20
 
-# Every calibration cell through the whole pipeline (about 35 min on 2 cores); fails if a cell is out of
+# Every calibration cell through the whole pipeline (about 40 min on 2 cores); fails if a cell is out of
 # tolerance. `make fit` refits the profiles on the fast replay (a few minutes) and writes them in place.
 calibrate: setup rigsim
 	$(VENV)/bin/thermrig calibrate check
