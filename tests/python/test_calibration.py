@@ -55,3 +55,22 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
         assert predicted.onset_s is not None
         assert float(onset.split()[0]) == pytest.approx(predicted.onset_s, abs=3.0)
         assert float(depth) == pytest.approx(predicted.depth_pct, abs=4.0)
+
+
+def test_writing_the_fitted_values_back_keeps_the_files_and_their_comments(hardware_copy: Path) -> None:
+    from thermrig.calibration.profile_writer import fitted_edits, set_values, sm951_edits, write
+    from thermrig.plant.drive_profiles import load_drive_profile
+
+    before = {p.name: p.read_text() for p in hardware_copy.glob("*.toml")}
+    write(fitted_edits(current()) + sm951_edits(load_drive_profile("sm951_512")))
+    assert {p.name: p.read_text() for p in hardware_copy.glob("*.toml")} == before  # same values: same files
+    set_values(hardware_copy / "drives.toml", "sm951_512", {"tmt1_c": "80.5"})
+    changed = [
+        (a, b)
+        for a, b in zip(
+            before["drives.toml"].splitlines(), (hardware_copy / "drives.toml").read_text().splitlines(), strict=True
+        )
+        if a != b
+    ]
+    assert len(changed) == 1 and changed[0][1].startswith("tmt1_c = 80.5")
+    assert load_drive_profile("sm951_512").tmt1_c == 80.5

@@ -195,32 +195,6 @@ def current() -> Fitted:
     return Fitted(drive, slots, {name: float(profiles[name]["air_c"]) for name in PROFILE_BOUNDS})
 
 
-def as_toml(f: Fitted) -> str:
-    drive = f.drive
-    lines = [f"[{drive.name}]  # drives.toml"]
-    lines += [
-        f"tmt1_c = {drive.tmt1_c:.1f}",
-        f"tmt2_c = {drive.tmt2_c:.1f}",
-        f"hysteresis_c = {drive.hysteresis_c:.2f}",
-        f"ctrl_capacity_j_per_k = {drive.ctrl_capacity:.3f}",
-        f"board_capacity_j_per_k = {drive.board_capacity:.2f}",
-        f"g_ctrl_board_w_per_k = {drive.g_ctrl_board:.3f}",
-        f"ctrl_power_fraction = {drive.ctrl_power_fraction:.3f}",
-        f"idle_power_w = {drive.idle_power_w:.3f}",
-        "states = [" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in drive.states) + "]",
-    ]
-    for name, p in f.slots.items():
-        lines += [
-            "",
-            f"[{name}]  # slots.toml",
-            f"air_coupling = {p.air_coupling:.3f}",
-            f"v_chassis_fan = {p.v_chassis_fan:.3f}",
-        ]
-    for name, air in f.air_c.items():
-        lines += ["", f"[{name}]  # chassis_profiles.toml", f"air_c = {air:.1f}"]
-    return "\n".join(lines) + "\n"
-
-
 SM951_BOUNDS = (
     Bound("tmt1_c", 65, 85, "no published threshold; 'start near 70-80 C on the controller'"),
     Bound("tmt2_w", 1.3, 3.0, "below PS2's 3.0 W"),
@@ -228,7 +202,7 @@ SM951_BOUNDS = (
 )
 
 
-def sm951_checks(chassis: ChassisParams, drive: DriveProfile) -> tuple[float | None, dict[str, float]]:
+def sm951_replay(chassis: ChassisParams, drive: DriveProfile) -> tuple[float | None, dict[str, float]]:
     """Seed 002 on the replay: seconds at peak sequential write (bare), sustained 4 KB random-write IOPS
     on a full drive, bare and with the passive heatsink."""
     slot_name, profile = SM951_CONDITION
@@ -253,7 +227,7 @@ def fit_sm951(maxfev: int = 300) -> tuple[DriveProfile, float]:
         return replace(drive, tmt1_c=float(x[0]), idle_power_w=float(x[2]), states=states)
 
     def objective(x: np.ndarray) -> float:
-        peak, iops = sm951_checks(chassis, build(x))
+        peak, iops = sm951_replay(chassis, build(x))
         p = peak if peak is not None else float(SM951_SEQ_RUNTIME_S)
         return ((p - SM951_PEAK_S) / 15.0) ** 2 + ((iops["none"] - SM951_IOPS_BARE) / (0.05 * SM951_IOPS_BARE)) ** 2
 

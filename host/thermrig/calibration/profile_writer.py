@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from thermrig.calibration.fit import Fitted
+from thermrig.plant.drive_profiles import DriveProfile, PowerState
 from thermrig.plant.profiles import ProfileError, hardware_dir
 
 _SECTION = re.compile(r"^\[([^\]]+)\]")
@@ -25,9 +26,7 @@ def set_values(path: Path, section: str, values: dict[str, str]) -> None:
         key = line.split("=", 1)[0].strip()
         if key in todo and "=" in line:
             rest = line.split("=", 1)[1]
-            comment = rest[rest.index("#") :] if "#" in rest and not rest.strip().startswith("[") else ""
-            if rest.strip().startswith("[") and "]  #" in rest:  # an array followed by a comment
-                comment = rest[rest.rindex("]  #") + 3 :]
+            comment = rest[rest.index("#") :] if "#" in rest else ""  # the values written hold no '#'
             text = f"{key} = {todo.pop(key)}"
             lines[i] = f"{text:<29} {comment}".rstrip() if comment else text
     if todo:
@@ -35,30 +34,59 @@ def set_values(path: Path, section: str, values: dict[str, str]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def write_fitted(f: Fitted) -> list[Path]:
-    profiles = hardware_dir() / "profiles"
+Edit = tuple[str, str, dict[str, str]]  # profile file, [section], key -> TOML value
+
+
+def _states(states: tuple[PowerState, ...]) -> str:
+    return "[" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in states) + "]"
+
+
+def fitted_edits(f: Fitted) -> list[Edit]:
+    """The 950 Pro fit: the drive's fitted values, each slot's air figures, each chassis profile's air."""
     d = f.drive
-    set_values(
-        profiles / "drives.toml",
-        d.name,
-        {
-            "tmt1_c": f"{d.tmt1_c:.1f}",
-            "tmt2_c": f"{d.tmt2_c:.1f}",
-            "hysteresis_c": f"{d.hysteresis_c:.2f}",
-            "ctrl_capacity_j_per_k": f"{d.ctrl_capacity:.3f}",
-            "board_capacity_j_per_k": f"{d.board_capacity:.2f}",
-            "g_ctrl_board_w_per_k": f"{d.g_ctrl_board:.3f}",
-            "ctrl_power_fraction": f"{d.ctrl_power_fraction:.3f}",
-            "idle_power_w": f"{d.idle_power_w:.3f}",
-            "states": "[" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in d.states) + "]",
-        },
-    )
-    for name, p in f.slots.items():
-        set_values(
-            profiles / "slots.toml",
-            name,
-            {"air_coupling": f"{p.air_coupling:.3f}", "v_chassis_fan": f"{p.v_chassis_fan:.3f}"},
+    drive = {
+        "tmt1_c": f"{d.tmt1_c:.1f}",
+        "tmt2_c": f"{d.tmt2_c:.1f}",
+        "hysteresis_c": f"{d.hysteresis_c:.2f}",
+        "ctrl_capacity_j_per_k": f"{d.ctrl_capacity:.3f}",
+        "board_capacity_j_per_k": f"{d.board_capacity:.2f}",
+        "g_ctrl_board_w_per_k": f"{d.g_ctrl_board:.3f}",
+        "ctrl_power_fraction": f"{d.ctrl_power_fraction:.3f}",
+        "idle_power_w": f"{d.idle_power_w:.3f}",
+        "states": _states(d.states),
+    }
+    return [
+        ("drives.toml", d.name, drive),
+        *(
+            ("slots.toml", name, {"air_coupling": f"{p.air_coupling:.3f}", "v_chassis_fan": f"{p.v_chassis_fan:.3f}"})
+            for name, p in f.slots.items()
+        ),
+        *(("chassis_profiles.toml", name, {"air_c": f"{air:.1f}"}) for name, air in f.air_c.items()),
+    ]
+
+
+def sm951_edits(d: DriveProfile) -> list[Edit]:
+    """The SM951 fit: its throttle threshold, idle power and heavy-throttle power."""
+    return [
+        (
+            "drives.toml",
+            d.name,
+            {"tmt1_c": f"{d.tmt1_c:.1f}", "idle_power_w": f"{d.idle_power_w:.3f}", "states": _states(d.states)},
         )
-    for name, air in f.air_c.items():
-        set_values(profiles / "chassis_profiles.toml", name, {"air_c": f"{air:.1f}"})
-    return [profiles / n for n in ("drives.toml", "slots.toml", "chassis_profiles.toml")]
+    ]
+
+
+def as_toml(edits: list[Edit]) -> str:
+    """What `write` would change, as TOML with the file of each section."""
+    blocks = [
+        "\n".join([f"[{section}]  # {name}", *(f"{k} = {v}" for k, v in values.items())])
+        for name, section, values in edits
+    ]
+    return "\n\n".join(blocks) + "\n"
+
+
+def write(edits: list[Edit]) -> list[Path]:
+    profiles = hardware_dir() / "profiles"
+    for name, section, values in edits:
+        set_values(profiles / name, section, values)
+    return sorted({profiles / name for name, _, _ in edits})

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from thermrig.analysis.throttle import throttle_of
 from thermrig.analysis.throttle_table import ThrottleRow
-from thermrig.calibration.fit import SEQ_WRITE, current, evaluate
-from thermrig.calibration.fit import sm951_checks as sm951_replay
+from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
 from thermrig.calibration.replay import condition, replay
 from thermrig.calibration.targets import (
     HEATSINK_CONDITION,

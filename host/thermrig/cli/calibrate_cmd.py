@@ -14,12 +14,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.calibration.fit import as_toml, fit, fit_sm951
+from thermrig.calibration.fit import fit, fit_sm951
 from thermrig.calibration.pipeline import groups, run_groups
-from thermrig.calibration.profile_writer import set_values, write_fitted
+from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
+from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import Check, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.cli.errors import user_errors
-from thermrig.plant.profiles import hardware_dir
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
 
@@ -78,23 +78,11 @@ def fit_cmd(
         fitted, cost = fit(maxfev=maxfev, report=report)
         progress.update(task, completed=maxfev)
     sm951, sm_cost = fit_sm951()
-    console.print(as_toml(fitted), markup=False)
-    console.print(
-        f"950 Pro cost {cost:.3f}; SM951 cost {sm_cost:.3f}: tmt1_c = {sm951.tmt1_c:.1f}, "
-        f"idle_power_w = {sm951.idle_power_w:.3f}, TMT2 {sm951.states[-1].max_w:.2f} W",
-        markup=False,
-    )
+    edits = fitted_edits(fitted) + sm951_edits(sm951)
+    console.print(as_toml(edits), markup=False)
+    console.print(f"950 Pro cost {cost:.3f}; SM951 cost {sm_cost:.3f}", markup=False)
     if write:
-        paths = write_fitted(fitted)
-        set_values(
-            hardware_dir() / "profiles" / "drives.toml",
-            "sm951_512",
-            {
-                "tmt1_c": f"{sm951.tmt1_c:.1f}",
-                "idle_power_w": f"{sm951.idle_power_w:.3f}",
-                "states": "[" + ", ".join(f'["{s.name}", {s.max_w:.2f}]' for s in sm951.states) + "]",
-            },
-        )
+        paths = write_edits(edits)
         console.print(f"written: {', '.join(str(p) for p in paths)}", markup=False)
     checks = replay_report()
     console.print(render(checks, "replay with the fitted parameters" if write else "replay, profiles unchanged"))
