@@ -291,7 +291,7 @@ class Orchestrator:
             self._show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
 
         summary: dict[str, Any] = {}
-        scale = self.campaign.drive.scale if self.target.virtual else 1.0  # IOPS and bandwidth at the drive's scale
+        scale = self._scale
         if spec.workload.kind == "snia_steady_state":
             with self._drive_served(spec) as target:
                 rounds = run_rounds(
@@ -334,13 +334,18 @@ class Orchestrator:
             raise KeyboardInterrupt
         return summary
 
+    @property
+    def _scale(self) -> float:
+        """Wire bytes per drive byte: run summaries hold bandwidth and IOPS at the drive's scale."""
+        return self.campaign.drive.scale if self.target.virtual else 1.0
+
     def _throttle(self, bw: list[LogPoint]) -> dict[str, Any]:
         """Onset and depth from fio's per-second log of the last job (analysis.throttle); for the virtual
         drive, bandwidth back at the drive's scale."""
         last = max((p.job for p in bw), default=1)
         points = [p for p in bw if p.job == last]
         series = per_second([p.timestamp_ms for p in points], [p.value * 1024.0 for p in points])
-        scale = self.campaign.drive.scale if self.target.virtual else 1.0
+        scale = self._scale
         out: dict[str, Any] = {"seconds": len(series), "bw_scale": scale}
         if len(series) >= TAIL_S + 5 and series[1:4] and min(series[1:4]) > 0:  # a plateau to measure from
             th = throttle_of(series)

@@ -132,6 +132,19 @@ def is_random(kind: str) -> bool:
     return kind in ("rand_read", "rand_write", "consistency", "snia_steady_state")
 
 
+def _log_lines(log_prefix: str) -> list[str]:
+    """Per-second bandwidth, IOPS and latency logs with Unix-ms stamps, one report for all jobs."""
+    return [
+        "group_reporting=1",
+        f"write_bw_log={log_prefix}",
+        f"write_iops_log={log_prefix}",
+        f"write_lat_log={log_prefix}",
+        "log_avg_msec=1000",
+        "log_alternate_epoch=1",
+        "log_alternate_epoch_clock_id=0",
+    ]
+
+
 def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
     """The fio job file for one workload."""
     w = workload.resolved()
@@ -147,13 +160,7 @@ def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
         f"direct={target.direct}",
         f"bs={w.bs}",
         f"iodepth={w.iodepth}",
-        "group_reporting=1",
-        f"write_bw_log={log_prefix}",
-        f"write_iops_log={log_prefix}",
-        f"write_lat_log={log_prefix}",
-        "log_avg_msec=1000",
-        "log_alternate_epoch=1",
-        "log_alternate_epoch_clock_id=0",
+        *_log_lines(log_prefix),
         "",
     ]
     timed = [f"runtime={w.runtime_s}", "time_based=1"]
@@ -197,13 +204,7 @@ def _net_job(w: Workload, target: Target, log_prefix: str) -> str:
                 "window_size=64k",  # little data in flight: fio's logs follow the drive's pace
                 "size=100t",
                 f"bs={bs}",
-                "group_reporting=1",
-                f"write_bw_log={log_prefix}",
-                f"write_iops_log={log_prefix}",
-                f"write_lat_log={log_prefix}",
-                "log_avg_msec=1000",
-                "log_alternate_epoch=1",
-                "log_alternate_epoch_clock_id=0",
+                *_log_lines(log_prefix),
                 "",
                 f"[{w.name}]",
                 f"rw={'write' if write else 'read'}",

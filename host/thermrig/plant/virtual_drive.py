@@ -98,18 +98,23 @@ class VirtualDrive:
             self._conns.append(conn)
             self._spawn(lambda c=conn: self._receive(c), "vdrive-write")
 
-    def _receive(self, conn: socket.socket) -> None:
-        buf = memoryview(bytearray(CHUNK))
+    def _paced(self, conn: socket.socket, move: Callable[[int], int]) -> None:
+        """Move at most the granted bytes per call (move returns how many it moved; 0: the peer closed)
+        until the drive or the connection closes."""
         with contextlib.suppress(OSError):
             while not self._closed:
                 grant = self._take(CHUNK)
                 if grant == 0:
                     break
-                got = conn.recv_into(buf[:grant])
-                self._done(grant, got)
-                if got == 0:
+                moved = move(grant)
+                self._done(grant, moved)
+                if moved == 0:
                     break
         conn.close()
+
+    def _receive(self, conn: socket.socket) -> None:
+        buf = memoryview(bytearray(CHUNK))
+        self._paced(conn, lambda n: conn.recv_into(buf[:n]))
 
     def _send_to(self, port: int) -> None:
         deadline = time.monotonic() + 30.0
@@ -126,14 +131,7 @@ class VirtualDrive:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._conns.append(conn)
         data = memoryview(bytes(CHUNK))
-        with contextlib.suppress(OSError):
-            while not self._closed:
-                grant = self._take(CHUNK)
-                if grant == 0:
-                    break
-                sent = conn.send(data[:grant])
-                self._done(grant, sent)
-        conn.close()
+        self._paced(conn, lambda n: conn.send(data[:n]))
 
     def _spawn(self, target: Callable[[], None], name: str) -> None:
         def run() -> None:
