@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +50,14 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, s
     monkeypatch.delenv("THERMRIG_PORT", raising=False)
     monkeypatch.delenv("THERMRIG_CONFIG", raising=False)
     return dict(os.environ)
+
+
+@pytest.fixture
+def hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of hardware/ that the profiles are loaded from, to edit: returns its profiles folder."""
+    shutil.copytree(REPO / "hardware", tmp_path / "hardware")
+    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path / "hardware"))
+    return tmp_path / "hardware" / "profiles"
 
 
 @pytest.fixture

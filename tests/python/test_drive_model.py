@@ -3,7 +3,6 @@ state, TMT counters, fill state and spare area, and its smart-log read by the re
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -97,16 +96,6 @@ def test_smart_log_reads_like_nvme_cli_composite_from_the_nand_side_not_the_cont
     assert m.smart_log()["data_units_written"] == 1  # units of 512,000 bytes, as NVMe counts
 
 
-def _hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str) -> None:
-    root = Path(__file__).resolve().parents[2] / "hardware"
-    shutil.copytree(root, tmp_path / "hardware")
-    path = tmp_path / "hardware" / "profiles" / "drives.toml"
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
-    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path / "hardware"))
-
-
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
@@ -117,9 +106,12 @@ def _hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, ne
     ],
 )
 def test_bad_drive_profiles_name_the_file_section_and_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, message: str
+    hardware_copy: Path, old: str, new: str, message: str
 ) -> None:
-    _hardware_copy(tmp_path, monkeypatch, old, new)
+    path = hardware_copy / "drives.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
     with pytest.raises(ProfileError, match=r"drives.toml: \[950pro_512\]") as err:
         load_drive_profile("950pro_512")
     assert message in str(err.value)

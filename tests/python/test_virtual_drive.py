@@ -4,7 +4,6 @@ the moment the model throttled."""
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import subprocess
 from collections.abc import Iterator
@@ -13,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from thermrig.analysis.throttle import per_second, throttle_of
+from thermrig.calibration.profile_writer import set_values
 from thermrig.db.local_server import free_port
 from thermrig.fio.runner import FioResult, run_fio
-from thermrig.fio.workloads import Target, Workload, WorkloadError, job_file
+from thermrig.fio.workloads import Target, Workload, WorkloadError, job_file, parse_size
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.drive_model import Pattern
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
@@ -32,7 +32,7 @@ def _run(sim: SimulatedRig, kind: str, runtime_s: int, tmp_path: Path, bs: str =
     w = Workload(name=kind, kind=kind, runtime_s=runtime_s, bs=bs).resolved()
     write = kind != "seq_read" and kind != "rand_read"
     port = sim.drive.port if write else free_port()
-    sim.drive.announce(Pattern(write, kind.startswith("rand"), int(w.bs[:-1]) * 1024), None if write else port)
+    sim.drive.announce(Pattern(write, kind.startswith("rand"), parse_size(w.bs)), None if write else port)
     job = job_file(w, Target("virtual", net_port=port), str(tmp_path / "fio"))
     return run_fio(job, tmp_path)
 
@@ -81,23 +81,9 @@ def test_net_jobs_parse_in_fio(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
 
 
-def _cool_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A drive that throttles a few seconds into a write from room temperature (tmt1 at 30 C)."""
-    root = Path(__file__).resolve().parents[2] / "hardware"
-    shutil.copytree(root, tmp_path / "hardware")
-    path = tmp_path / "hardware" / "profiles" / "drives.toml"
-    text = path.read_text()
-    start = text.index("[950pro_512]")
-    head, rest = text[:start], text[start:]
-    lines = [("tmt1_c = 30.0" if ln.startswith("tmt1_c") else ln) for ln in rest.splitlines()]
-    path.write_text(head + "\n".join(lines) + "\n")
-    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path / "hardware"))
-
-
-def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _cool_profile(tmp_path, monkeypatch)
+def test_the_throttle_shows_in_fios_log_when_the_model_throttled(tmp_path: Path, hardware_copy: Path) -> None:
+    # a drive that throttles a few seconds into a write from room temperature
+    set_values(hardware_copy / "drives.toml", "950pro_512", {"tmt1_c": "30.0"})
     cfg = SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE, room_c=22.0)
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         link.hello()
