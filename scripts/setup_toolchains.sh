@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Unpack the pinned Zephyr 3.5.0 and PlatformIO ststm32 17.2.0 archives (checksums verified) into
+# build/toolchains/, once. Offline machines only: with internet access, west or PlatformIO fetch the
+# same versions and nothing here is needed.
+#
+#   scripts/setup_toolchains.sh            unpack (no-op when already done)
+#   THERMRIG_TOOLCHAINS=DIR                where the archives are (default: ../shared/toolchains)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+src="${THERMRIG_TOOLCHAINS:-$root/../shared/toolchains}"
+dest="$root/build/toolchains"
+stamp="$dest/.unpacked"
+
+if [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$dest/platform-ststm32-17.2.0" ]; then
+  exit 0
+fi
+if [ ! -f "$src/SHA256SUMS" ]; then
+  echo "setup: the pinned toolchain archives are not at $src (set THERMRIG_TOOLCHAINS to their folder)." >&2
+  echo "       On a machine with internet access, build with PlatformIO or west instead: docs/firmware.md." >&2
+  exit 1
+fi
+if ! (cd "$src" && sha256sum --quiet -c SHA256SUMS); then
+  echo "setup: an archive in $src does not match SHA256SUMS (corrupt or replaced): fetch it again." >&2
+  exit 1
+fi
+echo "setup: unpacking Zephyr 3.5.0 and ststm32 17.2.0 into build/toolchains (once)"
+rm -rf "$dest.tmp"
+mkdir -p "$dest.tmp"
+for archive in "$src"/*.tar.xz; do
+  tar -xJf "$archive" -C "$dest.tmp"
+done
+rm -rf "$dest"
+mv "$dest.tmp" "$dest"
+touch "$stamp"
