@@ -47,6 +47,9 @@ class PlantServer:
             reader = conn.makefile("r", encoding="ascii", newline="\n")
             self._pace = (time.monotonic(), 0, self.speed)
             for line in reader:
+                if line.startswith("C "):  # the firmware's channel table, before its first outputs
+                    self.sensors.wire_channel_map(line[2:].strip())
+                    continue
                 with self._cond:
                     self.requests += 1
                     self._cond.notify_all()
