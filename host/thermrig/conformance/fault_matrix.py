@@ -118,7 +118,8 @@ def mcu_reset(t: Target) -> str:
     expect(gap is not None, "no gap marked for the reset")
     frames = t.run_for(0.5)
     expect(not frames[-1].heat_enabled, "a rebooted rig must start with the heater off")
-    return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off after boot"
+    expect(min(frames[-1].fan_pct.values()) == 100, f"fans after boot {frames[-1].fan_pct}: a reset must start full")
+    return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
 
 
 def usb_unplug(t: Target) -> str:

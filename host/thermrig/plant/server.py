@@ -53,6 +53,9 @@ class PlantServer:
                 if line.startswith("B"):  # a firmware booted: how time runs, and why it restarted
                     conn.sendall(f"M {int(self.speed is None)} {self._boot_cause}\n".encode("ascii"))
                     continue
+                if line.startswith("C "):  # the firmware's channel table, before its first outputs
+                    self.sensors.wire_channel_map(line[2:].strip())
+                    continue
                 with self._cond:
                     self.requests += 1
                     self._cond.notify_all()
