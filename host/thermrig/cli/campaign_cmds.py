@@ -13,8 +13,9 @@ from rich.live import Live
 from rich.prompt import Confirm
 from rich.table import Table
 
-from thermrig.campaign.orchestrator import Orchestrator, Progress
+from thermrig.campaign.orchestrator import Orchestrator
 from thermrig.campaign.plan import Plan, make_plan
+from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
