@@ -18,7 +18,7 @@ from typing import Any
 from thermrig import __version__
 from thermrig.analysis.consistency import consistency_score
 from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
-from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
+from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch, check_channels
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
@@ -93,6 +93,8 @@ class Orchestrator:
     # --- the campaign ------------------------------------------------------------------------------
 
     def run(self, state: CampaignState) -> None:
+        if self.link.info is not None:
+            check_channels(self.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
         for spec in self.plan.runs:
             if spec.run_id in state.completed:
@@ -271,7 +273,7 @@ class Orchestrator:
 
     def _baseline(self) -> float:
         frames = self._frames(self.campaign.baseline_s)
-        return sum(f.temps[KEY_OF["drive_ctrl"]].value for f in frames) / len(frames)
+        return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames)
 
     def _workload(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         def live(sample: LiveSample) -> None:
@@ -378,8 +380,7 @@ class Orchestrator:
 
     def _cooldown(self, baseline: float) -> dict[str, Any]:
         rule = self.campaign.cooldown
-        key = KEY_OF["drive_ctrl"]
-        frames = self._frames(rule.timeout_s, lambda t: t.temps[key].value <= baseline + rule.margin_c)
-        back = frames[-1].temps[key].value <= baseline + rule.margin_c if frames else False
+        frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
+        back = frames[-1].named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c if frames else False
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
         return {"back_to_baseline": back, "after_s": seconds}
