@@ -113,6 +113,6 @@ void rig_hal_output(const rig_outputs_t *out)
 
 void rig_hal_safe(void)
 {
-    const rig_outputs_t safe = {.heater_pm = 0u, .fan_pm = {1000u, 1000u}};
+    const rig_outputs_t safe = rig_safe_outputs();
     rig_hal_output(&safe);
 }

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from thermrig.campaign.phases import Phases, Prompt
+from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Board, Progress
 from thermrig.campaign.recording import RunRecording, drive_source, manifest_for, run_tags
@@ -48,6 +49,8 @@ class Orchestrator:
         self.phases = Phases(plan.campaign, link, target, self.board, self.stop, sim, prompt)
 
     def run(self, state: CampaignState) -> None:
+        if self.link.info is not None:
+            check_channels(self.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
         for spec in self.plan.runs:
             if spec.run_id in state.completed:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
+from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import Board
 from thermrig.campaign.spec import Campaign, CampaignError
@@ -127,12 +127,11 @@ class Phases:
 
     def _baseline(self) -> float:
         frames = self._frames(self.campaign.baseline_s)
-        return sum(f.temps[KEY_OF["drive_ctrl"]].value for f in frames) / len(frames)
+        return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames)
 
     def _cooldown(self, baseline: float) -> dict[str, Any]:
         rule = self.campaign.cooldown
-        key = KEY_OF["drive_ctrl"]
-        frames = self._frames(rule.timeout_s, lambda t: t.temps[key].value <= baseline + rule.margin_c)
-        back = frames[-1].temps[key].value <= baseline + rule.margin_c if frames else False
+        frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
+        back = frames[-1].named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c if frames else False
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
         return {"back_to_baseline": back, "after_s": seconds}
