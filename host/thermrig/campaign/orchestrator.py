@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.equilibrium import check_channels
+from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Board, Progress
 from thermrig.campaign.recording import RunRecording, drive_source, manifest_for, run_tags
