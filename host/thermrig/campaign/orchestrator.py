@@ -50,7 +50,7 @@ class Orchestrator:
 
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
-            check_channels(self.campaign.equilibrium, self.link.info.channels)
+            check_channels(self.plan.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
         for spec in self.plan.runs:
             if spec.run_id in state.completed:
