@@ -22,6 +22,7 @@ ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -
 FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
+.PHONY: firmware
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
@@ -36,7 +37,7 @@ demo: setup rigsim
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
 test: setup build
-	$(MAKE) --no-print-directory ctest asan cross fuzz-smoke lint pytest
+	$(MAKE) --no-print-directory ctest asan cross firmware fuzz-smoke lint pytest
 
 setup: system influxd venv
 
@@ -79,6 +80,12 @@ $(ARM_BUILD)/size_probe.elf: $(CORE_SRC) $(CORE_HDR) tests/size/size_probe.c tes
 
 size: cross
 	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET)
+
+# The rig firmware's Zephyr images (the pinned Zephyr 3.5.0, Debian's arm-none-eabi-gcc, CMake + Ninja):
+# build/zephyr/<board>/zephyr/zephyr.elf. A board is added here and with firmware/zephyr/boards/<board>.overlay.
+ZEPHYR_BOARDS := nucleo_f411re nucleo_f446re
+firmware: venv
+	@bash scripts/build_zephyr.sh $(ZEPHYR_BOARDS)
 
 coverage:
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
