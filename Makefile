@@ -78,8 +78,12 @@ $(ARM_BUILD)/size_probe.elf: $(CORE_SRC) $(CORE_HDR) tests/size/size_probe.c tes
 		-Wl,--gc-sections -T $(CURDIR)/tests/size/cortex_m4.ld -o size_probe.elf
 	@echo "cross: firmware core built for Cortex-M4F (-Os): $@"
 
-size: cross
-	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET)
+# The core alone against its budget, and each whole Zephyr image (core, glue, kernel, drivers) against 64 / 24 KiB.
+IMAGE_FLASH_BUDGET := 65536
+IMAGE_RAM_BUDGET := 24576
+size: cross firmware
+	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET) \
+		--images $(IMAGE_FLASH_BUDGET) $(IMAGE_RAM_BUDGET) $(foreach b,$(ZEPHYR_BOARDS),$(BUILD)/zephyr/$(b)/zephyr/zephyr.elf)
 
 # The rig firmware's Zephyr images (the pinned Zephyr 3.5.0, Debian's arm-none-eabi-gcc, CMake + Ninja):
 # build/zephyr/<board>/zephyr/zephyr.elf. A board is added here and with firmware/zephyr/boards/<board>.overlay.
