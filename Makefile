@@ -23,6 +23,7 @@ FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
 .PHONY: firmware
+.PHONY: pio
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
@@ -37,7 +38,7 @@ demo: setup rigsim
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
 test: setup build
-	$(MAKE) --no-print-directory ctest asan cross firmware fuzz-smoke lint pytest
+	$(MAKE) --no-print-directory ctest asan cross firmware pio fuzz-smoke lint pytest
 
 setup: system influxd venv
 
@@ -90,6 +91,12 @@ size: cross firmware
 ZEPHYR_BOARDS := nucleo_f411re nucleo_f446re
 firmware: venv
 	@bash scripts/build_zephyr.sh $(ZEPHYR_BOARDS)
+
+# The same images as users build them, with PlatformIO (platformio.ini), offline: PlatformIO from PyPI
+# and its packages from the pinned archives in build/platformio/core (never ~/.platformio): build/pio/<env>/.
+PIO_ENVS := nucleo_f411re nucleo_f446re
+pio: venv
+	@bash scripts/build_pio.sh $(PIO_ENVS)
 
 coverage:
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
