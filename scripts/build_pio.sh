@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build platformio.ini's environments offline (make pio): PlatformIO and its packages installed into the
 # project-local core dir by setup_platformio.sh, images in build/pio/<env>/firmware.elf, each
-# environment's output in build/pio/<env>.log.
+# environment's output in build/platformio/<env>.log (not in build/pio, which PlatformIO empties
+# whenever platformio.ini changes).
 #
 #   scripts/build_pio.sh nucleo_f411re nucleo_f446re
 set -euo pipefail
@@ -16,11 +17,11 @@ for env in "$@"; do
     exit 1
   fi
   echo "pio: $env"
-  mkdir -p build/pio
-  if ! .venv/bin/pio run -e "$env" >"build/pio/$env.log" 2>&1; then
-    tail -n 30 "build/pio/$env.log" >&2
-    echo "pio: $env failed (whole log: build/pio/$env.log)." >&2
+  log="build/platformio/$env.log"
+  if ! .venv/bin/pio run -e "$env" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "pio: $env failed (whole log: $log)." >&2
     exit 1
   fi
-  grep -E '^(RAM|Flash):|\[SUCCESS\]' "build/pio/$env.log"
+  grep -E '^(RAM|Flash):|\[SUCCESS\]' "$log"
 done
