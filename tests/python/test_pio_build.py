@@ -37,3 +37,13 @@ def test_pio_image_matches_the_cmake_build(env: str) -> None:
     # The core is in it: PlatformIO compiles src_dir itself, not the CMake app's sources.
     symbols = subprocess.run(["arm-none-eabi-nm", str(pio_elf)], capture_output=True, text=True, check=True).stdout
     assert {"rig_init", "rig_step", "rig_rx"} <= {line.split()[-1] for line in symbols.splitlines()}
+
+
+def test_unknown_environment_is_one_clear_line() -> None:
+    res = subprocess.run(
+        ["bash", "scripts/build_pio.sh", "nucleo_nope"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "unknown environment 'nucleo_nope'" in lines[0] and "nucleo_f411re" in lines[0]
