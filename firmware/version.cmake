@@ -7,7 +7,7 @@
 
 function(rig_version_stamp target)
   if(THERMRIG_FW_VERSION)
-    target_compile_definitions(${target} PRIVATE RIG_FW_VERSION="${THERMRIG_FW_VERSION}")
+    target_compile_definitions(${target} PUBLIC RIG_FW_VERSION="${THERMRIG_FW_VERSION}")
     return()
   endif()
   set(header ${CMAKE_BINARY_DIR}/rig_version.h)
@@ -17,7 +17,7 @@ function(rig_version_stamp target)
   execute_process(COMMAND ${stamp})
   add_custom_target(rig_version BYPRODUCTS ${header} COMMAND ${stamp} COMMENT "firmware version stamp")
   add_dependencies(${target} rig_version)
-  target_compile_options(${target} PRIVATE -include ${header})
+  target_compile_options(${target} PUBLIC -include ${header})  # PUBLIC: the unit tests check the stamp too
 endfunction()
 
 if(CMAKE_SCRIPT_MODE_FILE)
