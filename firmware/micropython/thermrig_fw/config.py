@@ -1,14 +1,14 @@
 # Rig configuration: identity, the channel map, limits and safety defaults (values of firmware/core/rig_config.h).
 from micropython import const
 
-FW_NAME = "thermrig-micropython"
-FW_VERSION = "0.1.0"
+FW_NAME = b"thermrig-micropython"
+FW_VERSION = b"0.1.0"
 PROTO_VERSION = const(1)
 
 # The channel map is declared here only: HELLO sends it and the host follows what HELLO says.
 CHANNEL_MAP = (
-    "tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,"
-    "amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
+    b"tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,"
+    b"amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
 )
 NUM_TC = const(4)
 NUM_FANS = const(2)

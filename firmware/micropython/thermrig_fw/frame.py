@@ -202,10 +202,14 @@ class TxBuffer:
     def clear(self):
         self.n = 0
 
-    def begin(self, seq, type_):
+    def open(self, seq):
+        """Start a frame with its SEQ; the caller writes the rest (a kept reply is resent this way)."""
         self.start = self.n
         self.overflow = False
         self.u(seq)
+
+    def begin(self, seq, type_):
+        self.open(seq)
         self.ch(_SPACE)
         self.s(type_)
 
