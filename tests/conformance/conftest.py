@@ -17,8 +17,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
 
 
-@pytest.fixture(scope="session")
-def target() -> Iterator[Target]:
-    with SimulatedRig(SimConfig(stepped=True, seed=11)) as sim, RigLink(sim.port) as link:
+# Every firmware that runs in the simulated rig is held to the same suite.
+FIRMWARES = ["rigsim", "micropython"]
+
+
+@pytest.fixture(scope="session", params=FIRMWARES)
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    with SimulatedRig(SimConfig(stepped=True, seed=11, firmware=request.param)) as sim, RigLink(sim.port) as link:
         link.hello()
         yield Target(link, sim)

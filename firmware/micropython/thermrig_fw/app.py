@@ -1,6 +1,7 @@
 # The firmware's tasks (asyncio): sampling paced by the HAL, the control step, and the serial link.
 # The same code runs on a Pico (hal_pico) and on the unix port against the plant (hal_sim).
 import asyncio
+import select
 
 from .rig import Rig, Samples
 
@@ -49,13 +50,23 @@ class App:
             self.stepped.set()
 
     async def link(self):
-        reader = asyncio.StreamReader(self.serial_in)
+        # A blocking stream's readinto() waits to fill the whole buffer (USB CDC on a Pico, a socket
+        # here), so: wait for one byte, then take only what is already there, one byte at a time.
+        serial = self.serial_in
+        reader = asyncio.StreamReader(serial)
+        poller = select.poll()
+        poller.register(serial, select.POLLIN)
         buf = self.rx_buf
+        one = bytearray(1)
         while True:
-            n = await reader.readinto(buf)
-            if not n:
+            if not await reader.readinto(one):
                 await self.hal.serial_closed()
                 continue
+            buf[0] = one[0]
+            n = 1
+            while n < len(buf) and poller.poll(0) and serial.readinto(one):
+                buf[n] = one[0]
+                n += 1
             # Stamped on arrival: a PING's us= is the time its LF came in, not when the reply leaves.
             self.rig.rx(buf, n, self.hal.now_us())
             self.flush()
