@@ -28,8 +28,10 @@ def check(version=None, required=REQUIRED):
     for name in required:
         try:
             __import__(name)
-        except ImportError:
-            return "missing=" + name
+        except ImportError as exc:
+            # Name the module really missing ("no module named 'x'"), not the one that imports it.
+            text = str(exc)
+            return "missing=" + (text.split("'")[1] if text.count("'") >= 2 else name)
     return None
 
 
