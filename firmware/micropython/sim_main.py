@@ -2,7 +2,9 @@
 # serial line on a Unix socket (--serial: the simulated rig's bridge to its pty) or stdin/stdout (as
 # USB CDC is on a Pico). Usage:
 #   micropython sim_main.py --plant SOCKET [--serial SOCKET] [--ppm PPM] [--offset-us US]
-# Prints {"t0_unix_us": ..., "ppm": ..., "offset_us": ...} on stderr once it runs.
+# Prints {"t0_unix_us": ..., "ppm": ..., "offset_us": ...} on stderr once it runs. With
+# THERMRIG_MP_HEAP_LOG=PATH in the environment it also appends "<uptime_ms> <heap bytes in use>" to PATH
+# every 10 s of MCU time, after a collection (bench/bench_micropython.py: the heap must stay flat).
 import sys
 
 import bootcheck
@@ -40,6 +42,22 @@ def unix_socket(path):
     return sock
 
 
+async def log_heap(path, hal):
+    import asyncio
+    import gc
+
+    due = 0
+    with open(path, "a") as out:
+        while True:
+            await asyncio.sleep_ms(20)
+            up = hal.now_us()
+            if up >= due:
+                gc.collect()
+                out.write("%d %d\n" % (up // 1000, gc.mem_alloc()))
+                out.flush()
+                due = up + 10_000_000
+
+
 def main():
     opts = options(sys.argv)
     if opts["serial"]:
@@ -57,6 +75,7 @@ def main():
         bootcheck.fail_loop(reason, stdin, stdout)
         return
     import asyncio
+    import os
 
     from thermrig_fw.app import App
     from thermrig_fw.hal_sim import SimHal
@@ -67,6 +86,9 @@ def main():
     async def run():
         await hal.start()
         announce(hal.t0_unix_us, opts)
+        heap_log = os.getenv("THERMRIG_MP_HEAP_LOG")
+        if heap_log:
+            asyncio.create_task(log_heap(heap_log, hal))
         await app.run()
 
     asyncio.run(run())
