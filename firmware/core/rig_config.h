@@ -4,8 +4,13 @@
 
 #include <stdint.h>
 
+#ifndef RIG_FW_NAME
 #define RIG_FW_NAME "thermrig-core"
+#endif
+/* Builds stamp the version (firmware/version.cmake): project version and git revision. */
+#ifndef RIG_FW_VERSION
 #define RIG_FW_VERSION "0.1.0"
+#endif
 #define RIG_PROTO_VERSION 1
 
 #ifndef RIG_BOARD
