@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.link.rig_link import NakError, RigLink, RigTimeout
 from thermrig.link.transport import PortError
 from thermrig.plant.firmware.micropython import firmware_dir
 
@@ -97,6 +97,8 @@ def wait_for_hello(port: str, timeout: float = PORT_TIMEOUT_S) -> tuple[str, str
         except (PortError, RigTimeout) as exc:
             last = exc
             time.sleep(0.25)
+        except NakError as exc:  # NAK BOOT: MicroPython runs, the firmware cannot (version, missing module)
+            raise FlashError(f"the board on {port} cannot start the firmware: {exc}") from exc
     raise FlashError(f"the board did not answer HELLO on {port} within {timeout:.0f} s after its reset: {last}")
 
 
