@@ -7,7 +7,12 @@ from . import config
 
 # Output terms in milli-permille: small enough to stay small ints (31 bits) on an RP2040, so no heap.
 _I_SCALE = const(1000)
-_D_SCALE = const(1000)  # derivative state: milli-degC per second
+_D_SCALE = const(1000000)  # derivative state: micro-degC per second (fine enough that rounding is no bias)
+
+
+def _div_round(a, b):
+    """a / b rounded to the nearest integer, halves away from zero (b > 0)."""
+    return (a + b // 2) // b if a >= 0 else -((b // 2 - a) // b)
 
 
 class Pid:
@@ -27,10 +32,10 @@ class Pid:
             self.prev_cc = measured_cc
             self.primed = True
         if dt_ms > 0:
-            raw_d = (measured_cc - self.prev_cc) * 10 * _D_SCALE // dt_ms
-            self.d_state += (raw_d - self.d_state) * dt_ms // (config.AIR_D_FILTER_MS + dt_ms)
+            raw_d = _div_round((measured_cc - self.prev_cc) * 10 * _D_SCALE, dt_ms)
+            self.d_state += _div_round((raw_d - self.d_state) * dt_ms, config.AIR_D_FILTER_MS + dt_ms)
         self.prev_cc = measured_cc
-        p_d = (config.AIR_KP * err * _I_SCALE // 100) - (config.AIR_KD * self.d_state * _I_SCALE // _D_SCALE)
+        p_d = config.AIR_KP * err * _I_SCALE // 100 - _div_round(config.AIR_KD * self.d_state, _D_SCALE // _I_SCALE)
         candidate = self.integral + config.AIR_KI * err * dt_ms // 100  # Ki * degC * s
         unclamped = p_d + candidate
         top = 1000 * _I_SCALE
