@@ -31,10 +31,11 @@ def run_micropython(code: str) -> str:
 
 
 def heating_run(firmware: str) -> dict[int, dict[str, object]]:
-    """20 s of heating with both fans in duty mode on a seeded stepped plant: telemetry by uptime."""
+    """20 s of heating, fan0 at a duty, fan1 at a speed (its RPM loop), on a seeded stepped plant: telemetry
+    by uptime."""
     with SimulatedRig(SimConfig(stepped=True, seed=5, firmware=firmware)) as sim, RigLink(sim.port) as link:
         link.hello()
-        link.set(fan0=400, fan1=600, air=2300, heat=1)
+        link.set(fan0=400, rpm1=900, air=2300, heat=1)
         frames = []
         for _ in range(20):
             link.ping()
