@@ -53,8 +53,8 @@ def run(rig, s, tcs, sht, with_drivers):
                 tcs[i].read_into(s.tc_raw[i])
             s.sht_present = sht.poll(s.sht_raw)
             s.tach[0] = s.tach[1] = 5
-        now = (k + 1) * 100000
-        rig.last_host_us = now
+        now = (k + 1) * 100
+        rig.last_host_ms = now
         rig.step(s, now)
         rig.tx.clear()
     return time.ticks_diff(time.ticks_us(), t0)

@@ -100,8 +100,8 @@ s.tach[0] = s.tach[1] = 5
 rig.heat_enabled = True
 rig.air_target_cc = 2400  # within reach: no fault, no event frames
 def tick(k):
-    rig.last_host_us = k * 100000
-    rig.step(s, k * 100000)
+    rig.last_host_ms = k * 100
+    rig.step(s, k * 100)
 def run(first, n):
     for k in range(first, first + n):
         tick(k)

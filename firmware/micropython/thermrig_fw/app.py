@@ -43,7 +43,7 @@ class App:
         while True:
             await self.sampled.wait()
             self.sampled.clear()
-            rig.step(self.samples, self.hal.now_us())
+            rig.step(self.samples, self.hal.now_ms())
             self.hal.apply(rig.heater_pm, rig.fan_pm)
             self.hal.feed()
             self.flush()

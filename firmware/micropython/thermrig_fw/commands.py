@@ -92,7 +92,7 @@ def _set(rig, f):
             rig.fans[i].set_rpm(given[_RPM0 + i])
     if given[_RATE] is not None:
         rig.tel_period_ms = given[_RATE]
-        rig.next_tel_us = rig.now_us
+        rig.next_tel_ms = rig.now_ms
     _ack(rig, f)
 
 

@@ -56,18 +56,30 @@ class PicoHal:
         self.tachs = [Tach(p) for p in pins["tach"]]
         self.wdt = WDT(timeout=WDT_MS)
         self._last_us = time.ticks_us()
-        self._up_us = 0
+        self._up_ms = 0
+        self._frac_us = 0
         self._next_ms = time.ticks_ms()
 
     def reset_cause(self):
         return self._cause
 
-    def now_us(self):
-        """Uptime in us, accumulated from the 30-bit tick counter (called at least every tick)."""
+    def _advance(self):
+        # Uptime as ms plus a µs remainder, from the 30-bit µs tick counter (read at least every tick,
+        # far more often than it wraps): small ints only, so the tick allocates nothing.
         t = time.ticks_us()
-        self._up_us += time.ticks_diff(t, self._last_us)
+        self._frac_us += time.ticks_diff(t, self._last_us)
         self._last_us = t
-        return self._up_us
+        self._up_ms += self._frac_us // 1000
+        self._frac_us %= 1000
+
+    def now_ms(self):
+        self._advance()
+        return self._up_ms
+
+    def now_us(self):
+        """µs uptime for a PING's stamp: past 18 min a long int (a heap object), once per command."""
+        self._advance()
+        return self._up_ms * 1000 + self._frac_us
 
     async def tick(self):
         self._next_ms = time.ticks_add(self._next_ms, c.TICK_MS)

@@ -112,6 +112,9 @@ class SimHal:
             return int(self.offset_us + t * (1.0 + self.ppm * 1e-6))
         return self.offset_us + t
 
+    def now_ms(self):
+        return self.now_us() // 1000
+
     async def tick(self):
         """Send this tick's outputs (also the request for the next sample) and wait for the sample."""
         if self.realtime:

@@ -52,10 +52,13 @@ class Rig:
         self.errors = 0  # bad frames: LONG + SYNTAX + CRC
         self.naks = 0
         self.repeats = 0  # resent commands answered from the kept reply
+        # Times in ms: small ints for 12 days on an RP2040, where an int of 31 bits or more is a heap
+        # object. Only a PING's stamp needs the µs uptime (now_us, set when bytes arrive).
         self.now_us = 0
-        self.last_step_us = 0
+        self.now_ms = 0
+        self.last_step_ms = 0
         self.stepped = False
-        self.last_host_us = 0
+        self.last_host_ms = 0
         self.reset_cause = reset_cause
         self.boot_reported = False
         self.reported_faults = 0
@@ -79,7 +82,7 @@ class Rig:
         self.capture_reply = False
         self.last_reply_n = 0
         self.tel_period_ms = c.TEL_DEFAULT_MS
-        self.next_tel_us = 0
+        self.next_tel_ms = 0
         # Safe state until the first tick decides otherwise: heater off, fans full.
         self.heater_pm = 0
         for i in range(c.NUM_FANS):
@@ -134,6 +137,7 @@ class Rig:
     def rx(self, data, n, now_us):
         """Bytes from the host, at MCU time now_us (a PING is stamped with it)."""
         self.now_us = now_us
+        self.now_ms = now_us // 1000
         lines = self.lines
         for i in range(n):
             st = lines.push(data[i])
@@ -152,7 +156,7 @@ class Rig:
             self.nak(-1, frame.ERR_NAMES[err])
             return
         self.frames += 1
-        self.last_host_us = self.now_us
+        self.last_host_ms = self.now_ms
         if self.have_last_cmd and f.seq == self.last_cmd_seq and f.crc == self.last_cmd_crc:
             self.tx.open(self.tx_seq)
             for i in range(self.last_reply_n):
@@ -169,23 +173,22 @@ class Rig:
 
     # -- the control tick -------------------------------------------------------------------------
 
-    def step(self, s, now_us):
-        """One control tick at MCU time now_us: sensors, control, safety, events, telemetry."""
-        self.now_us = now_us
-        dt_ms = (now_us - self.last_step_us) // 1000 if self.stepped else c.TICK_MS
+    def step(self, s, now_ms):
+        """One control tick at MCU time now_ms: sensors, control, safety, events, telemetry."""
+        self.now_ms = now_ms
+        dt_ms = now_ms - self.last_step_ms if self.stepped else c.TICK_MS
         self.stepped = True
-        self.last_step_us = now_us
+        self.last_step_ms = now_ms
         self._read(s, dt_ms)
         self._control(dt_ms)
         self._events()
         # Due within half a tick: scheduling jitter must not skip a frame. Fixed cadence, no drift.
-        half = c.TICK_MS * 500
-        if self.tel_period_ms != 0 and now_us + half >= self.next_tel_us:
+        half = c.TICK_MS // 2
+        if self.tel_period_ms != 0 and now_ms + half >= self.next_tel_ms:
             self._telemetry()
-            period_us = self.tel_period_ms * 1000
-            self.next_tel_us += period_us
-            if self.next_tel_us + half <= now_us:
-                self.next_tel_us = now_us + period_us
+            self.next_tel_ms += self.tel_period_ms
+            if self.next_tel_ms + half <= now_ms:
+                self.next_tel_ms = now_ms + self.tel_period_ms
 
     def _read(self, s, dt_ms):
         safety = self.safety
@@ -215,7 +218,7 @@ class Rig:
         air = self.tc_cc[c.TC_CHASSIS_AIR]
         safety.check_heater(active, self.air_target_cc, air, dt_ms)
         safety.check_stuck(self.heater_pm, air, dt_ms)
-        if active and self.now_us - self.last_host_us > c.HOST_TIMEOUT_MS * 1000:
+        if active and self.now_ms - self.last_host_ms > c.HOST_TIMEOUT_MS:
             safety.latch(c.FAULT_HOST_LOST)
         if not self.heating():
             self.pid.reset()
@@ -242,7 +245,7 @@ class Rig:
         tx = self.tx
         self.begin(b"TEL")
         tx.s(b" up=")
-        tx.u(self.now_us // 1000)
+        tx.u(self.now_ms)
         for ch in range(c.NUM_TC):
             self._channel(_TC_KEYS[ch], self.tc_cc[ch], self.tc_status[ch])
         self._channel(b"amb", self.amb_cc, self.amb_status)
