@@ -1,6 +1,7 @@
 """The MicroPython firmware: its size as .mpy (mpy-cross), heap in use over ten simulated minutes of
 heating in the simulated rig (gc.mem_alloc() after a collection every 10 s: flat means no leak), the
-control tick's time and allocation on the unix port, and its headroom at 10 Hz."""
+control tick's time and allocation on the unix port, its headroom at 10 Hz, and the host's time-sync
+error against its clock in real time (crystal at +100 ppm)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from common import advance_with_host, figure
 
 from thermrig.link.rig_link import RigLink
@@ -60,6 +62,22 @@ def heap_over_ten_minutes(log: Path) -> list[tuple[int, int]]:
     return [(int(up), int(heap)) for up, heap in rows]
 
 
+def timesync_errors_ms(seconds: float = 20.0) -> np.ndarray:
+    """Real time: fit UTC from pings for the first half, judge it on later stamps against the truth."""
+    errors = []
+    config = SimConfig(firmware="micropython", ppm=100.0, offset_us=5_000_000)
+    with SimulatedRig(config) as sim, RigLink(sim.port) as link:
+        link.hello()
+        start = time.monotonic()
+        while time.monotonic() - start < seconds:
+            fit = link.sync.fit
+            sample = link.ping()
+            if time.monotonic() - start > seconds / 2 and fit is not None:
+                errors.append(fit.to_utc(sample.mcu_us) - sim.truth.utc_of_mcu(sample.mcu_us))
+            time.sleep(0.1)
+    return np.abs(np.array(errors)) * 1000
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src, mpy = mpy_sizes(Path(tmp))
@@ -80,6 +98,12 @@ def main() -> None:
     figure("control tick, firmware core (unix port, this machine)", f"{t['core_us_per_tick']:.0f} us")
     figure("control tick with the sensor drivers", f"{t['tick_us_per_tick']:.0f} us")
     figure("heap allocated per tick", f"{t['alloc_bytes_per_tick']:.2f} B", "target 0")
+    err = timesync_errors_ms()
+    figure(
+        "time-sync error, real time, +100 ppm (p50 / p99)",
+        f"{np.percentile(err, 50):.2f} / {np.percentile(err, 99):.2f} ms",
+        f"{len(err)} pings",
+    )
     figure(
         "headroom at 10 Hz here: how much slower an MCU may be",
         f"{TICK_MS * 1000 / t['tick_us_per_tick']:.0f}x",
