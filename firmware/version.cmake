@@ -3,8 +3,13 @@
 # rig_version_stamp(TARGET) adds a target that rewrites rig_version.h at each build (only when the stamp
 # changes, so nothing recompiles needlessly) and force-includes it, which rig_config.h's #ifndef honours.
 # Run as a script (cmake -DROOT=.. -DOUT=.. -P version.cmake) it writes the header.
+# -DTHERMRIG_FW_VERSION=TEXT stamps TEXT instead (a packager's own version; tests build a different image).
 
 function(rig_version_stamp target)
+  if(THERMRIG_FW_VERSION)
+    target_compile_definitions(${target} PUBLIC RIG_FW_VERSION="${THERMRIG_FW_VERSION}")
+    return()
+  endif()
   set(header ${CMAKE_BINARY_DIR}/rig_version.h)
   set(stamp ${CMAKE_COMMAND} -DROOT=${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.. -DOUT=${header}
             -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/version.cmake)
@@ -12,7 +17,7 @@ function(rig_version_stamp target)
   execute_process(COMMAND ${stamp})
   add_custom_target(rig_version BYPRODUCTS ${header} COMMAND ${stamp} COMMENT "firmware version stamp")
   add_dependencies(${target} rig_version)
-  target_compile_options(${target} PRIVATE -include ${header})
+  target_compile_options(${target} PUBLIC -include ${header})  # PUBLIC: the unit tests check the stamp too
 endfunction()
 
 if(CMAKE_SCRIPT_MODE_FILE)

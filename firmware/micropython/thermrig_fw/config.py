@@ -1,8 +1,9 @@
 # Rig configuration: identity, the channel map, limits and safety defaults (values of firmware/core/rig_config.h).
 from micropython import const
 
+from .version import FW_VERSION  # apart, so that the flasher can stamp it
+
 FW_NAME = b"thermrig-micropython"
-FW_VERSION = b"0.1.0"
 PROTO_VERSION = const(1)
 
 # The channel map is declared here only: HELLO sends it and the host follows what HELLO says.

@@ -7,7 +7,7 @@
 #include "rig.h"
 
 /* Real boards: rig_hal.c (sensors, actuators) and rig_hal_mcu.c (tick, uptime, reset cause, watchdog).
- * The emulated board (qemu_cortex_m3): rig_hal_wires.c, the plant model's values over a UART. */
+ * The emulated board (qemu_cortex_m3): ../emulated/rig_hal_wires.c, the plant model's values over a UART. */
 
 /* Check every device is ready and start the tach counters; wake is given whenever the HAL has news for
  * the main loop. Returns 0 or a negative errno. */

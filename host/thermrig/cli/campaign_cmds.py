@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
@@ -23,6 +24,7 @@ from thermrig.db.local_server import resolve_settings
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
+from thermrig.flash.identity import older_than_host
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
@@ -153,7 +155,9 @@ def run(
         else:
             port = resolve_port(c.port).port
         link = stack.enter_context(RigLink(port))
-        link.hello()
+        info = link.hello()  # refuses a rig of another protocol (VersionMismatch)
+        if (warning := older_than_host(info.version)) is not None:
+            console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         link.start_keepalive(interval=min(1.0, 0.5 / c.sim_speed) if sim else 1.0)
 
         def ask(message: str) -> None:

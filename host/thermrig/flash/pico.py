@@ -1,33 +1,22 @@
-"""Flashing the MicroPython firmware onto a Raspberry Pi Pico that already runs MicroPython: copy the
-board's files with mpremote, reset it, wait for its USB serial port to come back, and check that HELLO
-reports the firmware and version that were copied."""
+"""A Raspberry Pi Pico running MicroPython: "building" stages the board's files of firmware/micropython
+with this checkout's version stamp, the upload copies them with mpremote and resets the board; the rig
+then answers on the same USB serial port (docs/micropython.md)."""
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from thermrig.link.rig_link import NakError, RigLink, RigTimeout
-from thermrig.link.transport import PortError
+from thermrig.config import ConfigError, resolve_port
+from thermrig.flash.base import Flasher, FlashError, run_tool
+from thermrig.flash.identity import checkout_version
 from thermrig.plant.firmware.micropython import firmware_dir
 
-FW_NAME = "thermrig-micropython"
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
 SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
-PORT_TIMEOUT_S = 15.0  # the Pico re-enumerates on USB after its reset
-MPREMOTE_TIMEOUT_S = 120.0
-
-
-class FlashError(RuntimeError):
-    """The firmware could not be installed, or the board did not come back running it."""
 
 
 def mpremote_binary() -> str:
@@ -39,93 +28,49 @@ def mpremote_binary() -> str:
     return str(beside) if beside.exists() else "mpremote"
 
 
-def firmware_version(source: Path | None = None) -> str:
-    """The version the firmware reports in HELLO, from its configuration (thermrig_fw/config.py)."""
-    config = ((source or firmware_dir()) / "thermrig_fw" / "config.py").read_text()
-    m = re.search(r'^FW_VERSION = b"([^"]+)"', config, re.MULTILINE)
-    if m is None:
-        raise FlashError("thermrig_fw/config.py declares no FW_VERSION")
-    return m.group(1)
+class PicoFlasher(Flasher):
+    board = "pico"
 
+    def __init__(self, source: Path | None = None) -> None:
+        self.source = source or firmware_dir()
+        self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-pico-")
+        self.staged = Path(self._tmp.name)
 
-@dataclass(frozen=True)
-class PicoFlasher:
-    port: str
-    source: Path
-    mpremote: str = "mpremote"
-
-    def stage(self, dest: Path) -> Path:
-        """What goes onto the board, in dest: the firmware without the simulation's files."""
-        for name in BOARD_FILES:
-            src = self.source / name
-            if src.is_dir():
-                shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns(*SIM_ONLY))
-            else:
-                shutil.copy2(src, dest / name)
-        return dest
-
-    def copy_command(self) -> list[str]:
-        """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
-        feeds the watchdog of an interrupted firmware (main.py) and reset the board mid-copy."""
-        return [self.mpremote, "connect", self.port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
-
-    def reset_command(self) -> list[str]:
-        return [self.mpremote, "connect", self.port, "resume", "reset"]
-
-
-def _run(cmd: list[str], cwd: Path | None = None) -> None:
-    try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=MPREMOTE_TIMEOUT_S)
-    except FileNotFoundError as exc:
-        raise FlashError(f"{cmd[0]} not found: `pip install mpremote` (make venv does)") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise FlashError(f"`{' '.join(cmd[1:])}` did not finish within {MPREMOTE_TIMEOUT_S:.0f} s") from exc
-    if proc.returncode != 0:
-        last = (proc.stderr.strip() or proc.stdout.strip() or f"exit status {proc.returncode}").splitlines()[-1]
-        raise FlashError(f"mpremote failed ({' '.join(cmd[3:])}): {last}")
-
-
-def wait_for_hello(port: str, timeout: float = PORT_TIMEOUT_S) -> tuple[str, str]:
-    """(firmware, version) from HELLO once the port is back after the reset."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
+    def resolve_port(self, port: str | None) -> str:
         try:
-            with RigLink(port) as link:
-                info = link.hello()
-                return info.firmware, info.version
-        except (PortError, RigTimeout) as exc:
-            last = exc
-            time.sleep(0.25)
-        except NakError as exc:  # NAK BOOT: MicroPython runs, the firmware cannot (version, missing module)
-            raise FlashError(f"the board on {port} cannot start the firmware: {exc}") from exc
-    raise FlashError(f"the board did not answer HELLO on {port} within {timeout:.0f} s after its reset: {last}")
+            return resolve_port(port).port
+        except ConfigError as exc:
+            raise FlashError("no port for the Pico: pass --port (e.g. /dev/ttyACM0)") from exc
 
+    def copy_command(self, port: str) -> list[str]:
+        """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
+        feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy."""
+        return [mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
 
-def flash_pico(
-    port: str,
-    dry_run: bool = False,
-    echo: Callable[[str], None] = print,
-    source: Path | None = None,
-    port_timeout: float = PORT_TIMEOUT_S,
-) -> str:
-    """Copy the firmware to the Pico on `port`, reset it, check HELLO; returns the version it reports.
-    dry_run: print the commands only."""
-    flasher = PicoFlasher(port, source or firmware_dir(), mpremote_binary())
-    want = firmware_version(flasher.source)
-    with tempfile.TemporaryDirectory(prefix="thermrig-pico-") as tmp:
-        staged = flasher.stage(Path(tmp))
-        steps = [(flasher.copy_command(), staged), (flasher.reset_command(), None)]
-        for cmd, cwd in steps:
-            echo(("(in the firmware folder) " if cwd else "") + " ".join(cmd))
-            if not dry_run:
-                _run(cmd, cwd)
-    if dry_run:
-        echo(f"then: wait for {port} and check HELLO reports {FW_NAME} {want}")
-        return want
-    echo(f"waiting for {port} to answer HELLO")
-    fw, ver = wait_for_hello(port, port_timeout)
-    if (fw, ver) != (FW_NAME, want):
-        raise FlashError(f"the board reports {fw} {ver} after flashing, expected {FW_NAME} {want}")
-    echo(f"{port}: {fw} {ver}")
-    return ver
+    def reset_command(self, port: str) -> list[str]:
+        return [mpremote_binary(), "connect", port, "resume", "reset"]
+
+    def steps(self, port: str) -> list[str]:
+        return [
+            f"build: stage {', '.join(BOARD_FILES)} from {self.source} with ver={checkout_version()}",
+            f"upload: {' '.join(self.copy_command(port))}  (in the staged folder)",
+            f"upload: {' '.join(self.reset_command(port))}",
+        ]
+
+    def build(self) -> str:
+        """Stage what goes onto the board, stamped with this checkout's version; returns the stamp."""
+        for name in BOARD_FILES:
+            src, dest = self.source / name, self.staged / name
+            if src.is_dir():
+                shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*SIM_ONLY), dirs_exist_ok=True)
+            else:
+                shutil.copy2(src, dest)
+        version = checkout_version()
+        (self.staged / "thermrig_fw" / "version.py").write_text(
+            f'# Written by `thermrig flash --board pico`: this checkout\'s version stamp.\nFW_VERSION = b"{version}"\n'
+        )
+        return version
+
+    def upload(self, port: str) -> None:
+        run_tool(self.copy_command(port), "upload", self.staged)
+        run_tool(self.reset_command(port), "reset", self.staged)

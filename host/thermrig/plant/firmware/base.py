@@ -40,6 +40,7 @@ class LaunchContext:
     realtime: bool  # the firmware's own timer paces the ticks; otherwise the plant does
     ppm: float = 0.0
     offset_us: int = 0
+    image: Path | None = None  # the firmware image to run, where a firmware has one (default: the build's)
 
 
 class Firmware(ABC):

@@ -52,3 +52,5 @@ class BridgedFirmware(Firmware):
     def close(self) -> None:
         super().close()
         self.bridge.close()
+        if self.bridge.on_tick in self.server.hooks:
+            self.server.hooks.remove(self.bridge.on_tick)

@@ -23,8 +23,8 @@ def zephyr_image() -> Path:
 class ZephyrQemu(BridgedFirmware):
     name = "zephyr"
 
-    def __init__(self, ctx: LaunchContext, image: Path | None = None) -> None:
-        self.image = image or zephyr_image()
+    def __init__(self, ctx: LaunchContext) -> None:
+        self.image = ctx.image or zephyr_image()
         if not self.image.exists():
             raise SimError(f"{self.image} is missing: build it with `make firmware-qemu` (or set THERMRIG_ZEPHYR_ELF)")
         if shutil.which(QEMU) is None:
