@@ -12,6 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+from thermrig.flash.identity import checkout_version
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
@@ -126,6 +127,7 @@ def test_runs_in_real_time_under_the_simulated_rig() -> None:
     with SimulatedRig(SimConfig(firmware="micropython")) as sim, RigLink(sim.port) as link:
         info = link.hello()
         assert (info.firmware, info.board) == ("thermrig-micropython", "unix-sim")
+        assert info.version == checkout_version()  # it runs a copy stamped as a flashed Pico's is
         link.drain_telemetry()
         ups = [link.next_telemetry(timeout=5).uptime_ms for _ in range(10)]
         # Paced by its own clock at 10 Hz (jitter from a loaded machine allowed, no frame skipped).

@@ -13,7 +13,7 @@ from pathlib import Path
 from thermrig.config import ConfigError, resolve_port
 from thermrig.flash.base import Flasher, FlashError, run_tool
 from thermrig.flash.identity import checkout_version
-from thermrig.plant.firmware.micropython import firmware_dir
+from thermrig.plant.firmware.micropython import firmware_dir, stamp_version
 
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
 SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
@@ -66,9 +66,7 @@ class PicoFlasher(Flasher):
             else:
                 shutil.copy2(src, dest)
         version = checkout_version()
-        (self.staged / "thermrig_fw" / "version.py").write_text(
-            f'# Written by `thermrig flash --board pico`: this checkout\'s version stamp.\nFW_VERSION = b"{version}"\n'
-        )
+        stamp_version(self.staged, version)
         return version
 
     def upload(self, port: str) -> None:
