@@ -68,6 +68,9 @@ class Rig:
         self.pid.reset()
         for fan in self.fans:
             fan.reset()
+            # Every reset boots safe (docs/safety.md): fans full until the host sets them, as a 4-pin
+            # fan runs with its PWM line undriven while the MCU restarts.
+            fan.set_duty(1000)
         self.safety.reset()
         self.safety.latch(reset_cause & c.FAULT_WATCHDOG)
         for i in range(c.NUM_TC):
@@ -83,7 +86,7 @@ class Rig:
         self.last_reply_n = 0
         self.tel_period_ms = c.TEL_DEFAULT_MS
         self.next_tel_ms = 0
-        # Safe state until the first tick decides otherwise: heater off, fans full.
+        # Safe outputs until the first tick: heater off, fans full.
         self.heater_pm = 0
         for i in range(c.NUM_FANS):
             self.fan_pm[i] = 1000
