@@ -1,7 +1,8 @@
 """The MicroPython firmware: its size as .mpy (mpy-cross), heap in use over ten simulated minutes of
 heating in the simulated rig (gc.mem_alloc() after a collection every 10 s: flat means no leak), the
-control tick's time and allocation on the unix port, its headroom at 10 Hz, and the host's time-sync
-error against its clock in real time (crystal at +100 ppm)."""
+control tick's time and allocation on the unix port, its headroom at 10 Hz here and estimated on a
+Raspberry Pi Pico (RP2040), and the host's time-sync error against its clock in real time (crystal at
++100 ppm)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 HERE = Path(__file__).resolve().parent
 TICK_MS = 100
 SIM_S = 600
+
+# A Raspberry Pi Pico's times in ms (RP2040 at 125 MHz, MicroPython v1.23.0) for the kernels of
+# bench/micropython_kernels.py, from the published table of shaoziyang/micropython_benchmarks
+# (https://github.com/shaoziyang/micropython_benchmarks, README.md, column "RP2040 / MicroPython /
+# v1.23.0 / 125", commit 48360b7d6b7220a1bcbf252e1ce7b121e24f8902).
+PICO_KERNEL_MS = {
+    "int_add_1e6": 7984,
+    "int_div_1e6": 13221,
+    "float_add_1e6": 13447,
+    "float_mul_1e6": 13440,
+    "float_div_1e6": 14002,
+    "mandelbrot_500": 18820,
+}
+KERNEL_RUNS = 5
+# The Pico's bus time per tick, which the bench's stand-in buses do not spend (hal_pico.py's clocks):
+# four MAX31855 words of 32 bits on SPI at 4 MHz, and on I2C at 100 kHz the SHT3x's read (start,
+# address, 6 bytes, stop: 65 bit times) and next measurement command (address, 2 bytes: 29).
+PICO_SPI_US = 4 * 32 / 4.0
+PICO_I2C_US = (65 + 29) / 0.1
 
 
 def mpy_sizes(tmp: Path) -> tuple[int, int]:
@@ -47,6 +67,26 @@ def tick_figures() -> dict[str, float]:
         env=env,
     ).stdout
     return {k: float(v) for k, v in (line.split() for line in out.splitlines())}
+
+
+def kernel_ratios_and_tick() -> tuple[dict[str, float], float]:
+    """Pico time / this machine's unix-port time for each kernel, and the tick with drivers in µs: medians
+    of KERNEL_RUNS runs here, kernels and tick interleaved so that load from other jobs on this machine
+    falls on both alike."""
+    runs: dict[str, list[float]] = {name: [] for name in PICO_KERNEL_MS}
+    ticks = []
+    for _ in range(KERNEL_RUNS):
+        out = subprocess.run(
+            [str(micropython_binary()), str(HERE / "micropython_kernels.py")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for name, ms in (line.split() for line in out.splitlines()):
+            runs[name].append(float(ms))
+        ticks.append(tick_figures()["tick_us_per_tick"])
+    ratios = {name: PICO_KERNEL_MS[name] / float(np.median(ms)) for name, ms in runs.items()}
+    return ratios, float(np.median(ticks))
 
 
 def heap_over_ten_minutes(log: Path) -> list[tuple[int, int]]:
@@ -109,6 +149,20 @@ def main() -> None:
         f"{TICK_MS * 1000 / t['tick_us_per_tick']:.0f}x",
         "the tick fits while it is",
     )
+    ratios, tick_us = kernel_ratios_and_tick()
+    worst = max(ratios.values())
+    figure(
+        f"Pico / this machine, {len(ratios)} published kernels (min-max)",
+        f"{min(ratios.values()):.0f}-{worst:.0f}x",
+        f"medians of {KERNEL_RUNS} runs, tick {tick_us:.0f} us",
+    )
+    pico_us = tick_us * worst + PICO_SPI_US + PICO_I2C_US
+    figure(
+        "control tick on a Pico, estimated (slowest ratio + bus time)",
+        f"{pico_us / 1000:.1f} ms",
+        f"bus {(PICO_SPI_US + PICO_I2C_US) / 1000:.2f} ms of it",
+    )
+    figure("headroom at 10 Hz on a Pico, estimated", f"{TICK_MS * 1000 / pico_us:.0f}x", "of the 100 ms tick")
 
 
 if __name__ == "__main__":
