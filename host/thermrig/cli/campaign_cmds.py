@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
@@ -82,7 +83,12 @@ def _view(progress: Progress) -> Group:
     if r:
         t.add_row("factors", ", ".join(f"{k}={v}" for k, v in r.tags().items()))
     t.add_row("phase", f"[bold]{progress.phase}[/] {progress.detail}")
-    t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
+    if progress.phase == "done":
+        t.add_row("ETA", "finished")
+    else:
+        t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
+    if progress.influx:
+        t.add_row("InfluxDB", f"[yellow]{escape(progress.influx)}[/]")
     if progress.latest:
         temps = progress.latest.temps
         t.add_row(
@@ -165,13 +171,23 @@ def run(
 
         live = stack.enter_context(Live(console=console, refresh_per_second=4))
         shown: list[tuple[str, str]] = []
+        outage = [""]
 
         def progress(pr: Progress) -> None:
             live.update(_view(pr))
+            if console.is_terminal:
+                return
             key = (pr.run.run_id if pr.run else "", pr.phase)
-            if not console.is_terminal and (not shown or shown[-1] != key):  # a log: one line per phase
+            if not shown or shown[-1] != key:  # a log: one line per phase
                 shown.append(key)
-                print(f"run {pr.done + 1}/{pr.total} {key[0]}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+                if pr.phase == "done":
+                    print(f"campaign {c.name}: done, {pr.detail}", flush=True)
+                else:
+                    where = f"run {min(pr.done + 1, pr.total)}/{pr.total} {key[0]}"
+                    print(f"{where}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+            if pr.influx != outage[-1]:  # one line when InfluxDB stops answering, one when it is back
+                outage.append(pr.influx)
+                print(pr.influx or "InfluxDB answers again: sending the spooled points", flush=True)
 
         orch = Orchestrator(p, folder, link, influx, target, sim, ask, progress, identity)
         signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
@@ -190,6 +206,12 @@ def run(
         finally:
             with contextlib.suppress(Exception):
                 link.command("SAFE")
+    if orch.unsent:
+        console.print(
+            f"[yellow]{len(orch.unsent)} runs' points are not all in InfluxDB[/] (kept in their spools): "
+            f"{', '.join(orch.unsent)}; `thermrig db drain` sends them once InfluxDB answers",
+            soft_wrap=True,
+        )
     if len(state.completed) < len(p.runs):
         console.print(
             f"[yellow]campaign {c.name} finished with failed runs[/]: {len(state.completed)} of {len(p.runs)} ok; "
