@@ -8,10 +8,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.paths import config_dir, runtime_dir
 
 
-class ConfigError(RuntimeError):
+class ConfigError(ThermrigError, RuntimeError):
     pass
 
 

@@ -112,7 +112,7 @@ def test_bad_drive_profiles_name_the_file_section_and_key(
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    with pytest.raises(ProfileError, match=r"drives.toml: \[950pro_512\]") as err:
+    with pytest.raises(ProfileError, match=r"drives.toml:\d+: \[950pro_512\]") as err:
         load_drive_profile("950pro_512")
     assert message in str(err.value)
 

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from thermrig.analysis.published import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.targets import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
 from thermrig.db.local_server import resolve_settings

@@ -19,12 +19,13 @@ from pathlib import Path
 import urllib3
 
 from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
+from thermrig.errors import ThermrigError
 from thermrig.paths import data_dir
 
 START_TIMEOUT_S = 30.0
 
 
-class InfluxServerError(RuntimeError):
+class InfluxServerError(ThermrigError, RuntimeError):
     pass
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import serial
 
+from thermrig.errors import ThermrigError
 from thermrig.link.timesync import SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.frame import (
@@ -33,11 +34,11 @@ RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in betwe
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 
 
-class RigTimeout(TimeoutError):
+class RigTimeout(ThermrigError, TimeoutError):
     """The rig did not answer a command in time, after every retry."""
 
 
-class NakError(RuntimeError):
+class NakError(ThermrigError, RuntimeError):
     def __init__(self, command: str, nak: Nak):
         detail = f" ({nak.detail})" if nak.detail else ""
         super().__init__(f"rig refused {command}: {nak.reason}{detail}")

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.paths import rigsim_binary
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.faults import FaultInjector
@@ -19,7 +20,7 @@ from thermrig.plant.virtual_drive import VirtualDrive
 from thermrig.plant.wires import SensorBank
 
 
-class SimError(RuntimeError):
+class SimError(ThermrigError, RuntimeError):
     """The simulated rig could not start."""
 
 

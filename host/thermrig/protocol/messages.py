@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntFlag
 
+from thermrig.errors import ThermrigError
 from thermrig.protocol.frame import Frame
 
 
@@ -41,7 +42,7 @@ def flag_names(flags: IntFlag) -> str:
     return ",".join(f.name or "" for f in type(flags) if f in flags) or "ok"
 
 
-class ProtocolError(RuntimeError):
+class ProtocolError(ThermrigError, RuntimeError):
     """The rig sent something this host cannot interpret."""
 
 
