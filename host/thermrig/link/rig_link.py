@@ -1,6 +1,9 @@
 """RigLink: HELLO handshake with version check, commands with ack/timeout/retry, telemetry stream,
 sequence-continuity and error counters, time sync by PING, and recovery: reconnect with backoff when
-the port goes away, re-handshake after an MCU reset, and gaps in the data marked as events."""
+the port goes away, re-handshake after an MCU reset, and gaps in the data marked as events.
+
+The port is opened through an opener (open_port by default): tests pass one that returns a serial-like
+object of their own, so the retry, resend and reconnect logic runs without a pty."""
 
 from __future__ import annotations
 
@@ -32,6 +35,10 @@ COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
 RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in between (a path check is cheap)
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
+
+# Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
+# write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
+Opener = Callable[[str], serial.SerialBase]
 
 
 class RigTimeout(ThermrigError, TimeoutError):
@@ -79,10 +86,13 @@ class LinkEvent:
 class RigLink:
     """One connection to a rig. Use as a context manager; call hello() first."""
 
-    def __init__(self, port: str, on_event: Callable[[LinkEvent], None] | None = None) -> None:
+    def __init__(
+        self, port: str, on_event: Callable[[LinkEvent], None] | None = None, opener: Opener = open_port
+    ) -> None:
         self.port = port
+        self._open = opener
         self._identity = usb_identity(port)
-        self._ser: serial.SerialBase = open_port(port)
+        self._ser: serial.SerialBase = opener(port)
         self._ser.reset_input_buffer()
         self._write_lock = threading.Lock()
         self._pending: dict[int, queue.Queue[Frame]] = {}
@@ -156,7 +166,7 @@ class RigLink:
             where = find_port(self.port, self._identity)
             if where is not None:
                 try:
-                    ser = open_port(where)
+                    ser = self._open(where)
                 except PortError:
                     pass
                 else:
