@@ -13,11 +13,11 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import serial
 
-from thermrig.errors import ThermrigError
+from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
+from thermrig.link.events import LinkEvent, LinkStats
 from thermrig.link.timesync import SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.frame import (
@@ -39,48 +39,6 @@ GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 # Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
 # write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
 Opener = Callable[[str], serial.SerialBase]
-
-
-class RigTimeout(ThermrigError, TimeoutError):
-    """The rig did not answer a command in time, after every retry."""
-
-
-class NakError(ThermrigError, RuntimeError):
-    def __init__(self, command: str, nak: Nak):
-        detail = f" ({nak.detail})" if nak.detail else ""
-        super().__init__(f"rig refused {command}: {nak.reason}{detail}")
-        self.nak = nak
-
-
-class VersionMismatch(ProtocolError):
-    """The rig speaks a protocol version this host does not."""
-
-
-@dataclass
-class LinkStats:
-    frames: int = 0
-    decode_errors: dict[str, int] = field(default_factory=dict)
-    lost_frames: int = 0  # gaps in the rig's frame sequence numbers
-    telemetry: int = 0
-    naks_received: int = 0
-    retries: int = 0
-    reconnects: int = 0
-    mcu_resets: int = 0
-    gaps: int = 0
-
-
-@dataclass(frozen=True)
-class LinkEvent:
-    """Something a record of the run must show: a lost link, an MCU reset, a gap, a rig fault event.
-
-    kind: "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault".
-    utc: host time of the event, s. For a gap, start_utc..utc is the stretch without telemetry.
-    """
-
-    kind: str
-    utc: float
-    detail: str = ""
-    start_utc: float | None = None
 
 
 class RigLink:
