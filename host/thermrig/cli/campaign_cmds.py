@@ -119,6 +119,16 @@ def _target(c: Campaign, destroy: bool) -> tuple[Target, dict[str, str | None]]:
     return Target(c.drive.target, size=c.drive.size, block_device=block), identity
 
 
+def _say_unsent(console: Console, runs: list[str]) -> None:
+    """The runs whose points are not all in InfluxDB, and the command that sends them."""
+    if runs:
+        console.print(
+            f"[yellow]{len(runs)} runs' points are not all in InfluxDB[/] (kept in their spools): "
+            f"{', '.join(runs)}; `thermrig db drain` sends them once InfluxDB answers",
+            soft_wrap=True,
+        )
+
+
 def sim_config(c: Campaign) -> SimConfig:
     """The simulated rig of a campaign. With the virtual drive the plant paces itself (never rigsim), so
     the orchestrator can run it at 1x while fio runs and at [rig] speed in between."""
@@ -197,21 +207,17 @@ def run(
             orch.stop.set()
             live.stop()
             console.print(
-                f"[yellow]campaign interrupted[/]: rig safe, data flushed; `thermrig run {campaign_file} "
-                f"--resume` continues"
+                f"[yellow]campaign interrupted[/]: rig safe, data {'spooled' if orch.unsent else 'flushed'}; "
+                f"`thermrig run {campaign_file} --resume` continues"
             )
+            _say_unsent(console, orch.unsent)
             raise typer.Exit(130) from None
         except FioError as exc:
             raise CampaignError(str(exc)) from exc
         finally:
             with contextlib.suppress(Exception):
                 link.command("SAFE")
-    if orch.unsent:
-        console.print(
-            f"[yellow]{len(orch.unsent)} runs' points are not all in InfluxDB[/] (kept in their spools): "
-            f"{', '.join(orch.unsent)}; `thermrig db drain` sends them once InfluxDB answers",
-            soft_wrap=True,
-        )
+    _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
         console.print(
             f"[yellow]campaign {c.name} finished with failed runs[/]: {len(state.completed)} of {len(p.runs)} ok; "
