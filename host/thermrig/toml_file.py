@@ -16,17 +16,17 @@ class TomlError(ThermrigError, ValueError):
 
 
 class TomlFile:
-    """A parsed TOML file (data) with typed access whose errors point into it. error: the TomlError
-    subclass to raise (each kind of file has its own)."""
+    """A parsed TOML file (data) with typed access whose errors point into it. error: the class to raise
+    (each kind of file has its own; the user's configuration raises ConfigError)."""
 
-    def __init__(self, path: Path, text: str, data: dict[str, Any], error: type[TomlError] = TomlError) -> None:
+    def __init__(self, path: Path, text: str, data: dict[str, Any], error: type[ThermrigError] = TomlError) -> None:
         self.path = path
         self.lines = text.splitlines()
         self.data = data
         self.error = error
 
     @classmethod
-    def read(cls, path: Path, error: type[TomlError] = TomlError, missing: str = "") -> TomlFile:
+    def read(cls, path: Path, error: type[ThermrigError] = TomlError, missing: str = "") -> TomlFile:
         """missing: what to tell the user when the file is not there."""
         try:
             text = path.read_text()
@@ -63,11 +63,11 @@ class TomlFile:
                 return i + 1
         return start + 1
 
-    def located(self, section: str, key: str | None, message: str, occurrence: int = 0) -> TomlError:
+    def located(self, section: str, key: str | None, message: str, occurrence: int = 0) -> ThermrigError:
         """An error "<file>:<line>: [section] message", at the key's line when there is one."""
         return self.error(f"{self.path}:{self.line_of(section, key, occurrence)}: [{section}] {message}")
 
-    def fail(self, section: str, key: str | None, problem: str, expected: str, occurrence: int = 0) -> TomlError:
+    def fail(self, section: str, key: str | None, problem: str, expected: str, occurrence: int = 0) -> ThermrigError:
         """An error "<file>:<line>: [section] key: problem; expected ...", for campaign files."""
         where = f" {key}" if key else ""
         line = self.line_of(section, key, occurrence)

@@ -10,6 +10,8 @@ from test_campaign_files import GOOD, write
 
 from thermrig.calibration.replay import condition
 from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.config import ConfigError, resolve_port
+from thermrig.db.settings import configured
 from thermrig.errors import ThermrigError
 from thermrig.plant.chassis_profiles import load_profile
 from thermrig.plant.drive_profiles import load_drive_profile
@@ -69,3 +71,17 @@ def test_a_heated_profile_needs_its_air_target(tmp_path: Path) -> None:
 
 def test_file_errors_share_one_base_the_cli_catches() -> None:
     assert issubclass(CampaignError, ThermrigError) and issubclass(ProfileError, ThermrigError)
+
+
+def test_the_users_config_file_is_read_the_same_way(isolated_env: dict[str, str]) -> None:
+    cfg = Path(isolated_env["XDG_CONFIG_HOME"]) / "thermrig" / "config.toml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text('[influx]\nurl = "http://127.0.0.1:8086"\ntoken = 5\n')
+    with pytest.raises(ConfigError, match=r"config.toml:3: \[influx\] influx token must be a string"):
+        configured()
+    cfg.write_text("[rig]\n\nport = 3\n")
+    with pytest.raises(ConfigError, match=r"config.toml:3: \[rig\] port must be a string"):
+        resolve_port(None)
+    cfg.write_text("[rig\n")
+    with pytest.raises(ConfigError, match=r"config.toml: not valid TOML"):
+        resolve_port(None)
