@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from thermrig import __version__
-from thermrig.flash.identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
+from thermrig.firmware_identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
 from thermrig.paths import REPO_ROOT
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 

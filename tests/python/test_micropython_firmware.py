@@ -12,7 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from thermrig.flash.identity import checkout_version
+from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig

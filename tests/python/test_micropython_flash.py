@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
+from thermrig.firmware_identity import checkout_version
 from thermrig.flash import FlashError, flasher
-from thermrig.flash.identity import checkout_version
 from thermrig.flash.pico import BOARD_FILES, PicoFlasher, mpremote_binary
 from thermrig.flash.runner import flash
 from thermrig.plant.firmware.micropython import micropython_binary

@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
+from thermrig.firmware_identity import checkout_version
 from thermrig.flash.base import Flasher, FlashError, run_tool
-from thermrig.flash.identity import checkout_version
 from thermrig.plant.firmware.micropython import firmware_dir, stamp_version
 
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind

