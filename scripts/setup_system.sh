@@ -15,6 +15,9 @@ declare -A NEED=(
   [clang]=clang
   [go]=golang-go
   [sfdisk]=fdisk
+  [qemu-system-arm]=qemu-system-arm  # runs the Zephyr firmware's qemu_cortex_m3 build in the loop
+  [dtc]=device-tree-compiler          # the Zephyr build (make firmware-qemu)
+  [gperf]=gperf
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

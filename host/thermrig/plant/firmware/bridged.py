@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from abc import abstractmethod
 
 from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.plant.serial_bridge import SerialBridge
@@ -37,8 +38,9 @@ class BridgedFirmware(Firmware):
         # The emulated MCU's clock starts with the process; its crystal is exact.
         self.truth = SimTruth(t0_unix_us, 0.0, 0)
 
+    @abstractmethod
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
-        raise NotImplementedError
+        """The firmware's command line: it connects its serial stream to serial_sock, its wires to the plant."""
 
     def reset(self, cause: int) -> None:
         self.server.reset(cause)
