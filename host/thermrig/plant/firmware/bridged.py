@@ -3,6 +3,8 @@ plays the serial faults, and the MCU reset is a real reboot the plant asks for o
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
 import time
 from abc import abstractmethod
@@ -11,6 +13,13 @@ from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimT
 from thermrig.plant.serial_bridge import SerialBridge
 
 CONNECT_TIMEOUT_S = 15.0
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the simulation's process dies, however it dies. rigsim exits when the
+    plant's socket closes; QEMU would keep running, so it is told by the kernel instead."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class BridgedFirmware(Firmware):
@@ -27,6 +36,7 @@ class BridgedFirmware(Firmware):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_die_with_parent,
         )
         try:
             self.bridge.accept(CONNECT_TIMEOUT_S)
