@@ -38,12 +38,18 @@ class BridgedFirmware(Firmware):
             text=True,
             preexec_fn=_die_with_parent,
         )
-        try:
-            self.bridge.accept(CONNECT_TIMEOUT_S)
-        except OSError as exc:
-            self.close()
-            err = self.proc.stderr.read() if self.proc.stderr else ""
-            raise SimError(f"{self.name} did not connect its serial port: {err.strip() or exc}") from exc
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        while True:
+            try:
+                self.bridge.accept(0.2)
+                break
+            except TimeoutError:
+                if self.proc.poll() is None and time.monotonic() < deadline:
+                    continue
+                self.close()  # exited at start (a bad image), or hung
+                err = self.proc.stderr.read().strip() if self.proc.stderr else ""
+                last = err.splitlines()[-1] if err else f"no connection in {CONNECT_TIMEOUT_S:.0f} s"
+                raise SimError(f"{self.name} did not start: {last}") from None
         self.port = str(ctx.link)
         # The emulated MCU's clock starts with the process; its crystal is exact.
         self.truth = SimTruth(t0_unix_us, 0.0, 0)
