@@ -46,8 +46,11 @@ class BridgedFirmware(Firmware):
             except TimeoutError:
                 if self.proc.poll() is None and time.monotonic() < deadline:
                     continue
-                self.close()  # exited at start (a bad image), or hung
+                if self.proc.poll() is None:  # hung rather than exited: stop it before reading its words
+                    self.proc.kill()
+                    self.proc.wait()
                 err = self.proc.stderr.read().strip() if self.proc.stderr else ""
+                self.close()
                 last = err.splitlines()[-1] if err else f"no connection in {CONNECT_TIMEOUT_S:.0f} s"
                 raise SimError(f"{self.name} did not start: {last}") from None
         self.port = str(ctx.link)
