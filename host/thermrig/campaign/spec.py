@@ -11,6 +11,7 @@ from typing import Any
 from thermrig.fio.workloads import KINDS, VIRTUAL_KINDS, Workload, WorkloadError
 from thermrig.plant.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.plant.drive_profiles import drive_names
+from thermrig.plant.firmware import FIRMWARES
 from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.toml_file import TomlError, TomlFile
 
@@ -78,6 +79,7 @@ class Campaign:
     randomize: bool = True
     baseline_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
+    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.plant.firmware)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -96,7 +98,10 @@ def load_campaign(path: str | Path) -> Campaign:
     if repeats < 1:
         raise r.fail("campaign", "repeats", f"{repeats}", "at least 1")
     rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device')
-    r.known(rig, "rig", {"port", "name", "speed"})
+    r.known(rig, "rig", {"port", "name", "speed", "firmware"})
+    sim_firmware = r.get(rig, "rig", "firmware", str, f"one of {', '.join(FIRMWARES)}", "rigsim")
+    if sim_firmware not in FIRMWARES:
+        raise r.fail("rig", "firmware", repr(sim_firmware), f"one of {', '.join(FIRMWARES)}")
     sim_speed = float(r.get(rig, "rig", "speed", (int, float), "a simulation speed >= 1 (x real time)", 1.0))
     if sim_speed < 1:
         raise r.fail("rig", "speed", f"{sim_speed}", "1 (real time) or more")
@@ -130,6 +135,7 @@ def load_campaign(path: str | Path) -> Campaign:
         seed=r.get(camp, "campaign", "seed", int, "a whole number", None),
         randomize=r.get(camp, "campaign", "randomize", bool, "true or false", True),
         baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
+        sim_firmware=sim_firmware,
     )
 
 

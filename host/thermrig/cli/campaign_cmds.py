@@ -133,8 +133,8 @@ def sim_config(c: Campaign) -> SimConfig:
     """The simulated rig of a campaign. With the virtual drive the plant paces itself (never rigsim), so
     the orchestrator can run it at 1x while fio runs and at [rig] speed in between."""
     if c.drive.is_virtual:
-        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale)
-    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed)
+        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale, firmware=c.sim_firmware)
+    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed, firmware=c.sim_firmware)
 
 
 @user_errors
