@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from serial.tools.list_ports_common import ListPortInfo
+from waiting import wait_for
 
 from thermrig.link.rig_link import RigLink
 from thermrig.link.transport import PortError, UsbIdentity, find_port, usb_identity
 from thermrig.plant.faults import FaultKind
 from thermrig.plant.simulated_rig import SimulatedRig
-
-
-def wait_for(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_unplug_and_replug_reconnects_and_handshakes_again(link: RigLink, sim: SimulatedRig) -> None:

@@ -4,11 +4,11 @@ through RigLink's opener): fast, without a pty or a simulated rig."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
 import serial
+from waiting import wait_for
 
 from thermrig.link.rig_link import NakError, RigLink, RigTimeout
 from thermrig.protocol.frame import Frame, decode, encode
@@ -88,15 +88,6 @@ def link_to(*ports: ScriptedPort) -> RigLink:
     """A link whose opener hands out the given ports in turn (the first at start, then one per reopen)."""
     queue = list(ports)
     return RigLink("scripted://rig", opener=lambda name: queue.pop(0))
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_a_lost_reply_is_resent_under_the_same_sequence_number() -> None:
