@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.protocol.messages import Telemetry
 
 
 def figure(name: str, value: str, target: str = "") -> None:
@@ -28,3 +30,35 @@ def collect(link: RigLink, count: int, timeout: float = 5.0) -> list:  # type: i
         frames += link.drain_telemetry()
         time.sleep(0.002)
     return frames
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Telemetry of a stretch of simulated minutes: every frame (the first included) and the link's counts."""
+
+    minutes: int
+    frames: list[Telemetry]
+    lost: int  # rig sequence gaps
+    bad: int  # frames that did not decode
+    wall_s: float
+
+    def report(self) -> None:
+        """The frames inside the stretch against the 10 Hz expected, the lost and the bad ones."""
+        first = self.frames[0]
+        window = [f for f in self.frames if f.uptime_ms - first.uptime_ms < self.minutes * 60_000]
+        figure(f"telemetry frames in {self.minutes} simulated min (expected {self.minutes * 600})", f"{len(window)}")
+        figure("lost frames (rig sequence gaps)", f"{self.lost}", "target 0")
+        figure("bad frames received", f"{self.bad}", "target 0")
+
+
+def free_running_stretch(config: SimConfig, minutes: int, wall_limit_s: float) -> Stretch:
+    """`minutes` of 10 Hz telemetry from a rig simulated flat out (config.speed 0): the pty carries
+    simulated time as fast as the machine goes, a harder test of the link than real time."""
+    with SimulatedRig(config) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames = [link.next_telemetry()]
+        start = time.monotonic()
+        while len(frames) < minutes * 600 + 1 and time.monotonic() - start < wall_limit_s:
+            frames += collect(link, 1000, timeout=0.5)
+        wall = time.monotonic() - start
+    return Stretch(minutes, frames, link.stats.lost_frames, sum(link.stats.decode_errors.values()), wall)
