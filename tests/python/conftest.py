@@ -74,3 +74,10 @@ def influx_server(tmp_path: Path) -> Iterator[LocalInflux]:
 @pytest.fixture
 def influx(influx_server: LocalInflux) -> InfluxSettings:
     return influx_server.settings()
+
+
+@pytest.fixture
+def influx_env(isolated_env: dict[str, str], influx: InfluxSettings) -> dict[str, str]:
+    """isolated_env pointed at the private influxd: the environment of a `thermrig` child that records."""
+    influx_vars = {"THERMRIG_INFLUX_URL": influx.url, "THERMRIG_INFLUX_BUCKET": influx.bucket}
+    return {**isolated_env, **influx_vars, "COLUMNS": "150"}

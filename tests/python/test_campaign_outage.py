@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from test_campaign_run import campaign, env_for, manifests, run_ids, thermrig
+from campaign_helpers import manifests, run_ids, start_run, thermrig
+from test_campaign_run import campaign
 
 from thermrig.db.local_server import LocalInflux
 
@@ -59,12 +59,12 @@ class Output:
 
 
 @pytest.mark.timeout(900)
-def test_an_influxdb_outage_leaves_no_data_silently_missing(tmp_path: Path, influx_server: LocalInflux) -> None:
-    env = env_for(tmp_path, influx_server.settings())
-    path = campaign(tmp_path, "outage", '["top", "underside"]')
+def test_an_influxdb_outage_leaves_no_data_silently_missing(
+    tmp_path: Path, influx_server: LocalInflux, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "outage", "top", "underside")
     out = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
-    proc = subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_run(path, out, influx_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         lines = Output(proc)
         lines.wait_for("run 1/2", ": baseline")
@@ -94,16 +94,16 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(tmp_path: Path, infl
     assert runs[first]["all_points_stored"]  # sent while run 2 went on
     assert not runs[second]["all_points_stored"]
 
-    status = thermrig("db", "status", env=env)
+    status = thermrig("db", "status", env=influx_env)
     assert "1 runs with" in status.stdout and second in status.stdout and str(out) in status.stdout
     influx_server.up()
-    table = thermrig("throttle", "outage", "--runs-from", str(out), env=env)
+    table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0, table.stdout + table.stderr
     assert "(incomplete)" in table.stdout and f"incomplete: {second}" in table.stdout
-    drained = thermrig("db", "drain", env=env)
+    drained = thermrig("db", "drain", env=influx_env)
     assert drained.returncode == 0 and second in drained.stdout, drained.stdout + drained.stderr
     assert manifests(out)[second]["all_points_stored"]
-    assert "0 runs with" in thermrig("db", "status", env=env).stdout
-    table = thermrig("throttle", "outage", "--runs-from", str(out), env=env)
+    assert "0 runs with" in thermrig("db", "status", env=influx_env).stdout
+    table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0 and "incomplete" not in table.stdout
     assert set(json.loads((out / "state.json").read_text())["completed"]) == {first, second}

@@ -4,12 +4,12 @@ the plant; two runs end to end; a killed campaign resumed; Ctrl-C; refusal of a 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from campaign_helpers import CampaignFile, file_drive, manifests, run_args, run_ids, start_run, thermrig
 
 from thermrig.campaign.equilibrium import EquilibriumWatch
 from thermrig.campaign.spec import Equilibrium
@@ -18,79 +18,9 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.simulated_rig import SimulatedRig
 
-CAMPAIGN = """\
-[campaign]
-name = "{name}"
-seed = 5
-baseline_s = 3
 
-[rig]
-port = "sim"
-speed = 10
-
-[drive]
-target = "{target}"
-size = "64m"
-model = "file"
-
-[equilibrium]
-rate_c_per_min = 1.0
-window_s = 20
-timeout_s = 900
-
-[cooldown]
-margin_c = 1.0
-timeout_s = 300
-
-[factors]
-slot = {slots}
-profile = ["single_gpu_load"]
-
-[[workload]]
-name = "sw"
-kind = "seq_write"
-runtime_s = 3
-"""
-
-
-def campaign(tmp_path: Path, name: str, slots: str) -> Path:
-    path = tmp_path / f"{name}.toml"
-    path.write_text(CAMPAIGN.format(name=name, target=tmp_path / "drive.dat", slots=slots))
-    return path
-
-
-def env_for(tmp_path: Path, influx: InfluxSettings) -> dict[str, str]:
-    return {
-        **os.environ,
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
-        "THERMRIG_INFLUX_URL": influx.url,
-        "THERMRIG_INFLUX_BUCKET": influx.bucket,
-        "COLUMNS": "150",
-    }
-
-
-def thermrig(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "thermrig.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def sigint_default() -> None:
-    """In a child the test will Ctrl-C: SIGINT's default disposition. A test run started in the background
-    of a non-interactive shell inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def start_run(path: Path, out: Path, env: dict[str, str], **popen: object) -> subprocess.Popen[str]:
-    """`thermrig run` in the background, for the tests that interrupt it."""
-    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
-    return subprocess.Popen(cmd, env=env, text=True, preexec_fn=sigint_default, **popen)  # type: ignore[call-overload]
-
-
-def manifests(folder: Path) -> dict[str, dict]:
-    return {p.parent.name: json.loads(p.read_text()) for p in sorted(folder.glob("*/manifest.json"))}
+def campaign(tmp_path: Path, name: str, *slots: str) -> Path:
+    return CampaignFile(name, file_drive(tmp_path, "64m"), seed=5, slots=slots).write(tmp_path)
 
 
 def test_equilibrium_is_judged_on_the_plant(link: RigLink, sim: SimulatedRig) -> None:
@@ -115,19 +45,11 @@ def test_equilibrium_is_judged_on_the_plant(link: RigLink, sim: SimulatedRig) ->
     assert all(abs(r) < 0.2 for r in watch.rates_c_per_min().values())
 
 
-def run_ids(folder: Path, campaign_name: str, count: int) -> set[str]:
-    """The run ids of a campaign folder: <campaign>-<the folder's start stamp>-<index>."""
-    stamp = json.loads((folder / "state.json").read_text())["started"]
-    assert len(stamp) == 15 and stamp[8] == "T"
-    return {f"{campaign_name}-{stamp}-{i:03d}" for i in range(1, count + 1)}
-
-
-def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSettings) -> None:
-    env = env_for(tmp_path, influx)
-    path = campaign(tmp_path, "e2e", '["top", "underside"]')
-    plan = thermrig("plan", str(path), env=env)
+def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSettings, influx_env: dict[str, str]) -> None:
+    path = campaign(tmp_path, "e2e", "top", "underside")
+    plan = thermrig("plan", str(path), env=influx_env)
     assert plan.returncode == 0 and "2 runs" in plan.stdout and "1 hardware changes" in plan.stdout
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    r = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     runs = manifests(tmp_path / "runs")
     assert set(runs) == run_ids(tmp_path / "runs", "e2e", 2)
@@ -145,15 +67,14 @@ def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSetting
         assert [v[1].split()[0] for v in phases[0].values] == ["equilibrium", "baseline", "workload", "cooldown"]
     by_slot = influxql(influx, "SELECT count(bw_bps) FROM fio_interval WHERE campaign = 'e2e' GROUP BY slot")
     assert {s.tags["slot"] for s in by_slot} == {"top", "underside"}  # the factors are tags to group by
-    again = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    again = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env)
     assert again.returncode == 1 and "pass --resume" in again.stderr
 
 
-def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx: InfluxSettings) -> None:
-    env = env_for(tmp_path, influx)
-    path = campaign(tmp_path, "resume", '["top", "bottom", "underside"]')
+def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx_env: dict[str, str]) -> None:
+    path = campaign(tmp_path, "resume", "top", "bottom", "underside")
     out = tmp_path / "runs"
-    proc = start_run(path, out, env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_run(path, out, influx_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = out / "state.json"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -165,18 +86,19 @@ def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx: Infl
     done_before = json.loads(state.read_text())["completed"]
     assert 1 <= len(done_before) < 3
     first = manifests(out)[done_before[0]]
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(out), "--resume", env=env)
+    r = thermrig(*run_args(path, out), "--resume", env=influx_env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert set(json.loads(state.read_text())["completed"]) == run_ids(out, "resume", 3)
     assert manifests(out)[done_before[0]]["start_utc"] == first["start_utc"]  # not run twice
     assert all(m["status"] == "ok" for m in manifests(out).values())
 
 
-def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, influx: InfluxSettings) -> None:
-    env = env_for(tmp_path, influx)
-    path = campaign(tmp_path, "abort", '["top"]')
+def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(
+    tmp_path: Path, influx: InfluxSettings, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "abort", "top")
     out = tmp_path / "runs"
-    proc = start_run(path, out, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_run(path, out, influx_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
     before = []
     for line in proc.stdout:  # into a pipe, the run prints a line as each phase starts
@@ -197,15 +119,14 @@ def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, infl
     assert s.values[0][1] == "aborted"
 
 
-def test_a_target_holding_data_is_refused(tmp_path: Path, influx: InfluxSettings) -> None:
-    env = env_for(tmp_path, influx)
-    path = campaign(tmp_path, "refuse", '["top"]')
+def test_a_target_holding_data_is_refused(tmp_path: Path, influx_env: dict[str, str]) -> None:
+    path = campaign(tmp_path, "refuse", "top")
     drive = tmp_path / "drive.dat"
     drive.write_bytes(b"\0" * (8 << 20))
     subprocess.run(["sfdisk", "-q", str(drive)], input="label: gpt\n,4M\n", text=True, check=True)
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    r = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env)
     assert r.returncode == 1 and "refusing to write" in r.stderr and "gpt" in r.stderr
     missing = path.read_text().replace(f'target = "{drive}"', 'target = "/dev/thermrig-no-such-disk"')
     path.write_text(missing)
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs2"), env=env)
+    r = thermrig(*run_args(path, tmp_path / "runs2"), env=influx_env)
     assert r.returncode == 1 and "is not a block device on this machine" in r.stderr

@@ -4,13 +4,11 @@ thermocouples (build/host/rigsim6) watched, recorded, queried and run through a 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from campaign_helpers import CampaignFile, file_drive, manifests, run_args, thermrig
 
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
@@ -59,17 +57,8 @@ def test_telemetry_is_read_by_the_map() -> None:
 
 
 @pytest.fixture
-def env(tmp_path: Path, influx: InfluxSettings) -> dict[str, str]:
-    return {
-        **os.environ,
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
-        "THERMRIG_INFLUX_URL": influx.url,
-        "THERMRIG_INFLUX_BUCKET": influx.bucket,
-        "THERMRIG_RIGSIM": str(RIGSIM6),
-        "COLUMNS": "150",
-    }
+def env(influx_env: dict[str, str]) -> dict[str, str]:
+    return {**influx_env, "THERMRIG_RIGSIM": str(RIGSIM6)}
 
 
 @pytest.fixture
@@ -79,12 +68,6 @@ def sim6(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimulatedRig]:
     monkeypatch.setenv("THERMRIG_RIGSIM", str(RIGSIM6))
     with SimulatedRig() as rig:  # real time: the commands below watch and record it as they would a rig
         yield rig
-
-
-def thermrig(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "thermrig.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
 
 
 def test_six_thermocouples_watched_recorded_and_queried(
@@ -112,48 +95,12 @@ def test_six_thermocouples_watched_recorded_and_queried(
     assert n.values[0][1] >= 10  # every frame carries the new channels and their status
 
 
-CAMPAIGN = """\
-[campaign]
-name = "{name}"
-seed = 3
-baseline_s = 3
-
-[rig]
-port = "sim"
-speed = 10
-
-[drive]
-target = "{target}"
-size = "16m"
-model = "file"
-
-[equilibrium]
-rate_c_per_min = 1.0
-window_s = 20
-timeout_s = 900
-channels = ["chassis_air", "slot_air", "inlet_air"]
-
-[cooldown]
-margin_c = 1.0
-timeout_s = 300
-
-[factors]
-slot = ["top"]
-profile = ["single_gpu_load"]
-
-[[workload]]
-name = "sw"
-kind = "seq_write"
-runtime_s = 2
-"""
-
-
 def test_campaign_on_six_thermocouples(tmp_path: Path, env: dict[str, str], influx: InfluxSettings) -> None:
-    path = tmp_path / "six.toml"
-    path.write_text(CAMPAIGN.format(name="six", target=tmp_path / "drive.dat"))
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs"), env=env)
+    channels = ("chassis_air", "slot_air", "inlet_air")
+    path = CampaignFile("six", file_drive(tmp_path, "16m"), runtime_s=2, equilibrium_channels=channels).write(tmp_path)
+    r = thermrig(*run_args(path, tmp_path / "runs"), env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    [manifest] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/manifest.json")]
+    [manifest] = manifests(tmp_path / "runs").values()
     assert manifest["status"] == "ok" and manifest["equilibrium"]["reached"]
     assert set(manifest["equilibrium"]["rates_c_per_min"]) == {"chassis_air", "slot_air", "inlet_air"}
     [s] = influxql(influx, "SELECT count(slot_air_c), count(inlet_air_c) FROM rig_telemetry WHERE campaign='six'")
@@ -161,6 +108,6 @@ def test_campaign_on_six_thermocouples(tmp_path: Path, env: dict[str, str], infl
 
     # The same campaign on the default rig, which has no slot_air: refused before anything runs.
     default = {**env, "THERMRIG_RIGSIM": str(rigsim_binary())}
-    r = thermrig("run", str(path), "--no-prompt", "--out", str(tmp_path / "runs4"), env=default)
+    r = thermrig(*run_args(path, tmp_path / "runs4"), env=default)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "the rig has no channel slot_air, inlet_air: its channels are drive_ctrl," in r.stdout + r.stderr

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from campaign_helpers import CampaignFile, file_drive, run_args, start_run, thermrig
 
 from thermrig import __version__
 from thermrig.firmware_identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
@@ -40,12 +40,6 @@ def rigsims(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         subprocess.run(cmd, check=True, capture_output=True)
         subprocess.run(["cmake", "--build", str(build), "--target", "rigsim"], check=True, capture_output=True)
     return {name: root / name / "rigsim" for name in builds}
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "thermrig.cli", *args], capture_output=True, text=True, timeout=60, env=env
-    )
 
 
 def test_host_and_build_stamp_this_checkout_alike(tmp_path: Path) -> None:
@@ -93,7 +87,7 @@ def test_rig_info_says_whether_the_rig_runs_this_checkout(
     for binary, runs_this_checkout in ((rigsims["fresh"], True), (rigsims["older"], False)):
         monkeypatch.setenv("THERMRIG_RIGSIM", str(binary))
         with SimulatedRig(SimConfig(speed=0)) as sim:
-            r = cli("rig", "info", "--port", sim.port, env={**isolated_env, "COLUMNS": "200"})
+            r = thermrig("rig", "info", "--port", sim.port, env={**isolated_env, "COLUMNS": "200"}, timeout=60)
         assert r.returncode == 0, r.stderr
         [line] = [ln for ln in r.stdout.splitlines() if ln.startswith("this checkout: ")]
         if runs_this_checkout:  # "yes, ..." on a clean tree; the same revision with changes on a dirty one
@@ -102,42 +96,23 @@ def test_rig_info_says_whether_the_rig_runs_this_checkout(
             assert line.startswith("this checkout: no: this checkout builds ") and "thermrig flash" in line, line
 
 
-CAMPAIGN = """\
-[campaign]
-name = "identity"
-[rig]
-port = "{port}"
-[drive]
-target = "{target}"
-size = "16m"
-model = "file"
-[factors]
-slot = ["top"]
-profile = ["single_gpu_load"]
-[[workload]]
-name = "sw"
-kind = "seq_write"
-runtime_s = 3
-"""
-
-
 def test_campaign_refuses_another_protocol_and_warns_on_older_firmware(
     rigsims: dict[str, Path], tmp_path: Path, isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "c.toml"
+    def campaign(port: str) -> Path:
+        return CampaignFile("identity", file_drive(tmp_path, "16m"), rig={"port": port}).write(tmp_path)
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["proto2"]))
     with SimulatedRig(SimConfig(speed=0)) as sim:
-        path.write_text(CAMPAIGN.format(port=sim.port, target=tmp_path / "drive.dat"))
-        r = cli("run", str(path), "--no-prompt", "--out", str(tmp_path / "a"), env=isolated_env)
+        r = thermrig(*run_args(campaign(sim.port), tmp_path / "a"), env=isolated_env, timeout=60)
     assert r.returncode == 1
     assert "speaks protocol 2" in r.stderr and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["older"]))
     with SimulatedRig(SimConfig(speed=0)) as sim:
-        path.write_text(CAMPAIGN.format(port=sim.port, target=tmp_path / "drive.dat"))
-        cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(tmp_path / "b")]
-        proc = subprocess.Popen(cmd, env=isolated_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = start_run(
+            campaign(sim.port), tmp_path / "b", isolated_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         assert proc.stdout is not None
         seen = []
         deadline = time.monotonic() + 60

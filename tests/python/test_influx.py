@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from campaign_helpers import THERMRIG, thermrig
 
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
@@ -122,20 +121,12 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
 
 
 def test_agent_crash_then_drain_loses_nothing(
-    influx_server: LocalInflux, influx: InfluxSettings, tmp_path: Path
+    influx_server: LocalInflux, influx: InfluxSettings, influx_env: dict[str, str], tmp_path: Path
 ) -> None:
-    env = {
-        **os.environ,
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
-        "THERMRIG_INFLUX_URL": influx.url,
-        "THERMRIG_INFLUX_BUCKET": influx.bucket,
-    }
     with SimulatedRig(SimConfig(speed=5)) as sim:
         agent = subprocess.Popen(
-            [sys.executable, "-m", "thermrig.cli", "rig", "record", "--port", sim.port, "--run", "crash1"],
-            env=env,
+            [*THERMRIG, "rig", "record", "--port", sim.port, "--run", "crash1"],
+            env=influx_env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -155,12 +146,12 @@ def test_agent_crash_then_drain_loses_nothing(
     assert spool.pending_bytes() > 0
     lines = spool.path.read_text().splitlines()
     influx_server.up(http_port=port)
-    r = subprocess.run([sys.executable, "-m", "thermrig.cli", "db", "drain"], env=env, capture_output=True, text=True)
+    r = thermrig("db", "drain", env=influx_env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert spool.pending_bytes() == 0
     spooled_frames = sum(line.startswith("rig_telemetry") for line in lines)
     assert count(influx, "rig_telemetry", "crash1") == spooled_frames > 50
-    r = subprocess.run([sys.executable, "-m", "thermrig.cli", "db", "drain"], env=env, capture_output=True, text=True)
+    r = thermrig("db", "drain", env=influx_env)
     assert "spool empty" in r.stdout
 
 
