@@ -22,7 +22,6 @@ from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
-from thermrig.db.local_server import free_port
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line, fio_interval_lines, fio_live_line, summary_line
 from thermrig.db.settings import InfluxSettings
@@ -31,9 +30,9 @@ from thermrig.db.writer import SpoolWriter
 from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nvme_source, smart_json_source
 from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioError, LiveSample, LogPoint, fio_version, run_fio
-from thermrig.fio.workloads import Target, is_random, is_write, job_file, parse_size
+from thermrig.fio.workloads import Target, job_file, parse_size
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.drive_model import Pattern
+from thermrig.plant.fast_fill import fast_fill, needs_fill
 from thermrig.plant.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
@@ -356,22 +355,20 @@ class Orchestrator:
 
     @contextlib.contextmanager
     def _drive_served(self, spec: RunSpec) -> Iterator[Target]:
-        """The virtual drive: told what fio will do, and the simulation at real time while fio runs (so
-        fio's timing is true); faster again afterwards."""
+        """The virtual drive over NBD: a fill set the fast way unless the campaign asks for the real
+        one, and the simulation at real time while fio runs (so fio's timing is true); faster again
+        afterwards."""
         if not self.target.virtual:
             yield self.target
             return
         assert self.sim is not None and self.sim.drive is not None
         w = spec.workload.resolved()
-        write = is_write(w.kind)
-        port = self.sim.drive.port if write else free_port()
-        pattern = Pattern(write=write, random=is_random(w.kind), bs=parse_size(w.bs))
+        prefilled = self.campaign.drive.fast_fill and needs_fill(w.kind, w.fill)
+        if prefilled:
+            fast_fill(self.sim.drive.model, w.kind, parse_size(w.span) if w.span else None)
         self.sim.set_speed(1.0)
         try:
-            if w.kind in ("consistency", "snia_steady_state") and w.fill:
-                self.sim.drive.model.precondition()  # the fill, without moving the capacity through loopback
-            self.sim.drive.announce(pattern, None if write else port)
-            yield replace(self.target, net_port=port)
+            yield replace(self.target, nbd_uri=self.sim.drive.uri, prefilled=prefilled)
         finally:
             self.sim.drive.idle()
             self.sim.set_speed(self.campaign.sim_speed)
