@@ -68,6 +68,9 @@ class DriveModel:
         self._fill_cursor = 0  # where the replay's sequential writes map next
         self.transitions: list[tuple[float, int]] = []  # (drive uptime s, new state), for the log
         self.uptime = 0.0
+        # (write, bytes, garbage-collected, power state) -> (full-speed time, service): the fill moves
+        # the GC rate slowly (cleared every tick), requests arrive by the thousand
+        self._services: dict[tuple[bool, int, bool, int], tuple[float, Service]] = {}
 
     # --- fill state ---------------------------------------------------------------------------------
 
@@ -126,25 +129,54 @@ class DriveModel:
 
     # --- served requests ----------------------------------------------------------------------------
 
-    def serve(self, write: bool, offset: int, length: int, weight: float = 1.0) -> Service:
-        """One read or write at an LBA offset; weight: drive requests it stands for (1 / the wire scale)."""
+    def service(self, write: bool, length: int, sequential: bool) -> tuple[float, float]:
+        """(full-speed pipeline time, QD1 latency) of one request, before the power state's cap."""
         p = self.profile
         if write:
-            sequential = offset == self._next_write
-            self._next_write = offset + length
             gc = self.is_steady_state and not sequential  # sequential overwrites free whole blocks
             iops = self.gc_write_iops() if gc else p.rand_write_iops
             full = 1.0 / min(iops, p.seq_write_bps / length)
             latency = 1.0 / p.qd1_rand_write_iops + max(0, length - 4096) / p.seq_write_bps
+        else:
+            full = 1.0 / min(p.rand_read_iops, p.seq_read_bps / length)
+            latency = 1.0 / p.qd1_rand_read_iops + max(0, length - 4096) / p.seq_read_bps
+        return full, max(latency, full)
+
+    def serve(self, write: bool, offset: int, length: int, weight: float = 1.0) -> Service:
+        """One read or write at an LBA offset; weight: drive requests it stands for (1 / the wire scale)."""
+        sequential = write and offset == self._next_write
+        key = (write, length, write and not sequential and self.is_steady_state, self.state)
+        cached = self._services.get(key)
+        if cached is None:  # the same for every such request until the next tick
+            full, latency = self.service(write, length, sequential)
+            cached = self._services[key] = (full, Service(full / max(self.cap_fraction(write), 1e-6), latency))
+        full, service = cached
+        if write:
+            self._next_write = offset + length
             new = self.lba.write(offset, length)
             self._programmed(length * weight, new if sequential else length * weight)
             self._busy_write += full * weight
         else:
-            full = 1.0 / min(p.rand_read_iops, p.seq_read_bps / length)
-            latency = 1.0 / p.qd1_rand_read_iops + max(0, length - 4096) / p.seq_read_bps
             self.bytes_read += length * weight
             self._busy_read += full * weight
-        return Service(full / max(self.cap_fraction(write), 1e-6), max(latency, full))
+        return service
+
+    def flow_mix(self, dt: float, read_frac: float, bs: int, qd: int, sequential: bool) -> tuple[float, float]:
+        """The replay of a mixed workload for dt seconds at queue depth qd: (reads, writes) served, as
+        the served drive would over many requests (throughput min(qd / latency, 1 / occupancy)). Random
+        writes use fresh NAND; sequential ones are assumed to overwrite (a pre-filled drive)."""
+        fr, lr = self.service(False, bs, sequential)
+        fw, lw = self.service(True, bs, sequential)
+        f = read_frac
+        latency = f * lr + (1 - f) * lw
+        occupancy = f * fr / max(self.cap_fraction(False), 1e-6) + (1 - f) * fw / max(self.cap_fraction(True), 1e-6)
+        n = min(qd / latency, 1.0 / occupancy) * dt
+        reads, writes = f * n, (1 - f) * n
+        self.bytes_read += reads * bs
+        self._busy_read += reads * fr
+        self._busy_write += writes * fw
+        self._programmed(writes * bs, 0.0 if sequential else writes * bs)
+        return reads, writes
 
     def trim(self, offset: int, length: int) -> Service:
         self.lba.trim(offset, length)
@@ -182,11 +214,15 @@ class DriveModel:
         pattern), re-evaluate the throttle, and return the power the drive dissipates next tick."""
         p = self.profile
         self.uptime += dt
+        self._services.clear()
         self.ctrl_c = ctrl_c
         self.composite_c = board_c + p.composite_offset_c
         self._flow(moved)
         read, write = (min(1.0, b / dt) for b in (self._busy_read, self._busy_write)) if dt > 0 else (0.0, 0.0)
-        self._busy_read = self._busy_write = 0.0
+        # Work past the tick (requests arrive in bursts around tick edges) is carried, up to a tick's
+        # worth, not lost: a saturated drive dissipates its full power every tick.
+        self._busy_read = min(dt, self._busy_read - read * dt)
+        self._busy_write = min(dt, self._busy_write - write * dt)
         self.power_w = (
             p.idle_power_w
             + (p.read_power_w - p.idle_power_w) * read
@@ -226,6 +262,7 @@ class DriveModel:
 
     def format(self) -> None:
         """`nvme format`: every LBA unmapped, every block erased."""
+        self._services.clear()
         self.lba.clear()
         self.nand_written = 0.0
         self._fill_cursor = 0
