@@ -15,6 +15,8 @@ declare -A NEED=(
   [clang]=clang
   [go]=golang-go
   [sfdisk]=fdisk
+  [dtc]=device-tree-compiler  # the Zephyr builds (make firmware)
+  [gperf]=gperf
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

@@ -15,6 +15,7 @@ from thermrig.config import ConfigError
 from thermrig.db.local_server import InfluxServerError
 from thermrig.db.query import QueryError
 from thermrig.db.schema import SchemaError
+from thermrig.flash.base import FlashError
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.link.transport import PortError
 from thermrig.plant.profiles import ProfileError
@@ -33,6 +34,7 @@ USER_ERRORS = (
     InfluxServerError,
     QueryError,
     SchemaError,
+    FlashError,
 )
 P = ParamSpec("P")
 R = TypeVar("R")

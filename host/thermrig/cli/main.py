@@ -7,6 +7,7 @@ import typer
 from thermrig import __version__
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.demo import demo
+from thermrig.cli.flash_cmd import flash
 
 app = typer.Typer(
     help="thermrig: control the thermal rig, run the simulated rig, and record SSD throttling experiments.",
@@ -22,6 +23,7 @@ app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
 app.command("throttle")(throttle_cmd.throttle)
+app.command("flash")(flash)
 
 
 def _version(value: bool) -> None:

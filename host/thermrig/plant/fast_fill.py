@@ -8,10 +8,6 @@ from thermrig.plant.drive_model import DriveModel
 PASSES = {"consistency": 1, "snia_precondition": 2}  # a fill; SNIA PTS's 2x capacity sequential
 
 
-def needs_fill(kind: str, fill: bool) -> bool:
-    return kind == "snia_precondition" or (kind == "consistency" and fill)
-
-
 def fast_fill(model: DriveModel, kind: str, span: int | None) -> None:
     """Purge, then `kind`'s sequential passes over [0, span) (None: the whole drive), as the methods
     begin (AnandTech's consistency test from a secure erase, SNIA PTS from a purge)."""
