@@ -218,3 +218,14 @@ def test_a_request_with_a_bad_magic_closes_that_connection_only(drive: VirtualDr
     good = RawClient(drive.socket_path)
     assert good.request(nbd.CMD_READ, 0, 4096)[0] == 0
     good.close()
+
+
+def test_a_fast_fill_leaves_the_fill_out_of_the_job_and_the_real_path_keeps_it(tmp_path: Path) -> None:
+    uri = "nbd+unix:///?socket=/tmp/none.sock"
+    fast, real = Target("virtual", nbd_uri=uri, prefilled=True), Target("virtual", nbd_uri=uri)
+    consistency = Workload("c", "consistency", runtime_s=5)
+    assert "[c-fill]" not in job_file(consistency, fast, str(tmp_path))
+    assert "[c-fill]" in job_file(consistency, real, str(tmp_path))
+    precondition = Workload("p", "snia_precondition")
+    assert "number_ios=1" in job_file(precondition, fast, str(tmp_path))
+    assert "loops=2" in job_file(precondition, real, str(tmp_path))
