@@ -229,3 +229,16 @@ def test_a_fast_fill_leaves_the_fill_out_of_the_job_and_the_real_path_keeps_it(t
     precondition = Workload("p", "snia_precondition")
     assert "number_ios=1" in job_file(precondition, fast, str(tmp_path))
     assert "loops=2" in job_file(precondition, real, str(tmp_path))
+
+
+def test_real_fio_misaligned_gets_einval_and_two_fios_at_once_are_served(drive: VirtualDrive, tmp_path: Path) -> None:
+    def fio(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = ["fio", "--name=j", "--ioengine=nbd", f"--uri={drive.uri}", "--size=16m", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+    bad = fio("--rw=read", "--bs=1000")  # not whole 512 B sectors
+    assert bad.returncode != 0 and "Invalid argument" in bad.stdout + bad.stderr
+    two = fio("--rw=randwrite", "--bs=4k", "--numjobs=2", "--iodepth=4", "--number_ios=500", "--group_reporting")
+    assert two.returncode == 0, two.stderr
+    assert drive.model.bytes_written == 2 * 500 * 4096  # both clients' writes, and nothing of the bad job
+    assert 0 < drive.model.filled <= 16 * 2**20
