@@ -56,16 +56,22 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
     assert units * 512_000 == pytest.approx(written / SCALE, rel=0.02)
 
 
-def test_queue_depth_sets_random_read_iops_as_published(drive_sim: SimulatedRig, tmp_path: Path) -> None:
+def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
     p = load_drive_profile("950pro_512")
+    scale = 0.02  # 6,000 IOPS on the wire at QD32: within reach of a loaded machine
+    drive = VirtualDrive(p, scale)
     got = {}
-    for qd in (1, 32):
-        result = _run(drive_sim, Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd), tmp_path / f"qd{qd}")
-        got[qd] = result.result["jobs"][0]["read"]["iops"]
-    # QD1: one request at a time, each its QD1 service time (a little wire overhead on top); QD32:
-    # the drive's peak. The data sheet's 12K vs 300K, times the scale.
-    assert got[1] == pytest.approx(p.qd1_rand_read_iops * SCALE, rel=0.2)
-    assert got[32] == pytest.approx(p.rand_read_iops * SCALE, rel=0.1)
+    try:
+        for qd in (1, 32):
+            w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g")
+            job = job_file(w, Target("virtual", nbd_uri=drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
+            got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]["iops"]
+    finally:
+        drive.close()
+    # QD1: one request at a time, each its QD1 service time (the wire's own turnaround taken off it);
+    # QD32: the drive's peak. The data sheet's 12K vs 300K, times the scale.
+    assert got[1] == pytest.approx(p.qd1_rand_read_iops * scale, rel=0.15)
+    assert got[32] == pytest.approx(p.rand_read_iops * scale, rel=0.15)  # a loaded host loses a little
 
 
 def test_mixed_random_writes_map_their_span_and_trim_frees_it(drive_sim: SimulatedRig, tmp_path: Path) -> None:
