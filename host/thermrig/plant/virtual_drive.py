@@ -11,10 +11,10 @@ Reads return zeros: no data is stored."""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import threading
-import time
 
 from thermrig.plant import nbd_protocol as nbd
 from thermrig.plant.drive_model import DriveModel
@@ -23,7 +23,7 @@ from thermrig.plant.model import Plant
 from thermrig.plant.nbd_server import NbdServer
 from thermrig.plant.wires import TICK_S
 
-CATCH_UP_S = TICK_S
+CATCH_UP_S = 0.5  # how long an idle pipeline keeps its place: host stalls this short cost no throughput
 
 
 class VirtualDrive:
@@ -34,7 +34,7 @@ class VirtualDrive:
         self.scale = scale
         self.size = profile.capacity_bytes
         self._lock = threading.Lock()  # the model between the server's threads and the plant's tick
-        self._free_at = 0.0  # wire time at which the drive's pipeline can take the next request
+        self._free_at = -math.inf  # wire time at which the drive's pipeline can take the next request
         self._dir = tempfile.mkdtemp(prefix="thermrig-drive-")
         self.socket_path = os.path.join(self._dir, "nbd.sock")
         self.server = NbdServer(self, self.socket_path)
@@ -58,8 +58,10 @@ class VirtualDrive:
             else:
                 service = self.model.serve(cmd == nbd.CMD_WRITE, offset, length, 1.0 / self.scale)
             # A pipeline that fell idle less than CATCH_UP_S ago keeps its place: requests a loaded
-            # host delivered late are served at the drive's pace, not lost (a token bucket's burst).
-            self._free_at = max(self._free_at, now - CATCH_UP_S) + service.occupancy / self.scale
+            # host delivered late are served at the drive's pace, not lost (a token bucket's burst,
+            # bounded by the queue depth); one idle for longer starts afresh.
+            start = self._free_at if now - self._free_at < CATCH_UP_S else now
+            self._free_at = start + service.occupancy / self.scale
             return max(now + max(0.0, service.latency / self.scale - turnaround), self._free_at)
 
     # --- the plant side ------------------------------------------------------------------------------
@@ -72,9 +74,9 @@ class VirtualDrive:
             plant.drive_power_w = self.model.tick(TICK_S, s.ctrl, s.board)
 
     def idle(self) -> None:
-        """Between workloads: the pipeline forgets any backlog."""
+        """Between workloads: the pipeline forgets any backlog and any place it kept."""
         with self._lock:
-            self._free_at = time.monotonic()
+            self._free_at = -math.inf
 
     def close(self) -> None:
         self.server.close()
