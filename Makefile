@@ -140,16 +140,8 @@ clean:
 	rm -rf $(BUILD)
 
 # The Zephyr firmware for the emulated board (qemu_cortex_m3), which `thermrig sim --firmware zephyr`
-# and the conformance suite run in QEMU.
-ZEPHYR_TREE := $(CURDIR)/$(BUILD)/toolchains/zephyr-3.5.0
-ZEPHYR_ENV := ZEPHYR_BASE=$(ZEPHYR_TREE)/zephyr ZEPHYR_MODULES="$(ZEPHYR_TREE)/modules/hal/cmsis" \
-	ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb GNUARMEMB_TOOLCHAIN_PATH=/usr
-QEMU_BUILD := $(BUILD)/zephyr/qemu_cortex_m3
-export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(QEMU_BUILD)/zephyr/zephyr.elf
+# and the conformance suite run in QEMU; built like the real boards' images.
+export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(BUILD)/zephyr/qemu_cortex_m3/zephyr/zephyr.elf
 .PHONY: firmware-qemu
 firmware-qemu: venv
-	@bash scripts/setup_toolchains.sh
-	@[ -f $(QEMU_BUILD)/build.ninja ] || $(ZEPHYR_ENV) cmake -G Ninja -S zephyr -B $(QEMU_BUILD) \
-		-DBOARD=qemu_cortex_m3 -DBUILD_VERSION=v3.5.0 -DPython3_EXECUTABLE=$(CURDIR)/$(PY) >/dev/null
-	$(ZEPHYR_ENV) ninja -C $(QEMU_BUILD) >/dev/null
-	@echo "firmware-qemu: $(THERMRIG_ZEPHYR_ELF)"
+	@bash scripts/build_zephyr.sh qemu_cortex_m3

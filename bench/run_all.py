@@ -18,6 +18,7 @@ BENCHES = [
     "bench_campaign",
     "bench_virtual_drive",
     "bench_zephyr_emulated",
+    "bench_micropython",
 ]
 
 

@@ -8,6 +8,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export PLATFORMIO_CORE_DIR="$root/build/platformio/core"
+# Zephyr's CMake cache stays in the project too (build/platformio/cache/zephyr), not in ~/.cache/zephyr:
+# Zephyr 3.5 takes $XDG_CACHE_HOME when it is set and writable.
+export XDG_CACHE_HOME="$root/build/platformio/cache"
+mkdir -p "$XDG_CACHE_HOME"
 
 cd "$root"
 for env in "$@"; do

@@ -1,5 +1,6 @@
 """One simulated rig per firmware for the whole conformance suite, checks run in the selftest's order:
-rigsim (the core built for the host) and the Zephyr firmware emulated in QEMU."""
+rigsim (the core built for the host), the Zephyr firmware emulated in QEMU and the MicroPython firmware
+on the unix port."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from thermrig.paths import rigsim_binary
 from thermrig.plant.firmware.zephyr import zephyr_image
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
-FIRMWARES = ["rigsim", "zephyr"]
+FIRMWARES = ["rigsim", "zephyr", "micropython"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

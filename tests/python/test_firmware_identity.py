@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from thermrig import __version__
-from thermrig.flash.identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
+from thermrig.firmware_identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
 from thermrig.paths import REPO_ROOT
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
@@ -90,12 +90,16 @@ def test_verdicts() -> None:
 def test_rig_info_says_whether_the_rig_runs_this_checkout(
     rigsims: dict[str, Path], isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for binary, expect in ((rigsims["fresh"], "this checkout's"), (rigsims["older"], "no: this checkout builds")):
+    for binary, runs_this_checkout in ((rigsims["fresh"], True), (rigsims["older"], False)):
         monkeypatch.setenv("THERMRIG_RIGSIM", str(binary))
         with SimulatedRig(SimConfig(speed=0)) as sim:
             r = cli("rig", "info", "--port", sim.port, env={**isolated_env, "COLUMNS": "200"})
         assert r.returncode == 0, r.stderr
-        assert f"this checkout: {expect}" in r.stdout
+        [line] = [ln for ln in r.stdout.splitlines() if ln.startswith("this checkout: ")]
+        if runs_this_checkout:  # "yes, ..." on a clean tree; the same revision with changes on a dirty one
+            assert line.startswith(("this checkout: yes, ", "this checkout: this checkout's revision")), line
+        else:
+            assert line.startswith("this checkout: no: this checkout builds ") and "thermrig flash" in line, line
 
 
 CAMPAIGN = """\

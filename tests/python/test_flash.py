@@ -99,6 +99,13 @@ def test_flash_the_emulated_board(emulated_sim: str, isolated_env: dict[str, str
     built = STAMP.read_text().split('"')[1]
     assert f"flashed: thermrig-zephyr {built} on qemu_cortex_m3" in r.stdout
 
+    corrupt = tmp_path / "corrupt.elf"
+    corrupt.write_bytes(b"not an image")
+    r = cli("flash", "--board", "qemu", env={**isolated_env, "THERMRIG_ZEPHYR_ELF": str(corrupt)})
+    one_line_error(r, "upload failed", "not an ARM ELF image")
+    with RigLink(emulated_sim) as link:  # nothing half-done: the previous image runs again
+        assert link.hello().version == built
+
     image, other = different_image(tmp_path)
     r = cli("flash", "--board", "qemu", env={**isolated_env, "THERMRIG_ZEPHYR_ELF": str(image)})
     one_line_error(r, "version differs", other, built)
@@ -111,6 +118,8 @@ def test_flash_the_emulated_board(emulated_sim: str, isolated_env: dict[str, str
 
 def test_flash_the_emulated_board_needs_it_running(isolated_env: dict[str, str]) -> None:
     one_line_error(cli("flash", "--board", "qemu", env=isolated_env), "no emulated rig is running")
+    missing = {**isolated_env, "THERMRIG_ZEPHYR_ELF": "/nonexistent/zephyr.elf"}
+    one_line_error(cli("sim", "--firmware", "zephyr", env=missing), "is missing", "make firmware-qemu")
     one_line_error(cli("flash", "--board", "esp32", env=isolated_env), "unknown board 'esp32'")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
-from thermrig.calibration.targets import PUGET, PugetCell
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 

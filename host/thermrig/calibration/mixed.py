@@ -1,14 +1,11 @@
 """Seeds 000 and 004 on the replay: the mixed random and mixed sequential sweeps and the hour of random
-writes after a fill, heatsink against bare, judged as the reviews describe them (calibration.targets)."""
+writes after a fill, heatsink against bare, judged as the reviews describe them (analysis.published)."""
 
 from __future__ import annotations
 
 import statistics
 
-from thermrig.calibration.check import Check
-from thermrig.calibration.fit import RAND_WRITE
-from thermrig.calibration.replay import condition, replay, replay_sweep
-from thermrig.calibration.targets import (
+from thermrig.analysis.published import (
     CONSISTENCY_CONDITION,
     CONSISTENCY_GAIN_MIN,
     CONSISTENCY_RUNTIME_S,
@@ -23,6 +20,9 @@ from thermrig.calibration.targets import (
     MIXED_STEP_S,
     MIXED_STEPS,
 )
+from thermrig.calibration.check import Check
+from thermrig.calibration.fit import RAND_WRITE
+from thermrig.calibration.replay import condition, replay, replay_sweep
 from thermrig.plant.drive_profiles import DriveProfile
 from thermrig.plant.profiles import ChassisParams, load_drive_thermal, load_slot
 

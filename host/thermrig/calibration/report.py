@@ -3,13 +3,7 @@ pipeline's InfluxDB tables."""
 
 from __future__ import annotations
 
-from thermrig.analysis.throttle import throttle_of
-from thermrig.analysis.throttle_table import ThrottleRow
-from thermrig.calibration.check import Check
-from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
-from thermrig.calibration.mixed import mixed_and_consistency_checks
-from thermrig.calibration.replay import condition, replay
-from thermrig.calibration.targets import (
+from thermrig.analysis.published import (
     HEATSINK_CONDITION,
     HEATSINK_RATIO_BAND,
     HEATSINK_RUNTIME_S,
@@ -20,6 +14,12 @@ from thermrig.calibration.targets import (
     SM951_PEAK_BAND_S,
     SM951_PEAK_S,
 )
+from thermrig.analysis.throttle import throttle_of
+from thermrig.analysis.throttle_table import ThrottleRow
+from thermrig.calibration.check import Check
+from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
+from thermrig.calibration.mixed import mixed_and_consistency_checks
+from thermrig.calibration.replay import condition, replay
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
 

@@ -14,7 +14,7 @@ from thermrig.cli.record_cmd import record
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.config import resolve_port
-from thermrig.flash.identity import checkout_verdict, checkout_version
+from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.link.rig_link import RigLink
 
 app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)

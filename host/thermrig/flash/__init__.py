@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from thermrig.flash.base import Flasher, FlashError
+from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
 from thermrig.flash.qemu import QemuFlasher
 
@@ -13,6 +14,7 @@ BOARDS: dict[str, Callable[[], Flasher]] = {
     "nucleo_f411re": lambda: PlatformIOFlasher("nucleo_f411re"),
     "nucleo_f446re": lambda: PlatformIOFlasher("nucleo_f446re"),
     "qemu": QemuFlasher,
+    "pico": PicoFlasher,
 }
 
 

@@ -6,10 +6,11 @@ import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from thermrig.flash.identity import checkout_version
+from thermrig.errors import ThermrigError
+from thermrig.firmware_identity import checkout_version
 
 
-class FlashError(RuntimeError):
+class FlashError(ThermrigError, RuntimeError):
     """Flashing failed; the message says what and what to do."""
 
 

@@ -9,10 +9,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.plant.server import PlantServer
 
 
-class SimError(RuntimeError):
+class SimError(ThermrigError, RuntimeError):
     """The simulated rig could not start."""
 
 
