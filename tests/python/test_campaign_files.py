@@ -158,9 +158,9 @@ VIRTUAL = GOOD.replace('target = "/var/tmp/x.dat"\nsize = "64m"', 'target = "vir
             r"c.toml:13: \[drive\] scale: 2.0; expected a band",
         ),
         (
-            'kind = "mixed_random_sweep"',
-            'kind = "mixed_random_sweep"',
-            r"c.toml:2\d: \[workload\] kind: mixed_random_sweep needs a real drive",
+            'profile = "950pro_512"',
+            'profile = "950pro_512"\nfast_fill = "yes"',
+            r"c.toml:13: \[drive\] fast_fill: .*true or false",
         ),
     ],
 )
@@ -171,16 +171,10 @@ def test_virtual_drive_mistakes(tmp_path: Path, old: str, new: str, message: str
 
 
 def test_a_virtual_drive_campaign_loads_with_its_profile_as_model_tag(tmp_path: Path) -> None:
-    c = load_campaign(
-        write(
-            tmp_path,
-            VIRTUAL.replace(
-                '[[workload]]\nname = "mix"\nkind = "mixed_random_sweep"\nruntime_s = 5\nsteps = [100, 50, 0]\n', ""
-            ),
-        )
-    )
+    c = load_campaign(write(tmp_path, VIRTUAL))  # every kind runs on the virtual drive, mixed sweeps too
     assert c.drive.is_virtual and c.drive.profile == "950pro_512" and c.drive.model == "950pro_512"
-    assert c.drive.scale == 0.1
+    assert c.drive.scale == 0.1 and c.drive.fast_fill
+    assert "mixed_random_sweep" in {w.kind for w in c.workloads}
 
 
 def test_run_ids_carry_the_campaign_folders_start_stamp(tmp_path: Path) -> None:

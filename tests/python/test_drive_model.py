@@ -135,3 +135,41 @@ def test_the_drive_monitor_reads_the_virtual_drive_like_a_real_one() -> None:
         time.sleep(0.05)
     monitor.stop()
     assert got and got[0] == fields
+
+
+def test_unmapped_lbas_are_spare_area_random_writes_run_faster_and_trim_adds_to_it() -> None:
+    mib = 2**20
+    m = model(capacity_bytes=64 * mib, spare_bytes=4 * mib)
+    m.precondition()  # every LBA mapped: the profile's own steady state
+    assert m.gc_write_iops() == pytest.approx(m.profile.steady_rand_write_iops)
+    full = m.serve(True, 12 * mib, 4096)
+    m.fill(48 * mib)  # a quarter of the LBAs left unwritten: "25 % spare area"
+    assert m.filled == 48 * mib and not m.is_steady_state
+    fresh = m.serve(True, 4096 * 7, 4096)
+    k = 0
+    while not m.is_steady_state:  # random overwrites inside the 75 % use up the fresh NAND
+        m.serve(True, (k * 7919 % (48 * mib // 4096)) * 4096, 4096)
+        k += 1
+    assert k * 4096 == pytest.approx(20 * mib, abs=64 * 1024)  # 64 + 4 - 48 MiB, to a chunk
+    spare = m.serve(True, 4096 * 9, 4096)
+    assert fresh.occupancy < spare.occupancy < full.occupancy  # GC-bound, but far less than when full
+    assert m.profile.steady_rand_write_iops * 2 < m.gc_write_iops() <= m.profile.rand_write_iops
+    before = m.gc_write_iops()
+    assert m.trim(24 * mib, 24 * mib).occupancy > 0
+    assert m.filled == 24 * mib and m.gc_write_iops() > before
+
+
+def test_queue_depth_service_times_follow_the_data_sheet() -> None:
+    m = model()
+    p = m.profile
+    read, write = m.serve(False, 0, 4096), m.serve(True, 8192 * 1000, 4096)
+    assert 1 / read.latency == pytest.approx(p.qd1_rand_read_iops)  # QD1: one at a time
+    assert 1 / read.occupancy == pytest.approx(p.rand_read_iops)  # deep queues: the peak
+    assert 1 / write.latency == pytest.approx(p.qd1_rand_write_iops)
+    assert 1 / write.occupancy == pytest.approx(p.rand_write_iops)
+    seq = m.serve(True, 0, 128 * 1024)
+    assert 128 * 1024 / seq.occupancy == pytest.approx(p.seq_write_bps)
+    m.state = len(p.states) - 1  # the heavy throttle: the same latency, a lower ceiling
+    slow = m.serve(True, 128 * 1024, 128 * 1024)
+    assert slow.latency == seq.latency
+    assert seq.occupancy / slow.occupancy == pytest.approx(m.cap_fraction(True))

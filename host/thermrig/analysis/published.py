@@ -63,3 +63,29 @@ SM951_IOPS_REL = 0.10  # within 10 %
 SM951_SEQ_RUNTIME_S = 240
 SM951_RANDOM_RUNTIME_S = 600  # the sustained average: the last 300 s of ten minutes on a full drive
 SM951_RANDOM_WINDOW_S = 300
+
+# Seed 000 (AnandTech, 950 Pro 512GB, Angelbird Wings PX1): the mixed sweeps, pure reads to pure writes
+# in 10 % steps of 3 minutes each, heatsink vs bare, an open bench (no GPU heat).
+MIXED_CONDITION = ("top", "idle")
+MIXED_STEP_S = 180
+MIXED_STEPS = tuple(range(100, -1, -10))
+# 4 KB random, QD3, 16 GB span: "random reads were essentially unaffected by the heatsink", "the writes
+# improved by enough to bring the average up by 12.5 % for the 512GB drive".
+MIXED_RANDOM_GAIN = 0.125
+MIXED_RANDOM_GAIN_BAND = (0.05, 0.25)  # the average's gain, accepted band
+MIXED_READ_HEAVY = (100, 90, 80)  # read-heavy steps ...
+MIXED_READ_HEAVY_REL = 0.05  # ... within 5 % of each other, heatsink or not ("essentially unaffected")
+# 128 KB sequential, QD1, whole pre-filled drive: "the overall performance improvements are once again
+# attributable to the non-mixed segments", "on the sub-tests with a balanced mix of reads and writes,
+# the 950 Pro wasn't throttling even without the heatsink".
+MIXED_SEQ_PURE_GAIN = 0.05  # the pure read and pure write steps gain at least this with the heatsink
+MIXED_SEQ_BALANCED = (60, 50, 40)  # no throttling in these steps, bare
+
+# Seed 004 (AnandTech, 950 Pro 512GB + Wings PX1): after a fill, an hour of 4 KB random writes at QD32,
+# scored on the last 400 s. "the 512GB drive was shackled by its thermal limits" (the heatsink raises
+# the steady state) and "the extremely high consistency score of the 512GB drive without the heatsink
+# indicates that the drive spent the entire steady-state period in a single power state".
+CONSISTENCY_CONDITION = ("top", "idle")
+CONSISTENCY_RUNTIME_S = 3600
+CONSISTENCY_WINDOW_S = 400
+CONSISTENCY_GAIN_MIN = 0.10  # the heatsink's steady-state IOPS at least 10 % above bare

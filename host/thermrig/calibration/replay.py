@@ -32,15 +32,8 @@ def condition(chassis: ChassisParams, slot: SlotParams, cooling: DriveThermalPar
     return Condition(slot, cooling, p.air_c, p.fan0_pct / 100.0, p.fan1_pct / 100.0)
 
 
-def replay(
-    chassis: ChassisParams,
-    drive: DriveProfile,
-    cond: Condition,
-    pattern: Pattern,
-    runtime_s: float,
-    preconditioned: bool = False,
-) -> list[float]:
-    """Drive-scale throughput (bytes/s) for each second of the workload."""
+def _settled(chassis: ChassisParams, drive: DriveProfile, cond: Condition) -> tuple[Plant, DriveModel, float]:
+    """The plant with the drive idle to equilibrium at the condition's air."""
     plant = Plant(chassis, cond.slot, drive.thermal(cond.cooling))
     plant.fan_duty = [cond.fan0, cond.fan1]
     for fan, duty in zip(plant.fans, plant.fan_duty, strict=True):
@@ -48,14 +41,33 @@ def replay(
     air = chassis.room_c if cond.air_c is None else cond.air_c
     s = plant.state
     s.ctrl = s.board = s.sink = air
-    model = DriveModel(drive)
     plant.drive_power_w = drive.idle_power_w
     for _ in range(round(IDLE_S / IDLE_DT)):
         s.air = s.heater = air
         plant.step(IDLE_DT)
+    return plant, DriveModel(drive), air
+
+
+def replay(
+    chassis: ChassisParams,
+    drive: DriveProfile,
+    cond: Condition,
+    pattern: Pattern,
+    runtime_s: float,
+    preconditioned: bool = False,
+    filled: bool = False,
+    states: list[int] | None = None,
+) -> list[float]:
+    """Drive-scale throughput (bytes/s) for each second of the workload. preconditioned: full and past
+    the spare area; filled: full, the spare area still fresh (a fill just before). states: gets the
+    drive's power state at the end of each second."""
+    plant, model, air = _settled(chassis, drive, cond)
+    s = plant.state
     model.pattern = pattern
     if preconditioned:
         model.precondition()
+    elif filled:
+        model.fill()
     series: list[float] = []
     moved = acc = 0.0
     per_second = round(1.0 / TICK_S)
@@ -68,4 +80,46 @@ def replay(
         if (k + 1) % per_second == 0:
             series.append(acc)
             acc = 0.0
+            if states is not None:
+                states.append(model.state)
     return series
+
+
+@dataclass(frozen=True)
+class SweepStep:
+    read_pct: int
+    iops: list[float]  # per second, reads and writes together
+    throttled: bool  # the drive left full speed during the step
+
+
+def replay_sweep(
+    chassis: ChassisParams,
+    drive: DriveProfile,
+    cond: Condition,
+    steps: tuple[int, ...],
+    bs: int,
+    qd: int,
+    step_s: float,
+    sequential: bool,
+) -> list[SweepStep]:
+    """Seed 000's mixed sweeps: read shares one after another with no pause, on a pre-filled drive."""
+    plant, model, air = _settled(chassis, drive, cond)
+    model.fill(passes=2)
+    s = plant.state
+    out = []
+    per_second = round(1.0 / TICK_S)
+    for pct in steps:
+        series: list[float] = []
+        acc, throttled = 0.0, False
+        for k in range(round(step_s / TICK_S)):
+            s.air = s.heater = air
+            reads, writes = model.flow_mix(TICK_S, pct / 100, bs, qd, sequential)
+            plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board)
+            throttled = throttled or model.state > 0
+            plant.step(TICK_S)
+            acc += reads + writes
+            if (k + 1) % per_second == 0:
+                series.append(acc)
+                acc = 0.0
+        out.append(SweepStep(pct, series, throttled))
+    return out

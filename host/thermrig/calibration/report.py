@@ -3,8 +3,6 @@ pipeline's InfluxDB tables."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from thermrig.analysis.published import (
     HEATSINK_CONDITION,
     HEATSINK_RATIO_BAND,
@@ -18,19 +16,12 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.analysis.throttle_table import ThrottleRow
+from thermrig.calibration.check import Check
 from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
+from thermrig.calibration.mixed import mixed_and_consistency_checks
 from thermrig.calibration.replay import condition, replay
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
-
-
-@dataclass(frozen=True)
-class Check:
-    source: str  # seed and what
-    cell: str
-    published: str
-    measured: str
-    ok: bool
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -141,4 +132,4 @@ def replay_report() -> list[Check]:
         )
     checks.append(heatsink_check(sink_rows))
     peak, iops = sm951_replay(chassis, load_drive_profile("sm951_512"))
-    return checks + sm951_checks(peak, iops)
+    return checks + sm951_checks(peak, iops) + mixed_and_consistency_checks(chassis, fitted.drive)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thermrig.fio.workloads import KINDS, VIRTUAL_KINDS, Workload, WorkloadError
+from thermrig.fio.workloads import KINDS, Workload, WorkloadError
 from thermrig.plant.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.plant.drive_profiles import drive_names
 from thermrig.plant.firmware import FIRMWARES
@@ -49,7 +49,8 @@ class DriveSpec:
     serial: str | None = None  # block devices: the serial the operator confirmed
     model: str = "unknown"
     profile: str = "950pro_512"  # virtual: the drive profile (hardware/profiles/drives.toml)
-    scale: float = 0.1  # virtual: wire bytes per modelled byte (bandwidth only; times stay true)
+    scale: float = 0.1  # virtual: wire rate per modelled rate (bandwidth and IOPS; times stay true)
+    fast_fill: bool = True  # virtual: fills and SNIA preconditioning set the drive state at once (plant.fast_fill)
 
     @property
     def is_virtual(self) -> bool:
@@ -113,11 +114,6 @@ def load_campaign(path: str | Path) -> Campaign:
         port = r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"')
         if port != "sim":
             raise r.fail("drive", "target", "the virtual drive lives in the simulated rig", 'port = "sim" in [rig]')
-        for i, w in enumerate(workloads):
-            if w.kind not in VIRTUAL_KINDS:
-                raise r.fail(
-                    "workload", "kind", f"{w.kind} needs a real drive", f"one of {', '.join(VIRTUAL_KINDS)}", i
-                )
     return Campaign(
         path=path,
         name=name,
@@ -140,7 +136,7 @@ def load_campaign(path: str | Path) -> Campaign:
 
 
 def _drive(r: TomlFile, d: dict) -> DriveSpec:
-    r.known(d, "drive", {"target", "size", "serial", "model", "profile", "scale"})
+    r.known(d, "drive", {"target", "size", "serial", "model", "profile", "scale", "fast_fill"})
     target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
     profile = r.get(d, "drive", "profile", str, "a virtual drive profile", "950pro_512")
     if target == "virtual":
@@ -150,8 +146,8 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
             raise CampaignError(str(exc)) from exc
         if profile not in known:
             raise r.fail("drive", "profile", f"{profile!r} is not a virtual drive", f"one of {', '.join(known)}")
-    elif "profile" in d or "scale" in d:
-        key = "profile" if "profile" in d else "scale"
+    elif any(k in d for k in ("profile", "scale", "fast_fill")):
+        key = next(k for k in ("profile", "scale", "fast_fill") if k in d)
         raise r.fail("drive", key, f"{key} is for the virtual drive", 'target = "virtual", or no ' + key)
     scale = float(r.get(d, "drive", "scale", (int, float), "a bandwidth scale in (0, 1]", 0.1))
     if not 0 < scale <= 1:
@@ -163,6 +159,7 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
         model=r.get(d, "drive", "model", str, "a model name (tag)", profile if target == "virtual" else "unknown"),
         profile=profile,
         scale=scale,
+        fast_fill=r.get(d, "drive", "fast_fill", bool, "true or false", True),
     )
     if not _IDENT.fullmatch(spec.model):
         raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")

@@ -1,6 +1,7 @@
 """The workload phase of a run: fio runs the workload (per kind, thermrig.fio.kinds) while its live and
-per-second data are recorded, and the run's summary is computed. With the virtual drive, the drive is
-told what fio will do and the simulation runs at real time while fio runs (so fio's timing is true)."""
+per-second data are recorded, and the run's summary is computed. With the virtual drive (a block device
+over NBD), a fill may be set the fast way and the simulation runs at real time while fio runs (so
+fio's timing is true)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,12 @@ from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import Board
 from thermrig.campaign.run_summary import run_summary
 from thermrig.campaign.spec import Campaign
-from thermrig.db.local_server import free_port
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
 from thermrig.fio.kinds import run_workload, starts_filled
 from thermrig.fio.runner import LiveSample
-from thermrig.fio.workloads import Target, is_random, is_write, parse_size
-from thermrig.plant.drive_model import Pattern
+from thermrig.fio.workloads import Target, parse_size
+from thermrig.plant.fast_fill import fast_fill
 from thermrig.plant.simulated_rig import SimulatedRig
 
 
@@ -72,22 +72,20 @@ class WorkloadPhase:
 
     @contextlib.contextmanager
     def drive_served(self, spec: RunSpec) -> Iterator[Target]:
-        """The virtual drive: told what fio will do, and the simulation at real time while fio runs (so
-        fio's timing is true); faster again afterwards."""
+        """The virtual drive over NBD: a fill set the fast way unless the campaign asks for the real
+        one, and the simulation at real time while fio runs (so fio's timing is true); faster again
+        afterwards."""
         if not self.target.virtual:
             yield self.target
             return
         assert self.sim is not None and self.sim.drive is not None
         w = spec.workload.resolved()
-        write = is_write(w.kind)
-        port = self.sim.drive.port if write else free_port()
-        pattern = Pattern(write=write, random=is_random(w.kind), bs=parse_size(w.bs))
+        prefilled = self.campaign.drive.fast_fill and starts_filled(w)
+        if prefilled:
+            fast_fill(self.sim.drive.model, w.kind, parse_size(w.span) if w.span else None)
         self.sim.set_speed(1.0)
         try:
-            if starts_filled(w):
-                self.sim.drive.model.precondition()  # the fill, without moving the capacity through loopback
-            self.sim.drive.announce(pattern, None if write else port)
-            yield replace(self.target, net_port=port)
+            yield replace(self.target, nbd_uri=self.sim.drive.uri, prefilled=prefilled)
         finally:
             self.sim.drive.idle()
             self.sim.set_speed(self.campaign.sim_speed)

@@ -15,8 +15,6 @@ from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
 from thermrig.fio.workloads import Target, Workload, job_file
 
-FILLED_FIRST = ("consistency", "snia_steady_state")  # with fill = true, the drive is full before timing
-
 
 @dataclass
 class WorkloadRun:
@@ -28,9 +26,9 @@ class WorkloadRun:
 
 
 def starts_filled(workload: Workload) -> bool:
-    """Whether the drive is filled before the timed part (the virtual drive does it without moving the
-    capacity through loopback)."""
-    return workload.kind in FILLED_FIRST and workload.fill
+    """Whether the workload's job fills the drive (a consistency run's fill, SNIA preconditioning): the
+    virtual drive can set the state that leaves at once instead (thermrig.plant.fast_fill)."""
+    return workload.kind == "snia_precondition" or (workload.kind == "consistency" and workload.fill)
 
 
 def run_workload(

@@ -99,14 +99,14 @@ class Workload:
 
 @dataclass(frozen=True)
 class Target:
-    """What fio writes to: a block device, a file (created at size), or the simulated rig's virtual drive
-    through fio's net engine (path "virtual", net_port: the drive's port for writes, fio's for reads)."""
+    """What fio writes to: a block device, a file (created at size), or the simulated rig's virtual drive,
+    a block device served over NBD (path "virtual", nbd_uri: the server's nbd+unix:// URI)."""
 
     path: str
     size: str = ""  # files only
     block_device: bool = False
-    net_host: str = "127.0.0.1"
-    net_port: int = 0
+    nbd_uri: str = ""
+    prefilled: bool = False  # the virtual drive's fill was set the fast way: no fill job (plant.fast_fill)
 
     @property
     def virtual(self) -> bool:
@@ -115,21 +115,6 @@ class Target:
     @property
     def direct(self) -> int:
         return 1 if self.block_device else 0  # O_DIRECT is not available on every file system
-
-
-# fio 3.33's net engine loses count of TCP reads that return less than bs (measured here: 3.1 of 4.6 GB
-# counted at bs=128k, exact at 4k): read jobs use 4 KiB requests on the wire (bandwidth exact; the drive
-# is told the real bs, so its model and power are those of the real block size).
-NET_READ_BS = 4 * 1024
-VIRTUAL_KINDS = ("seq_read", "seq_write", "rand_read", "rand_write", "consistency", "snia_steady_state")
-
-
-def is_write(kind: str) -> bool:
-    return kind not in ("seq_read", "rand_read")
-
-
-def is_random(kind: str) -> bool:
-    return kind in ("rand_read", "rand_write", "consistency", "snia_steady_state")
 
 
 def _log_lines(log_prefix: str) -> list[str]:
@@ -148,16 +133,16 @@ def _log_lines(log_prefix: str) -> list[str]:
 def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
     """The fio job file for one workload."""
     w = workload.resolved()
-    if target.virtual:
-        return _net_job(w, target, log_prefix)
-    engine = "psync" if w.iodepth == 1 else "libaio"
-    region = w.span or ("" if target.block_device else target.size)  # a file is created at this size
+    if target.virtual:  # a block device over NBD: its size is the export's
+        device = ["ioengine=nbd", f"uri={target.nbd_uri}"]
+    else:
+        engine = "psync" if w.iodepth == 1 else "libaio"
+        device = [f"filename={target.path}", f"ioengine={engine}", f"direct={target.direct}"]
+    region = w.span or ("" if target.block_device or target.virtual else target.size)  # a file: created at size
     lines = [
         "[global]",
-        f"filename={target.path}",
+        *device,
         *([f"size={region}"] if region else []),
-        f"ioengine={engine}",
-        f"direct={target.direct}",
         f"bs={w.bs}",
         f"iodepth={w.iodepth}",
         *_log_lines(log_prefix),
@@ -172,45 +157,13 @@ def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
         for pct in w.steps:
             lines += [f"[{w.name}-read{pct}]", "stonewall", f"rw={rw}", f"rwmixread={pct}", *timed, ""]
     elif w.kind == "consistency":
-        if w.fill:
+        if w.fill and not target.prefilled:
             lines += [f"[{w.name}-fill]", "rw=write", "bs=128k", "iodepth=32", ""]
         lines += [f"[{w.name}]", "stonewall", "rw=randwrite", *timed]
     elif w.kind == "snia_steady_state":  # one round; the runner repeats it until steady
         lines += [f"[{w.name}]", "rw=randwrite", *timed]
+    elif w.kind == "snia_precondition" and target.prefilled:  # done: one write shows the drive is there
+        lines += [f"[{w.name}]", "rw=write", "number_ios=1"]
     elif w.kind == "snia_precondition":
         lines += [f"[{w.name}]", "rw=write", "loops=2"]  # 2x the capacity in 128 KiB sequential writes
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _net_job(w: Workload, target: Target, log_prefix: str) -> str:
-    """The virtual drive through fio's net engine. The engine cannot seek, so every job is a stream of
-    bs-sized requests; whether they are random is announced to the drive (thermrig.plant.drive_model)."""
-    if w.kind not in VIRTUAL_KINDS:
-        raise WorkloadError(
-            f"workload {w.name!r}: kind {w.kind} needs a real drive (the virtual drive serves "
-            f"{', '.join(VIRTUAL_KINDS)})"
-        )
-    write = is_write(w.kind)
-    side = [f"hostname={target.net_host}"] if write else ["listen=1"]  # fio's net engine reads only as a listener
-    bs = w.bs if write or parse_size(w.bs) <= NET_READ_BS else "4k"
-    return (
-        "\n".join(
-            [
-                "[global]",
-                "ioengine=net",
-                "protocol=tcp",
-                *side,
-                f"port={target.net_port}",
-                "window_size=64k",  # little data in flight: fio's logs follow the drive's pace
-                "size=100t",
-                f"bs={bs}",
-                *_log_lines(log_prefix),
-                "",
-                f"[{w.name}]",
-                f"rw={'write' if write else 'read'}",
-                f"runtime={w.runtime_s}",
-                "time_based=1",
-            ]
-        )
-        + "\n"
-    )

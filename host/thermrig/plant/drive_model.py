@@ -1,6 +1,7 @@
 """The virtual drive's firmware, as far as heat goes: power from the work it does, a thermal throttle
 that walks NVMe power states on the controller's temperature, a composite sensor on the NAND side,
-thermal-management counters and the fill state that sets random-write speed (docs/virtual-drive.md)."""
+thermal-management counters, the fill state by LBA that sets random-write speed, and the service time
+of each request by operation, size and power state (docs/virtual-drive.md)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import json
 from dataclasses import dataclass
 
 from thermrig.plant.drive_profiles import DriveProfile
+from thermrig.plant.lba_map import LbaMap
 
 KELVIN = 273.15
 
 
 @dataclass(frozen=True)
 class Pattern:
-    """What the host is doing, as the drive's FTL sees it from the LBAs (the net engine carries only
-    bytes, so the agent announces it)."""
+    """A steady workload as a whole, for the fast replay (calibration) that moves no requests: what the
+    served drive works out per request from the LBAs."""
 
     write: bool
     random: bool
@@ -25,30 +27,80 @@ class Pattern:
         return f"{'random' if self.random else 'sequential'} {'write' if self.write else 'read'} {self.bs} B"
 
 
+@dataclass(frozen=True)
+class Service:
+    """How the drive serves one request, at the drive's own scale: the pipeline holds it `occupancy` s
+    (1 / the throughput the current power state allows for it), and it cannot complete sooner than
+    `latency` s after it arrived (the QD1 service time). Throughput at queue depth q: min(q / latency,
+    1 / occupancy) requests per second."""
+
+    occupancy: float
+    latency: float
+
+
+def write_amplification(op: float) -> float:
+    """Greedy garbage collection under uniform random writes, op = free / valid NAND: (1 + op) / (2 op),
+    never under 1 (Hu et al., "Write amplification analysis in flash-based SSDs", SYSTOR 2009)."""
+    return max(1.0, (1.0 + op) / (2.0 * op)) if op > 0 else float("inf")
+
+
+TRIM_S = 20e-6  # a deallocate touches only the mapping table: no NAND work, no power
+
+
 class DriveModel:
     def __init__(self, profile: DriveProfile) -> None:
         self.profile = profile
-        self.pattern: Pattern | None = None
+        self.pattern: Pattern | None = None  # the replay's steady workload (served requests carry their own)
         self.state = 0  # index into profile.states: 0 full speed, last = heavy throttle
         self.ctrl_c = 25.0  # last controller temperature seen
         self.composite_c = 25.0
         self.power_w = profile.idle_power_w
-        self.rate = 0.0  # bytes/s the host moved over the last tick (drive scale, not wire scale)
-        self.filled = 0.0  # bytes of LBA space written since the last format
-        self.spare_used = 0.0  # bytes of random overwrite of a full drive, against the spare area
+        self.lba = LbaMap(profile.capacity_bytes)
+        self.nand_written = 0.0  # fresh NAND used since the last format, up to capacity + spare
         self.bytes_read = 0.0
         self.bytes_written = 0.0
         self.tmt1_count = self.tmt2_count = 0
         self.tmt1_time = self.tmt2_time = 0.0
         self.warning_time = 0.0  # seconds above WCTEMP (never, when the drive reports none)
         self._since_step = 0.0
+        self._busy_read = self._busy_write = 0.0  # full-speed seconds of work since the last tick
+        self._next_write = -1  # the offset a sequential write stream continues at
+        self._fill_cursor = 0  # where the replay's sequential writes map next
         self.transitions: list[tuple[float, int]] = []  # (drive uptime s, new state), for the log
         self.uptime = 0.0
+        # (write, bytes, garbage-collected, power state) -> (full-speed time, service): the fill moves
+        # the GC rate slowly (cleared every tick), requests arrive by the thousand
+        self._services: dict[tuple[bool, int, bool, int], tuple[float, Service]] = {}
+
+    # --- fill state ---------------------------------------------------------------------------------
+
+    @property
+    def filled(self) -> int:
+        """Bytes of LBA space mapped (written and not trimmed since the last format)."""
+        return self.lba.mapped_bytes
+
+    @property
+    def is_steady_state(self) -> bool:
+        """No fresh NAND left since the format: random writes wait for garbage collection. New data and
+        random overwrites use fresh NAND; a sequential overwrite frees whole blocks as it goes."""
+        p = self.profile
+        return self.nand_written >= p.capacity_bytes + p.spare_bytes
+
+    def gc_write_iops(self) -> float:
+        """Random 4 KiB writes once garbage collection paces them: the profile's steady-state rate at its
+        own over-provisioning (a full drive), scaled by write amplification for the space actually free,
+        spare area plus unmapped LBAs ("25 % spare area" = a quarter of the LBAs left unwritten)."""
+        p = self.profile
+        valid = max(self.filled, 1)
+        op = (p.capacity_bytes + p.spare_bytes - valid) / valid
+        op0 = p.spare_bytes / p.capacity_bytes
+        iops = p.steady_rand_write_iops * write_amplification(op0) / write_amplification(op)
+        return min(p.rand_write_iops, iops)
 
     # --- what the host can get ----------------------------------------------------------------------
 
     def peak_rate(self) -> float:
-        """Bytes/s at full speed for the current pattern and fill state."""
+        """Bytes/s at full speed for the replay's pattern and the fill state."""
         p, pat = self.profile, self.pattern
         if pat is None:
             return 0.0
@@ -56,23 +108,18 @@ class DriveModel:
             return p.seq_write_bps if pat.write else p.seq_read_bps
         if not pat.write:
             return min(p.rand_read_iops * pat.bs, p.seq_read_bps)
-        iops = p.rand_write_iops if not self.is_steady_state else p.steady_rand_write_iops
+        iops = p.rand_write_iops if not self.is_steady_state else self.gc_write_iops()
         return min(iops * pat.bs, p.seq_write_bps)
 
-    @property
-    def is_steady_state(self) -> bool:
-        """Full and the spare area used up: random writes wait for garbage collection."""
-        p = self.profile
-        return self.filled >= p.capacity_bytes and self.spare_used >= p.spare_bytes
+    def active_power_w(self, write: bool | None = None) -> float:
+        if write is None:
+            write = self.pattern is not None and self.pattern.write
+        return self.profile.write_power_w if write else self.profile.read_power_w
 
-    def active_power_w(self) -> float:
-        pat = self.pattern
-        return self.profile.write_power_w if pat is not None and pat.write else self.profile.read_power_w
-
-    def cap_fraction(self) -> float:
+    def cap_fraction(self, write: bool | None = None) -> float:
         """Throughput cap of the current power state: the share of the active power it allows."""
         p = self.profile
-        span = self.active_power_w() - p.idle_power_w
+        span = self.active_power_w(write) - p.idle_power_w
         if span <= 0:
             return 1.0
         return max(0.0, min(1.0, (p.states[self.state].max_w - p.idle_power_w) / span))
@@ -80,19 +127,107 @@ class DriveModel:
     def cap_rate(self) -> float:
         return self.peak_rate() * self.cap_fraction()
 
+    # --- served requests ----------------------------------------------------------------------------
+
+    def service(self, write: bool, length: int, sequential: bool) -> tuple[float, float]:
+        """(full-speed pipeline time, QD1 latency) of one request, before the power state's cap."""
+        p = self.profile
+        if write:
+            gc = self.is_steady_state and not sequential  # sequential overwrites free whole blocks
+            iops = self.gc_write_iops() if gc else p.rand_write_iops
+            full = 1.0 / min(iops, p.seq_write_bps / length)
+            latency = 1.0 / p.qd1_rand_write_iops + max(0, length - 4096) / p.seq_write_bps
+        else:
+            full = 1.0 / min(p.rand_read_iops, p.seq_read_bps / length)
+            latency = 1.0 / p.qd1_rand_read_iops + max(0, length - 4096) / p.seq_read_bps
+        return full, max(latency, full)
+
+    def serve(self, write: bool, offset: int, length: int, weight: float = 1.0) -> Service:
+        """One read or write at an LBA offset; weight: drive requests it stands for (1 / the wire scale)."""
+        sequential = write and offset == self._next_write
+        key = (write, length, write and not sequential and self.is_steady_state, self.state)
+        cached = self._services.get(key)
+        if cached is None:  # the same for every such request until the next tick
+            full, latency = self.service(write, length, sequential)
+            cached = self._services[key] = (full, Service(full / max(self.cap_fraction(write), 1e-6), latency))
+        full, service = cached
+        if write:
+            self._next_write = offset + length
+            new = self.lba.write(offset, length)
+            self._programmed(length * weight, new if sequential else length * weight)
+            self._busy_write += full * weight
+        else:
+            self.bytes_read += length * weight
+            self._busy_read += full * weight
+        return service
+
+    def flow_mix(self, dt: float, read_frac: float, bs: int, qd: int, sequential: bool) -> tuple[float, float]:
+        """The replay of a mixed workload for dt seconds at queue depth qd: (reads, writes) served, as
+        the served drive would over many requests (throughput min(qd / latency, 1 / occupancy)). Random
+        writes use fresh NAND; sequential ones are assumed to overwrite (a pre-filled drive)."""
+        fr, lr = self.service(False, bs, sequential)
+        fw, lw = self.service(True, bs, sequential)
+        f = read_frac
+        latency = f * lr + (1 - f) * lw
+        occupancy = f * fr / max(self.cap_fraction(False), 1e-6) + (1 - f) * fw / max(self.cap_fraction(True), 1e-6)
+        n = min(qd / latency, 1.0 / occupancy) * dt
+        reads, writes = f * n, (1 - f) * n
+        self.bytes_read += reads * bs
+        self._busy_read += reads * fr
+        self._busy_write += writes * fw
+        self._programmed(writes * bs, 0.0 if sequential else writes * bs)
+        return reads, writes
+
+    def trim(self, offset: int, length: int) -> Service:
+        self.lba.trim(offset, length)
+        return Service(TRIM_S, TRIM_S)
+
+    def _programmed(self, n: float, fresh: float) -> None:
+        """n bytes written by the host, `fresh` of them on fresh NAND."""
+        self.bytes_written += n
+        p = self.profile
+        self.nand_written = min(float(p.capacity_bytes + p.spare_bytes), self.nand_written + fresh)
+
+    def _flow(self, moved: float) -> None:
+        """The replay's pattern moved `moved` bytes: work, and the fill a sequential stream leaves."""
+        pat = self.pattern
+        if pat is None or moved <= 0:
+            return
+        busy = moved / self.peak_rate()
+        if not pat.write:
+            self.bytes_read += moved
+            self._busy_read += busy
+            return
+        self._busy_write += busy
+        fresh = moved
+        if not pat.random:
+            cap = self.profile.capacity_bytes
+            n = int(min(moved, cap - self._fill_cursor))
+            fresh = self.lba.write(self._fill_cursor, n) if n > 0 else 0
+            self._fill_cursor = (self._fill_cursor + int(moved)) % cap
+        self._programmed(moved, fresh)
+
     # --- one tick -----------------------------------------------------------------------------------
 
-    def tick(self, dt: float, ctrl_c: float, board_c: float, moved: float) -> float:
-        """Account for `moved` bytes over the last dt seconds, re-evaluate the throttle, and return the
-        power the drive dissipates over the next tick."""
+    def tick(self, dt: float, ctrl_c: float, board_c: float, moved: float = 0.0) -> float:
+        """Account the work of the last dt seconds (served requests, plus `moved` bytes of the replay's
+        pattern), re-evaluate the throttle, and return the power the drive dissipates next tick."""
         p = self.profile
         self.uptime += dt
+        self._services.clear()
         self.ctrl_c = ctrl_c
         self.composite_c = board_c + p.composite_offset_c
-        self.rate = moved / dt if dt > 0 else 0.0
-        self._account(moved)
-        effort = self.rate / self.peak_rate() if self.peak_rate() > 0 else 0.0
-        self.power_w = p.idle_power_w + (self.active_power_w() - p.idle_power_w) * min(1.0, effort)
+        self._flow(moved)
+        read, write = (min(1.0, b / dt) for b in (self._busy_read, self._busy_write)) if dt > 0 else (0.0, 0.0)
+        # Work past the tick (requests arrive in bursts around tick edges) is carried, up to a tick's
+        # worth, not lost: a saturated drive dissipates its full power every tick.
+        self._busy_read = min(dt, self._busy_read - read * dt)
+        self._busy_write = min(dt, self._busy_write - write * dt)
+        self.power_w = (
+            p.idle_power_w
+            + (p.read_power_w - p.idle_power_w) * read
+            + (p.write_power_w - p.idle_power_w) * min(write, 1.0 - read)
+        )
         if self.state == len(p.states) - 1:
             self.tmt2_time += dt
         elif self.state > 0:
@@ -102,20 +237,6 @@ class DriveModel:
             self._since_step = 0.0
             self._step_throttle()
         return self.power_w
-
-    def _account(self, moved: float) -> None:
-        pat = self.pattern
-        if pat is None or moved <= 0:
-            return
-        if not pat.write:
-            self.bytes_read += moved
-            return
-        self.bytes_written += moved
-        cap = self.profile.capacity_bytes
-        if pat.random and self.filled >= cap:
-            self.spare_used += moved
-        else:
-            self.filled = min(cap, self.filled + moved)
 
     def _step_throttle(self) -> None:
         p = self.profile
@@ -140,14 +261,27 @@ class DriveModel:
     # --- host-side controls -------------------------------------------------------------------------
 
     def format(self) -> None:
-        """`nvme format`: every LBA unmapped, the spare area free again."""
-        self.filled = self.spare_used = 0.0
+        """`nvme format`: every LBA unmapped, every block erased."""
+        self._services.clear()
+        self.lba.clear()
+        self.nand_written = 0.0
+        self._fill_cursor = 0
+        self._next_write = -1
+
+    def fill(self, span: int | None = None, passes: int = 1) -> None:
+        """The fast path of a purge and `passes` sequential writes of [0, span): the drive state they
+        leave (LBAs mapped, NAND and data units written), without moving the bytes over the wire."""
+        p = self.profile
+        span = p.capacity_bytes if span is None else min(span, p.capacity_bytes)
+        self.format()
+        self.lba.fill(span)
+        self._programmed(float(span) * passes, float(span))  # the later passes overwrite in sequence
 
     def precondition(self) -> None:
-        """As if filled and then randomly overwritten past the spare area (SNIA steady state), so a
-        test does not have to move the whole capacity through the wire first."""
-        self.filled = float(self.profile.capacity_bytes)
-        self.spare_used = float(self.profile.spare_bytes)
+        """Full and the spare area used up by random overwrites (SNIA steady state): the replay's start
+        for the consistency checks."""
+        self.fill()
+        self.nand_written = float(self.profile.capacity_bytes + self.profile.spare_bytes)
 
     # --- what `nvme smart-log -o json` would print ---------------------------------------------------
 

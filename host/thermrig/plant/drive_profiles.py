@@ -31,6 +31,8 @@ class DriveProfile:
     rand_read_iops: float
     rand_write_iops: float
     steady_rand_write_iops: float
+    qd1_rand_read_iops: float
+    qd1_rand_write_iops: float
     read_power_w: float
     write_power_w: float
     idle_power_w: float
@@ -85,6 +87,8 @@ def load_drive_profile(name: str) -> DriveProfile:
         rand_read_iops=n("rand_read_iops", 1, 10_000_000),
         rand_write_iops=n("rand_write_iops", 1, 10_000_000),
         steady_rand_write_iops=n("steady_rand_write_iops", 1, 10_000_000),
+        qd1_rand_read_iops=n("qd1_rand_read_iops", 1, 10_000_000),
+        qd1_rand_write_iops=n("qd1_rand_write_iops", 1, 10_000_000),
         read_power_w=n("read_power_w", 0.1, 50),
         write_power_w=n("write_power_w", 0.1, 50),
         idle_power_w=n("idle_power_w", 0, 10),
@@ -103,6 +107,8 @@ def load_drive_profile(name: str) -> DriveProfile:
         raise r.located(name, "tmt2_c", "tmt2_c must be above tmt1_c")
     if profile.steady_rand_write_iops > profile.rand_write_iops:
         raise r.located(name, "steady_rand_write_iops", "steady_rand_write_iops cannot exceed rand_write_iops")
+    if profile.qd1_rand_read_iops > profile.rand_read_iops or profile.qd1_rand_write_iops > profile.rand_write_iops:
+        raise r.located(name, "qd1_rand_read_iops", "QD1 IOPS cannot exceed the QD32 figures")
     return profile
 
 

@@ -33,7 +33,7 @@ class SimConfig:
     room_c: float | None = None
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
-    drive_scale: float = 0.1  # the virtual drive's bandwidth on the wire per byte it models
+    drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.plant.firmware)
 
 
