@@ -17,7 +17,7 @@ from typing import Any
 
 from thermrig import __version__
 from thermrig.analysis.consistency import consistency_score
-from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
+from thermrig.analysis.throttle_summary import logs_from_fio, throttle_summary
 from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
@@ -340,19 +340,9 @@ class Orchestrator:
         return self.campaign.drive.scale if self.target.virtual else 1.0
 
     def _throttle(self, bw: list[LogPoint]) -> dict[str, Any]:
-        """Onset and depth from fio's per-second log of the last job (analysis.throttle); for the virtual
+        """Onset and depth of the workload's measured job (analysis.throttle_summary); for the virtual
         drive, bandwidth back at the drive's scale."""
-        last = max((p.job for p in bw), default=1)
-        points = [p for p in bw if p.job == last]
-        series = per_second([p.timestamp_ms for p in points], [p.value * 1024.0 for p in points])
-        scale = self._scale
-        out: dict[str, Any] = {"seconds": len(series), "bw_scale": scale}
-        if len(series) >= TAIL_S + 5 and series[1:4] and min(series[1:4]) > 0:  # a plateau to measure from
-            th = throttle_of(series)
-            out.update(plateau_bw_bps=th.plateau / scale, depth_pct=th.depth_pct, throttled=th.onset_s is not None)
-            if th.onset_s is not None:
-                out["onset_s"] = th.onset_s
-        return out
+        return throttle_summary(logs_from_fio(bw), self._scale).fields(self._scale)
 
     @contextlib.contextmanager
     def _drive_served(self, spec: RunSpec) -> Iterator[Target]:

@@ -29,6 +29,9 @@ def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
     if compare:
         for col in ("published", "onset ok", "depth ok"):
             table.add_column(col)
+    notes = any(r.note for r in rows)
+    if notes:
+        table.add_column("data")
     for r in sorted(rows, key=lambda r: (r.profile, r.slot, r.heatsink)):
         cells = [
             r.slot,
@@ -52,6 +55,8 @@ def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
                     "yes" if onset_ok else "NO",
                     ("yes" if depth_ok else "NO") if comparable else f"n/a ({r.seconds} s run)",
                 ]
+        if notes:
+            cells.append(r.note or "complete")
         table.add_row(*cells)
     return table
 
