@@ -17,6 +17,7 @@ BENCHES = [
     "bench_influx",
     "bench_campaign",
     "bench_virtual_drive",
+    "bench_report",
 ]
 
 

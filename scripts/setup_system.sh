@@ -15,6 +15,7 @@ declare -A NEED=(
   [clang]=clang
   [go]=golang-go
   [sfdisk]=fdisk
+  [chromium]=chromium
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

@@ -74,3 +74,17 @@ def influx_server(tmp_path: Path) -> Iterator[LocalInflux]:
 @pytest.fixture
 def influx(influx_server: LocalInflux) -> InfluxSettings:
     return influx_server.settings()
+
+
+@pytest.fixture(scope="session")
+def recorded_campaign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A small virtual-drive campaign recorded once per session into its own influxd (recorded_campaign.py)."""
+    from recorded_campaign import record
+
+    root = tmp_path_factory.mktemp("recorded")
+    server = LocalInflux(root / "influxdb")
+    server.up()
+    try:
+        yield record(root, server)
+    finally:
+        server.down()

@@ -31,14 +31,17 @@ def _group(*tags: str) -> str:
     return ", ".join(f'"{t}"' for t in tags)
 
 
-def campaign_runs(settings: InfluxSettings, campaign: str) -> list[RunData]:
-    """Every run of the campaign with its events, fio jobs and stored summary, in run order (by start)."""
+def campaign_runs(settings: InfluxSettings, campaign: str, only_run: str | None = None) -> list[RunData]:
+    """Every run of the campaign (or only one) with its events, fio jobs and stored summary, in run order."""
     where = f'"campaign" = {quote(campaign)}'
+    if only_run is not None:
+        where += f' AND "run" = {quote(only_run)}'
     events = influxql(
         settings, f"SELECT detail FROM {EVENTS} WHERE {where} GROUP BY {_group('run', 'kind', *TAGS)}", epoch="ms"
     )
     if not events:
-        raise NoData(f"no runs of campaign {campaign!r} in InfluxDB ({settings.url}, database {settings.database})")
+        what = f"run {only_run!r} of campaign {campaign!r}" if only_run else f"runs of campaign {campaign!r}"
+        raise NoData(f"no {what} in InfluxDB ({settings.url}, database {settings.database})")
     runs: dict[str, RunData] = {}
     starts: dict[str, int] = {}
     for s in events:
@@ -56,15 +59,6 @@ def campaign_runs(settings: InfluxSettings, campaign: str) -> list[RunData]:
     _add_jobs(settings, where, runs)
     _add_stored(settings, where, runs)
     return sorted(runs.values(), key=lambda d: (starts.get(d.run, 0), d.run))
-
-
-def load_campaign(settings: InfluxSettings, campaign: str) -> list[RunData]:
-    """campaign_runs with every run's temperatures and drive counters added."""
-    runs = campaign_runs(settings, campaign)
-    fields = {m: _all_fields(settings, m) for m in (TELEMETRY, DRIVE)}
-    for data in runs:
-        add_traces(settings, data, *run_window(data), fields)
-    return runs
 
 
 def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) -> None:
@@ -97,44 +91,15 @@ def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) ->
 
 
 def _add_stored(settings: InfluxSettings, where: str, runs: dict[str, RunData]) -> None:
-    for s in influxql(settings, f'SELECT * FROM {SUMMARY} WHERE {where} GROUP BY "run"', epoch="ms"):
+    for s in influxql(settings, f'SELECT * FROM {SUMMARY} WHERE {where} GROUP BY "run"', epoch="ns"):
         data = runs.get(s.tags.get("run", ""))
         if data is None or not s.values:
             continue
         row = dict(zip(s.columns, s.values[-1], strict=True))
         data.stored = {k: v for k, v in row.items() if v is not None and k != "time" and k not in TAGS}
-        data.end_ms = int(row["time"])  # the summary is rewritten at its own time: one point per run
+        data.summary_ns = int(row["time"])  # the summary is rewritten at its own time: one point per run
+        data.end_ms = data.end_ms or data.summary_ns // 1_000_000
         data.scale = float(row.get("bw_scale") or 1.0)
-
-
-def add_traces(
-    settings: InfluxSettings, data: RunData, start_ms: int, end_ms: int, known: dict[str, dict[str, str]]
-) -> None:
-    """Every temperature at 1 s (means of the rig's 10 Hz frames) and the drive's counters.
-    known: measurement -> its field keys and types (SHOW FIELD KEYS)."""
-    bounds = f'"run" = {quote(data.run)} AND time >= {start_ms}ms AND time <= {end_ms}ms'
-    for measurement in (TELEMETRY, DRIVE):
-        types = known.get(measurement, {})
-        fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float")
-        fields += [f for f in COUNTER_FIELDS if f in types]
-        if not fields:
-            continue
-        select = ", ".join(f'mean("{f}") AS "{f}"' for f in fields)
-        for s in influxql(
-            settings, f"SELECT {select} FROM {measurement} WHERE {bounds} GROUP BY time(1s) fill(none)", epoch="ms"
-        ):
-            table = np.array([[np.nan if x is None else float(x) for x in row] for row in s.values], dtype=float)
-            if not len(table):
-                continue
-            for i, name in enumerate(s.columns[1:], start=1):
-                keep = ~np.isnan(table[:, i])
-                if not keep.any():
-                    continue  # a sensor never reported (an NVMe sensor the drive does not implement)
-                trace = Trace(table[keep, 0], table[keep, i])
-                if name.endswith("_c"):
-                    data.temps[f"{measurement}.{name}"] = trace
-                else:
-                    data.counters[name] = trace
 
 
 def _all_fields(settings: InfluxSettings, measurement: str) -> dict[str, str]:
@@ -142,8 +107,55 @@ def _all_fields(settings: InfluxSettings, measurement: str) -> dict[str, str]:
     return {str(v[0]): str(v[1]) for s in influxql(settings, f'SHOW FIELD KEYS FROM "{measurement}"') for v in s.values}
 
 
+def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None = None) -> list[RunData]:
+    """campaign_runs with every run's temperatures and drive counters added: 1 s means over the run's own
+    window (a query per run and measurement: a window spanning the whole campaign would make InfluxDB
+    walk every empty second between runs)."""
+    runs = campaign_runs(settings, campaign, only_run)
+    for measurement in (TELEMETRY, DRIVE):
+        types = _all_fields(settings, measurement)
+        fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float")
+        fields += [f for f in COUNTER_FIELDS if f in types]
+        if not fields:
+            continue
+        select = ", ".join(f'mean("{f}") AS "{f}"' for f in fields)
+        for data in runs:
+            start, end = run_window(data)
+            where = f'"run" = {quote(data.run)} AND time >= {start}ms AND time <= {end}ms'
+            q = f"SELECT {select} FROM {measurement} WHERE {where} GROUP BY time(1s) fill(none)"
+            for s in influxql(settings, q, epoch="ms"):
+                if s.values:
+                    _add_series(data, measurement, s)
+    return runs
+
+
+def _add_series(data: RunData, measurement: str, s: Series) -> None:
+    """One run's 1 s means of a measurement: each field a trace; a sensor never reported gives none (an
+    NVMe sensor the drive does not implement is absent, not zero)."""
+    table = np.array([[np.nan if x is None else float(x) for x in row] for row in s.values], dtype=float)
+    for i, name in enumerate(s.columns[1:], start=1):
+        keep = ~np.isnan(table[:, i])
+        if not keep.any():
+            continue
+        trace = Trace(table[keep, 0], table[keep, i])
+        if name.endswith("_c"):
+            data.temps[f"{measurement}.{name}"] = trace
+        else:
+            data.counters[name] = trace
+
+
 def run_window(data: RunData) -> tuple[int, int]:
     """From the first phase (or the first job) to the run's end, with a second either side."""
     starts = [*data.phases.values(), *(log.stamps_ms[0] - 1000 for log in data.jobs if log.stamps_ms)]
     ends = [data.end_ms or time.time() * 1000, *(log.stamps_ms[-1] for log in data.jobs if log.stamps_ms)]
     return (min(starts) - 1000 if starts else 0), int(max(ends)) + 1000
+
+
+def campaign_of(settings: InfluxSettings, name: str) -> tuple[str, str | None]:
+    """NAME as a campaign, else as a run: (campaign, None) or (its campaign, run)."""
+    for key in ("campaign", "run"):
+        rows = influxql(settings, f'SHOW TAG VALUES FROM {EVENTS} WITH KEY = "campaign" WHERE "{key}" = {quote(name)}')
+        campaigns = sorted({str(v[1]) for s in rows for v in s.values})
+        if campaigns:
+            return (name, None) if key == "campaign" else (campaigns[0], name)
+    raise NoData(f"no campaign or run named {name!r} in InfluxDB ({settings.url}, database {settings.database})")

@@ -48,7 +48,8 @@ class RunData:
     counters: dict[str, Trace] = field(default_factory=dict)  # drive_smart tmt*, power_state
     phases: dict[str, int] = field(default_factory=dict)  # phase -> its first start, Unix ms
     status: str | None = None  # run_stop's reason: ok, failed, aborted; None if the run never stopped
-    end_ms: int | None = None  # when the run's summary was (or is) stamped
+    end_ms: int | None = None  # when the run ended (its run_stop, or its stored summary)
+    summary_ns: int | None = None  # the stored run_summary point's own time: a rewrite lands on it
     stored: dict[str, object] = field(default_factory=dict)  # the run_summary fields already in InfluxDB
 
     def factors(self) -> dict[str, str]:

@@ -14,22 +14,32 @@ import numpy as np
 from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.run_data import RunData, sensor_label
 
+MIN_RISE_C = 1.0
+
 
 @dataclass(frozen=True)
 class SensorRank:
     sensor: str  # "measurement.field"
     label: str
     runs: int  # throttled runs where it reported at the onset
-    mean_c: float | None  # its temperature at onset, mean over those runs
-    sd_c: float | None  # and the standard deviation (the spread)
-    range_c: float | None
-    error_s: float | None  # RMS of (time it first reached mean_c - the onset) over those runs
-    missed: int  # throttled runs where it never reached mean_c during the job
+    median_c: float  # its temperature at onset, median over those runs: the predicting level
+    mean_c: float
+    sd_c: float | None  # sample standard deviation (None for one run)
+    mad_c: float  # median absolute deviation from median_c: the spread one odd run does not dominate
+    range_c: float
+    rise_c: float  # median over those runs of its rise from the job's start to the onset
+    error_s: float | None  # median |time it first reached median_c - the onset| over those runs
+    rms_error_s: float | None
+    missed: int  # throttled runs where it never reached median_c during the job
 
-    def key(self) -> tuple[float, float, float]:
-        """Ranking: fewest misses, then the smallest timing error, then the smallest spread."""
-        inf = float("inf")
-        return (float(self.missed), self.error_s if self.error_s is not None else inf, self.sd_c or inf)
+    @property
+    def follows(self) -> bool:
+        """It heats with the drive: its rise to the onset stands out of its spread (ambient does not)."""
+        return self.rise_c >= max(MIN_RISE_C, 3 * self.mad_c)
+
+    def key(self) -> tuple[bool, float, float]:
+        """Ranking: sensors that follow the drive first, then by the spread at onset (robust, then plain)."""
+        return (not self.follows, self.mad_c, self.sd_c if self.sd_c is not None else float("inf"))
 
 
 def _first_crossing_s(data: RunData, sensor: str, start_ms: int, level: float, end_ms: float) -> float | None:
@@ -49,13 +59,16 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
             silent.append(sensor)
             continue
         temps = np.array([t for _, _, t in at])
-        mean = float(temps.mean())
-        errors, missed = [], 0
-        for d, s, _ in at:
+        level = float(np.median(temps))
+        errors, rises, missed = [], [], 0
+        for d, s, t in at:
             start = s.throttle.start_ms
             assert start is not None and s.throttle.onset_s is not None
+            at_start = d.temps[sensor].at(start)
+            if at_start is not None:
+                rises.append(t - at_start)
             end = start + s.throttle.seconds * 1000.0
-            crossed = _first_crossing_s(d, sensor, start, mean, end)
+            crossed = _first_crossing_s(d, sensor, start, level, end)
             if crossed is None:
                 missed += 1
             else:
@@ -65,10 +78,14 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
                 sensor=sensor,
                 label=sensor_label(sensor),
                 runs=len(at),
-                mean_c=mean,
+                median_c=level,
+                mean_c=float(temps.mean()),
                 sd_c=float(temps.std(ddof=1)) if len(temps) > 1 else None,
+                mad_c=float(np.median(np.abs(temps - level))),
                 range_c=float(temps.max() - temps.min()),
-                error_s=math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else None,
+                rise_c=float(np.median(rises)) if rises else 0.0,
+                error_s=float(np.median(np.abs(errors))) if errors else None,
+                rms_error_s=math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else None,
                 missed=missed,
             )
         )

@@ -17,12 +17,14 @@ from typing import Any
 
 from thermrig import __version__
 from thermrig.analysis.consistency import consistency_score
+from thermrig.analysis.summary_store import store_run
 from thermrig.analysis.throttle_summary import logs_from_fio, throttle_summary
 from thermrig.campaign.equilibrium import KEY_OF, EquilibriumWatch
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import CampaignState, write_manifest
 from thermrig.campaign.spec import CampaignError
 from thermrig.db.local_server import free_port
+from thermrig.db.query import QueryError
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line, fio_interval_lines, fio_live_line, summary_line
 from thermrig.db.settings import InfluxSettings
@@ -153,7 +155,15 @@ class Orchestrator:
             stored = writer.close(flush_timeout=30)
             manifest.update(status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored)
             write_manifest(run_dir, manifest)
+            if status == "ok" and stored:
+                self._analyse(spec.run_id)
         return status
+
+    def _analyse(self, run_id: str) -> None:
+        """The full run summary (docs/analysis.md) once every point is in InfluxDB. The throttle fields are
+        already written; a server gone now loses only the rest, which `thermrig analyze` recomputes."""
+        with contextlib.suppress(QueryError):
+            store_run(self.influx, self.campaign.name, run_id)
 
     def _drive_source(self) -> tuple[Source | None, str]:
         if self.target.virtual:
