@@ -22,6 +22,8 @@ ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -
 FLASH_BUDGET := 32768
 RAM_BUDGET := 8192
 
+.PHONY: firmware
+.PHONY: pio
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
@@ -36,7 +38,7 @@ demo: setup rigsim
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
 test: setup build
-	$(MAKE) --no-print-directory ctest asan cross fuzz-smoke lint pytest
+	$(MAKE) --no-print-directory ctest asan cross firmware pio fuzz-smoke lint pytest
 
 setup: system influxd venv
 
@@ -77,8 +79,24 @@ $(ARM_BUILD)/size_probe.elf: $(CORE_SRC) $(CORE_HDR) tests/size/size_probe.c tes
 		-Wl,--gc-sections -T $(CURDIR)/tests/size/cortex_m4.ld -o size_probe.elf
 	@echo "cross: firmware core built for Cortex-M4F (-Os): $@"
 
-size: cross
-	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET)
+# The core alone against its budget, and each whole Zephyr image (core, glue, kernel, drivers) against 64 / 24 KiB.
+IMAGE_FLASH_BUDGET := 65536
+IMAGE_RAM_BUDGET := 24576
+size: cross firmware
+	@$(PYTHON) scripts/report_size.py $(ARM_BUILD)/size_probe.elf $(FLASH_BUDGET) $(RAM_BUDGET) \
+		--images $(IMAGE_FLASH_BUDGET) $(IMAGE_RAM_BUDGET) $(foreach b,$(ZEPHYR_BOARDS),$(BUILD)/zephyr/$(b)/zephyr/zephyr.elf)
+
+# The rig firmware's Zephyr images (the pinned Zephyr 3.5.0, Debian's arm-none-eabi-gcc, CMake + Ninja):
+# build/zephyr/<board>/zephyr/zephyr.elf. A board is added here and with firmware/zephyr/boards/<board>.overlay.
+ZEPHYR_BOARDS := nucleo_f411re nucleo_f446re
+firmware: venv
+	@bash scripts/build_zephyr.sh $(ZEPHYR_BOARDS)
+
+# The same images as users build them, with PlatformIO (platformio.ini), offline: PlatformIO from PyPI
+# and its packages from the pinned archives in build/platformio/core (never ~/.platformio): build/pio/<env>/.
+PIO_ENVS := nucleo_f411re nucleo_f446re
+pio: venv
+	@bash scripts/build_pio.sh $(PIO_ENVS)
 
 coverage:
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null

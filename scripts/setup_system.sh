@@ -15,7 +15,9 @@ declare -A NEED=(
   [clang]=clang
   [go]=golang-go
   [sfdisk]=fdisk
-  [chromium]=chromium
+  [dtc]=device-tree-compiler  # the Zephyr builds (make firmware)
+  [gperf]=gperf
+  [chromium]=chromium  # the report test looks at the HTML report in headless Chromium
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

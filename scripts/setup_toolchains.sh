@@ -11,17 +11,23 @@ src="${THERMRIG_TOOLCHAINS:-$root/../shared/toolchains}"
 dest="$root/build/toolchains"
 stamp="$dest/.unpacked"
 
-if [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$dest/platform-ststm32-17.2.0" ]; then
-  exit 0
-fi
+unpacked() { [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$dest/platform-ststm32-17.2.0" ]; }
+
 if [ ! -f "$src/SHA256SUMS" ]; then
+  # Unpacked earlier: the archives need not stay.
+  unpacked && exit 0
   echo "setup: the pinned toolchain archives are not at $src (set THERMRIG_TOOLCHAINS to their folder)." >&2
   echo "       On a machine with internet access, build with PlatformIO or west instead: docs/firmware.md." >&2
   exit 1
 fi
-if ! (cd "$src" && sha256sum --quiet -c SHA256SUMS); then
-  echo "setup: an archive in $src does not match SHA256SUMS (corrupt or replaced): fetch it again." >&2
+# Checked every time (20 ms), so archives that went bad are named even when an earlier unpack exists.
+if ! (cd "$src" && sha256sum --quiet -c SHA256SUMS) >/dev/null 2>&1; then
+  echo "setup: an archive in $src is missing or does not match its SHA256SUMS (corrupt or replaced): copy the archives again." >&2
   exit 1
+fi
+# The stamp holds the checksums unpacked, so new archives are unpacked again.
+if unpacked && cmp -s "$stamp" "$src/SHA256SUMS"; then
+  exit 0
 fi
 echo "setup: unpacking Zephyr 3.5.0 and ststm32 17.2.0 into build/toolchains (once)"
 rm -rf "$dest.tmp"
@@ -31,4 +37,4 @@ for archive in "$src"/*.tar.xz; do
 done
 rm -rf "$dest"
 mv "$dest.tmp" "$dest"
-touch "$stamp"
+cp "$src/SHA256SUMS" "$stamp"

@@ -1,6 +1,8 @@
 /* The rig step: decode sensors, run the supervisor, control heater and fans, emit telemetry. */
 #include "rig.h"
 
+#include "rig_channels.h"
+#include "rig_internal.h"
 #include "sht3x.h"
 
 #define HEX_FAULT_DIGITS 4u
@@ -22,11 +24,81 @@ void rig_init(rig_t *rig, uint32_t reset_cause)
         rig->tc_status[i] = CH_NO_DATA;
     }
     rig->amb_status = CH_NO_DATA;
+    rig_go_safe(rig);
+    rig->out = rig_safe_outputs();
+}
+
+rig_outputs_t rig_safe_outputs(void)
+{
+    rig_outputs_t out = {.heater_pm = 0u};
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        out.fan_pm[i] = 1000u;
+    }
+    return out;
 }
 
 bool rig_heating(const rig_t *rig)
 {
     return rig->heat_enabled && !safety_tripped(&rig->safety);
+}
+
+void rig_set_air_target(rig_t *rig, int32_t cc)
+{
+    rig->air_target_cc = cc;
+}
+
+void rig_set_heat_limit(rig_t *rig, uint16_t pm)
+{
+    rig->heat_limit_pm = pm;
+}
+
+void rig_set_heating(rig_t *rig, bool on)
+{
+    if (on && !rig->heat_enabled) {
+        pid_reset(&rig->pid);
+    }
+    rig->heat_enabled = on;
+}
+
+void rig_set_fan_duty(rig_t *rig, uint8_t fan, uint16_t pm)
+{
+    fan_set_duty(&rig->fans[fan], pm);
+}
+
+void rig_set_fan_rpm(rig_t *rig, uint8_t fan, uint16_t rpm)
+{
+    fan_set_rpm(&rig->fans[fan], rpm);
+}
+
+void rig_set_telemetry_period(rig_t *rig, uint32_t ms)
+{
+    rig->tel_period_ms = ms;
+    rig->next_tel_us = rig->now_us;
+}
+
+void rig_go_safe(rig_t *rig)
+{
+    rig->heat_enabled = false;
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        fan_set_duty(&rig->fans[i], 1000u);
+    }
+}
+
+void rig_clear_faults(rig_t *rig)
+{
+    safety_clear(&rig->safety);
+    rig->reported_faults = 0u;
+    rig->heat_enabled = false;
+}
+
+bool rig_tripped(const rig_t *rig)
+{
+    return safety_tripped(&rig->safety);
+}
+
+uint64_t rig_now_us(const rig_t *rig)
+{
+    return rig->now_us;
 }
 
 void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
@@ -176,23 +248,36 @@ static void ch_value(textbuf_t *tb, const char *key, int32_t value, uint8_t stat
     tb_hex(tb, status, 2u);
 }
 
+static void channel_value(const rig_t *rig, const rig_channel_t *ch, textbuf_t *tb)
+{
+    switch (ch->kind) {
+    case RIG_CH_TC:
+        ch_value(tb, ch->key, rig->tc_cc[ch->index], rig->tc_status[ch->index]);
+        break;
+    case RIG_CH_AMB_T:
+        ch_value(tb, ch->key, rig->amb_cc, rig->amb_status);
+        break;
+    case RIG_CH_AMB_RH:
+        ch_value(tb, ch->key, rig->rh_dpct, rig->amb_status);
+        break;
+    case RIG_CH_FAN_RPM: {
+        const fan_t *fan = &rig->fans[ch->index];
+        ch_value(tb, ch->key, (int32_t)fan->rpm, fan_stalled(fan) ? CH_STALL : 0u);
+        break;
+    }
+    }
+}
+
 static void send_telemetry(rig_t *rig, rig_tx_t *tx)
 {
-    static const char *const TC_KEYS[RIG_NUM_TC] = {"tc0", "tc1", "tc2", "tc3"};
-    static const char *const RPM_KEYS[RIG_NUM_FANS] = {"rpm0", "rpm1"};
     static const char *const FAN_KEYS[RIG_NUM_FANS] = {"fan0", "fan1"};
     char buf[FRAME_MAX_LEN + 2u];
     textbuf_t tb;
     frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "TEL");
     tb_str(&tb, " up=");
     tb_u64(&tb, rig->now_us / 1000u);
-    for (uint8_t ch = 0; ch < RIG_NUM_TC; ch++) {
-        ch_value(&tb, TC_KEYS[ch], rig->tc_cc[ch], rig->tc_status[ch]);
-    }
-    ch_value(&tb, "amb", rig->amb_cc, rig->amb_status);
-    ch_value(&tb, "rh", rig->rh_dpct, rig->amb_status);
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        ch_value(&tb, RPM_KEYS[i], (int32_t)rig->fans[i].rpm, fan_stalled(&rig->fans[i]) ? CH_STALL : 0u);
+    for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
+        channel_value(rig, &RIG_CHANNELS[i], &tb);
     }
     tb_kv_i64(&tb, "heat", rig->out.heater_pm);
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {

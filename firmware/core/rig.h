@@ -79,8 +79,11 @@ typedef struct {
     rig_outputs_t out;
 } rig_t;
 
-/* reset_cause: 0 power-on, FAULT_WATCHDOG when the watchdog reset the MCU (latched at boot). */
+/* reset_cause: 0 power-on, FAULT_WATCHDOG when the watchdog reset the MCU (latched at boot). Every reset
+ * starts in the safe state, heater off and fans full, until the host sets them. */
 void rig_init(rig_t *rig, uint32_t reset_cause);
+/* The outputs of the safe state, for a HAL to drive before the first step (rig_init sets the same). */
+rig_outputs_t rig_safe_outputs(void);
 /* Process received bytes at MCU time now_us (replies go to tx at once, e.g. PING timestamps). */
 void rig_rx(rig_t *rig, const uint8_t *bytes, size_t n, uint64_t now_us, rig_tx_t *tx);
 /* One control tick: received bytes first, then sensors, control, safety, telemetry. */
@@ -89,10 +92,5 @@ void rig_step(rig_t *rig, const rig_samples_t *samples, uint64_t now_us, const u
 
 /* Whether the heater is under closed-loop control (enabled and no fault latched). */
 bool rig_heating(const rig_t *rig);
-
-/* Internal, shared with rig_cmd.c: frame output and command dispatch. */
-void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb);
-void rig_nak(rig_t *rig, rig_tx_t *tx, int32_t host_seq, const char *reason, const char *detail);
-void rig_command(rig_t *rig, const frame_t *f, rig_tx_t *tx);
 
 #endif

@@ -1,7 +1,8 @@
 /* Host commands: HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before anything applies. */
 #include <string.h>
 
-#include "rig.h"
+#include "rig_channels.h"
+#include "rig_internal.h"
 
 typedef struct {
     const char *key;
@@ -57,7 +58,15 @@ static void cmd_hello(rig_t *rig, const frame_t *f, rig_tx_t *tx)
     ack_begin(rig, &tb, buf, sizeof buf, f->seq);
     tb_str(&tb, " fw=" RIG_FW_NAME " ver=" RIG_FW_VERSION);
     tb_kv_i64(&tb, "proto", RIG_PROTO_VERSION);
-    tb_str(&tb, " board=" RIG_BOARD " ch=" RIG_CHANNEL_MAP);
+    tb_str(&tb, " board=" RIG_BOARD " ch=");
+    for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
+        if (i > 0u) {
+            tb_char(&tb, ',');
+        }
+        tb_str(&tb, RIG_CHANNELS[i].key);
+        tb_char(&tb, ':');
+        tb_str(&tb, RIG_CHANNELS[i].name);
+    }
     rig_send(rig, tx, &tb);
 }
 
@@ -90,43 +99,37 @@ static void cmd_set(rig_t *rig, const frame_t *f, rig_tx_t *tx)
         }
         given[k] = true;
     }
-    if (given[K_HEAT] && val[K_HEAT] == 1 && safety_tripped(&rig->safety)) {
+    if (given[K_HEAT] && val[K_HEAT] == 1 && rig_tripped(rig)) {
         rig_nak(rig, tx, f->seq, "STATE", "heat");
         return;
     }
     if (given[K_AIR]) {
-        rig->air_target_cc = val[K_AIR];
+        rig_set_air_target(rig, val[K_AIR]);
     }
     if (given[K_HLIM]) {
-        rig->heat_limit_pm = (uint16_t)val[K_HLIM];
+        rig_set_heat_limit(rig, (uint16_t)val[K_HLIM]);
     }
     if (given[K_HEAT]) {
-        if (val[K_HEAT] == 1 && !rig->heat_enabled) {
-            pid_reset(&rig->pid);
-        }
-        rig->heat_enabled = val[K_HEAT] == 1;
+        rig_set_heating(rig, val[K_HEAT] == 1);
     }
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
         if (given[K_FAN0 + i]) {
-            fan_set_duty(&rig->fans[i], (uint16_t)val[K_FAN0 + i]);
+            rig_set_fan_duty(rig, i, (uint16_t)val[K_FAN0 + i]);
         }
         if (given[K_RPM0 + i]) {
-            fan_set_rpm(&rig->fans[i], (uint16_t)val[K_RPM0 + i]);
+            rig_set_fan_rpm(rig, i, (uint16_t)val[K_RPM0 + i]);
         }
     }
     if (given[K_RATE]) {
-        rig->tel_period_ms = (uint32_t)val[K_RATE];
-        rig->next_tel_us = rig->now_us;
+        rig_set_telemetry_period(rig, (uint32_t)val[K_RATE]);
     }
     ack(rig, tx, f->seq);
 }
 
 static void cmd_clear(rig_t *rig, const frame_t *f, rig_tx_t *tx)
 {
-    safety_clear(&rig->safety);
-    rig->reported_faults = 0u;
     /* A cleared rig does not resume heating by itself: the host enables it again. */
-    rig->heat_enabled = false;
+    rig_clear_faults(rig);
     ack(rig, tx, f->seq);
 }
 
@@ -136,16 +139,13 @@ static void cmd_ping(rig_t *rig, const frame_t *f, rig_tx_t *tx)
     textbuf_t tb;
     ack_begin(rig, &tb, buf, sizeof buf, f->seq);
     tb_str(&tb, " us=");
-    tb_u64(&tb, rig->now_us);
+    tb_u64(&tb, rig_now_us(rig));
     rig_send(rig, tx, &tb);
 }
 
 static void cmd_safe(rig_t *rig, const frame_t *f, rig_tx_t *tx)
 {
-    rig->heat_enabled = false;
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        fan_set_duty(&rig->fans[i], 1000u);
-    }
+    rig_go_safe(rig);
     ack(rig, tx, f->seq);
 }
 

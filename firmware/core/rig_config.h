@@ -12,23 +12,20 @@
 #define RIG_BOARD "unknown"
 #endif
 
-/* Channels: thermocouples on MAX31855 front ends, one SHT3x ambient sensor, fans with tach. */
+/* Channels: thermocouples on MAX31855 front ends, one SHT3x ambient sensor, fans with tach. Their keys,
+ * names and limits are in the channel table (rig_channels.c); RIG_NUM_TC=6 builds its six-thermocouple
+ * variant. */
+#ifndef RIG_NUM_TC
 #define RIG_NUM_TC 4
+#endif
 #define RIG_NUM_FANS 2
-#define RIG_TC_DRIVE_CTRL 0
-#define RIG_TC_DRIVE_NAND 1
-#define RIG_TC_HEATSINK 2
-#define RIG_TC_CHASSIS_AIR 3
-#define RIG_CHANNEL_MAP                                                        \
-    "tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,"              \
-    "amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
+#define RIG_TC_CHASSIS_AIR 3 /* the thermocouple the heater regulates */
 
 /* Control tick: the MAX31855 converts at about 10 Hz. */
 #define RIG_TICK_MS 100u
 
-/* Per-thermocouple plausibility window, centi-degC. */
+/* Lowest plausible thermocouple reading, centi-degC (each channel's highest is in the channel table). */
 #define RIG_TC_MIN_CC (-2000)
-static const int32_t RIG_TC_MAX_CC[RIG_NUM_TC] = {11000, 9000, 9000, 7000};
 /* Largest plausible change between two 100 ms samples (thermal masses forbid more). */
 #define RIG_TC_MAX_JUMP_CC 500
 

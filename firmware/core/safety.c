@@ -3,6 +3,8 @@
  * period once the target was reached. Everything here only latches; rig.c applies the safe state. */
 #include "safety.h"
 
+#include "rig_channels.h"
+
 void safety_init(safety_t *s)
 {
     *s = (safety_t){0};
@@ -49,10 +51,11 @@ uint8_t safety_check_tc(safety_t *s, uint8_t ch, const max31855_reading_t *r)
         s->have_last[ch] = false;
         return flags;
     }
-    if (r->tc_cc > RIG_TC_MAX_CC[ch]) {
+    const rig_channel_t *limits = &RIG_CHANNELS[ch]; /* thermocouple ch is table entry ch */
+    if (r->tc_cc > limits->max) {
         flags |= CH_RANGE;
         safety_latch(s, FAULT_OVER_TEMP);
-    } else if (r->tc_cc < RIG_TC_MIN_CC) {
+    } else if (r->tc_cc < limits->min) {
         flags |= CH_RANGE;
         safety_latch(s, FAULT_UNDER_TEMP);
     }

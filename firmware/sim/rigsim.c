@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rig.h"
+#include "rig_channels.h"
 
 typedef struct {
     const char *plant_path;
@@ -158,6 +159,19 @@ static int send_outputs(const sim_t *sim, const rig_outputs_t *out)
     return write(sim->plant, line, (size_t)n) == n ? 0 : -1;
 }
 
+/* "C key:name,...": the channel table, so the plant wires one sensor per channel where its name says. */
+static int send_channels(const sim_t *sim)
+{
+    char line[FRAME_MAX_LEN];
+    size_t n = (size_t)snprintf(line, sizeof line, "C ");
+    for (uint8_t i = 0; i < RIG_NUM_CHANNELS && n < sizeof line; i++) {
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s:%s", i ? "," : "", RIG_CHANNELS[i].key,
+                              RIG_CHANNELS[i].name);
+    }
+    n += (size_t)snprintf(line + n, sizeof line - n, "\n");
+    return n < sizeof line && write(sim->plant, line, n) == (ssize_t)n ? 0 : -1;
+}
+
 static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -205,8 +219,35 @@ static int handle_serial_fault(sim_t *sim, const options_t *opt, rig_t *rig, con
     return line[0] == 'U' ? 0 : -1;
 }
 
-/* One message from the plant: "S t_us tc0 tc1 tc2 tc3 sht tach0 tach1", "R cause" (MCU reset), or a
- * serial fault. */
+/* The plant's sample message: "S t_us <one MAX31855 word per thermocouple of the channel table> sht
+ * tach0 tach1". */
+static bool parse_samples(const char *line, unsigned long long *t_us, rig_samples_t *s, char *sht, size_t sht_cap)
+{
+    char *end;
+    if (line[0] != 'S' || line[1] != ' ') {
+        return false;
+    }
+    *t_us = strtoull(line + 2, &end, 10);
+    for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
+        const char *word = end;
+        s->tc_word[i] = (uint32_t)strtoul(word, &end, 16);
+        if (end == word) {
+            return false;
+        }
+    }
+    int used = 0;
+    unsigned tach[RIG_NUM_FANS];
+    if (sscanf(end, " %15s %u %u%n", sht, &tach[0], &tach[1], &used) != 3 || end[used] != '\0' ||
+        strlen(sht) >= sht_cap) {
+        return false;
+    }
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        s->tach_pulses[i] = (uint16_t)tach[i];
+    }
+    return true;
+}
+
+/* One message from the plant: a sample ("S ..."), "R cause" (MCU reset), or a serial fault. */
 static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char *line, rig_outputs_t *out,
                              rig_tx_t *tx)
 {
@@ -225,15 +266,11 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char 
     rig_samples_t s = {0};
     unsigned long long t_us;
     char sht[16];
-    unsigned tach[RIG_NUM_FANS];
-    if (sscanf(line, "S %llu %x %x %x %x %15s %u %u", &t_us, &s.tc_word[0], &s.tc_word[1], &s.tc_word[2],
-               &s.tc_word[3], sht, &tach[0], &tach[1]) != 8) {
-        fprintf(stderr, "rigsim: bad plant message: %s\n", line);
+    if (!parse_samples(line, &t_us, &s, sht, sizeof sht)) {
+        fprintf(stderr, "rigsim: bad plant message (expected %d thermocouples): %s\n", RIG_NUM_TC, line);
         return -1;
     }
     s.sht_present = strcmp(sht, "-") != 0 && strlen(sht) == 12u && parse_hex_bytes(sht, s.sht_raw, 6u);
-    s.tach_pulses[0] = (uint16_t)tach[0];
-    s.tach_pulses[1] = (uint16_t)tach[1];
     sim->plant_t_us = t_us;
     if (sim->unplugged && t_us >= sim->replug_at_us) {
         char name[128];
@@ -289,7 +326,11 @@ int main(int argc, char **argv)
     announce(&sim, &opt, pty_name);
 
     rig_init(&rig, 0u);
-    rig_outputs_t out = {0};
+    if (send_channels(&sim) != 0) {
+        perror("rigsim: plant");
+        return 1;
+    }
+    rig_outputs_t out = rig_safe_outputs();
     bool waiting = false;
     int64_t next_tick = unix_us();
     for (;;) {

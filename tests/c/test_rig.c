@@ -150,7 +150,7 @@ static void test_handshake_and_naks(void)
     /* SET is atomic: one bad value and nothing applies. */
     CHECK_STR(reply("SET fan0=700 hlim=1001"), "NAK RANGE hlim");
     step();
-    CHECK_INT(out.fan_pm[0], 0);
+    CHECK_INT(out.fan_pm[0], 1000); /* still the boot state: fans full */
     CHECK_STR(reply("SET fan0=700 hlim=500"), "ACK");
     step();
     CHECK_INT(out.fan_pm[0], 700);
@@ -266,10 +266,10 @@ static void test_sensor_faults(void)
         uint32_t expect;
     } CASES[] = {
         {RIG_TC_CHASSIS_AIR, 0x1, 2500, FAULT_TC_OPEN},
-        {RIG_TC_DRIVE_CTRL, 0x2, 2500, FAULT_TC_SHORT_GND},
-        {RIG_TC_HEATSINK, 0x4, 2500, FAULT_TC_SHORT_VCC},
+        {0 /* drive_ctrl */, 0x2, 2500, FAULT_TC_SHORT_GND},
+        {2 /* heatsink */, 0x4, 2500, FAULT_TC_SHORT_VCC},
         {RIG_TC_CHASSIS_AIR, 0, 7100, FAULT_OVER_TEMP},
-        {RIG_TC_DRIVE_NAND, 0, 9025, FAULT_OVER_TEMP},
+        {1 /* drive_nand */, 0, 9025, FAULT_OVER_TEMP},
     };
     for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
         boot(0);
@@ -338,6 +338,34 @@ static void test_fans_and_safe(void)
     CHECK_INT(out.fan_pm[0], 1000);
     CHECK_INT(out.fan_pm[1], 1000);
     CHECK(!safety_tripped(&rig.safety));
+}
+
+/* Every reset, not only a watchdog reset, starts safe: heater off, fans full, until the host sets them. */
+static void test_boot_state(void)
+{
+    boot(0);
+    CHECK_INT(rig.out.heater_pm, 0);
+    CHECK_INT(rig.out.fan_pm[0], 1000);
+    CHECK_INT(rig.out.fan_pm[1], 1000);
+    rig_outputs_t safe = rig_safe_outputs();
+    CHECK(memcmp(&safe, &rig.out, sizeof safe) == 0);
+    run_seconds(5.0);
+    CHECK_INT(out.heater_pm, 0);
+    CHECK_INT(out.fan_pm[0], 1000);
+    CHECK_INT(out.fan_pm[1], 1000);
+    CHECK_INT(rig.safety.latched, 0); /* a plain reset is not a fault */
+    CHECK_STR(reply("SET fan0=300 air=3500 heat=1"), "ACK");
+    step();
+    CHECK_INT(out.fan_pm[0], 300);
+    CHECK_INT(out.fan_pm[1], 1000); /* not set by the host: still full */
+    CHECK(out.heater_pm > 0);
+    /* A plain reset in the middle of heating with slow fans comes back safe again. */
+    boot(0);
+    step();
+    CHECK_INT(out.heater_pm, 0);
+    CHECK_INT(out.fan_pm[0], 1000);
+    CHECK_INT(out.fan_pm[1], 1000);
+    CHECK(!rig_heating(&rig));
 }
 
 static void test_watchdog_and_overflow(void)
@@ -458,6 +486,7 @@ int main(void)
     test_heater_control_and_heartbeat();
     test_sensor_faults();
     test_fans_and_safe();
+    test_boot_state();
     test_watchdog_and_overflow();
     test_resent_commands_apply_once();
     test_heater_stuck_on();

@@ -51,7 +51,7 @@ int main(void)
     CHECK_INT(s.latched, FAULT_OVER_TEMP);
     safety_init(&s);
     r = reading(7025, 0);
-    CHECK_INT(safety_check_tc(&s, RIG_TC_DRIVE_CTRL, &r), 0);
+    CHECK_INT(safety_check_tc(&s, 0 /* drive_ctrl */, &r), 0);
     r = reading(RIG_TC_MIN_CC - 25, 0);
     safety_init(&s);
     safety_check_tc(&s, 2, &r);

@@ -130,6 +130,7 @@ def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSetting
         assert m["versions"]["fio"].startswith("fio-") and m["versions"]["firmware"].startswith("thermrig-core")
         assert m["seed"] == 5 and m["factors"]["profile"] == "single_gpu_load"
         assert m["drive"]["telemetry"] in ("none",) or m["drive"]["telemetry"].startswith("nvme smart-log")
+        assert {"device_serial", "device_model", "device_firmware"} <= set(m["drive"])  # the identity collected
         assert (tmp_path / "runs" / run_id / "fio.json").exists()
         for measurement, field in (("rig_telemetry", "uptime_ms"), ("fio_interval", "bw_bps"), ("fio_live", "bw_bps")):
             [s] = influxql(influx, f"SELECT count({field}) FROM {measurement} WHERE run = '{run_id}'")

@@ -12,7 +12,7 @@
 #define USER_NODE DT_PATH(zephyr_user)
 #define TC_SPI_OP (SPI_OP_MODE_MASTER | SPI_WORD_SET(8) | SPI_TRANSFER_MSB) /* MAX31855: mode 0 */
 
-static const struct spi_dt_spec TC[RIG_NUM_TC] = {
+static const struct spi_dt_spec TC[] = {
     SPI_DT_SPEC_GET(DT_NODELABEL(tc0), TC_SPI_OP, 0),
     SPI_DT_SPEC_GET(DT_NODELABEL(tc1), TC_SPI_OP, 0),
     SPI_DT_SPEC_GET(DT_NODELABEL(tc2), TC_SPI_OP, 0),
@@ -20,14 +20,18 @@ static const struct spi_dt_spec TC[RIG_NUM_TC] = {
 };
 static const struct i2c_dt_spec AMBIENT = I2C_DT_SPEC_GET(DT_NODELABEL(ambient));
 static const struct pwm_dt_spec HEATER = PWM_DT_SPEC_GET_BY_NAME(USER_NODE, heater);
-static const struct pwm_dt_spec FANS[RIG_NUM_FANS] = {
+static const struct pwm_dt_spec FANS[] = {
     PWM_DT_SPEC_GET_BY_NAME(USER_NODE, fan0),
     PWM_DT_SPEC_GET_BY_NAME(USER_NODE, fan1),
 };
-static const struct gpio_dt_spec TACH[RIG_NUM_FANS] = {
+static const struct gpio_dt_spec TACH[] = {
     GPIO_DT_SPEC_GET_BY_IDX(USER_NODE, tach_gpios, 0),
     GPIO_DT_SPEC_GET_BY_IDX(USER_NODE, tach_gpios, 1),
 };
+/* The devices must match the core's channel table (rig_channels.c): one MAX31855 per thermocouple,
+ * one PWM and one tach per fan. */
+BUILD_ASSERT(ARRAY_SIZE(TC) == RIG_NUM_TC, "one tcN node in the overlay per thermocouple of the channel table");
+BUILD_ASSERT(ARRAY_SIZE(FANS) == RIG_NUM_FANS && ARRAY_SIZE(TACH) == RIG_NUM_FANS, "one PWM and tach per fan");
 
 /* SHT3x single shot, high repeatability, no clock stretching: 15 ms, read at the next tick. */
 static const uint8_t SHT3X_MEASURE[2] = {0x24, 0x00};
@@ -109,6 +113,6 @@ void rig_hal_output(const rig_outputs_t *out)
 
 void rig_hal_safe(void)
 {
-    const rig_outputs_t safe = {.heater_pm = 0u, .fan_pm = {1000u, 1000u}};
+    const rig_outputs_t safe = rig_safe_outputs();
     rig_hal_output(&safe);
 }

@@ -7,11 +7,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thermrig.campaign.spec import Equilibrium
-from thermrig.db.schema import TEMPERATURE_FIELDS
+from thermrig.campaign.spec import CampaignError, Equilibrium
+from thermrig.protocol.channels import ChannelMap
 from thermrig.protocol.messages import Telemetry
 
-KEY_OF = {name: key for key, name in TEMPERATURE_FIELDS.items()}  # "chassis_air" -> "tc3"
+COOLDOWN_CHANNEL = "drive_ctrl"  # the baseline and the cool-down are judged on the drive's controller
+
+
+def check_channels(rule: Equilibrium, channels: ChannelMap) -> None:
+    """The campaign's channels against the map the rig declared in HELLO, before anything runs."""
+    missing = [ch for ch in (*rule.channels, COOLDOWN_CHANNEL) if ch not in channels.names]
+    if missing:
+        raise CampaignError(
+            f"the rig has no channel {', '.join(missing)}: its channels are {', '.join(channels.names)}"
+        )
 
 
 @dataclass
@@ -30,7 +39,7 @@ class EquilibriumWatch:
         t = np.array([s.uptime_ms / 60000.0 for s in self.samples])
         out = {}
         for ch in self.rule.channels:
-            values = np.array([s.temps[KEY_OF[ch]].value for s in self.samples])
+            values = np.array([s.named(ch).value for s in self.samples])
             out[ch] = float(np.polyfit(t, values, 1)[0]) if len(values) >= 3 else float("inf")
         return out
 

@@ -16,7 +16,7 @@ from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
-CHANNELS = ("drive_ctrl", "drive_nand", "heatsink", "chassis_air")
+_CHANNEL = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a name from the rig's channel map, checked against it at run time
 
 
 class CampaignError(ValueError):
@@ -235,11 +235,11 @@ def _drive(r: _Reader, d: dict) -> DriveSpec:
 def _equilibrium(r: _Reader, d: dict) -> Equilibrium:
     _known(r, d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels"})
     channels = tuple(
-        r.get(d, "equilibrium", "channels", list, f"a list from {', '.join(CHANNELS)}", list(Equilibrium.channels))
+        r.get(d, "equilibrium", "channels", list, "a list of the rig's channel names", list(Equilibrium.channels))
     )
     for ch in channels:
-        if ch not in CHANNELS:
-            raise r.fail("equilibrium", "channels", f"unknown channel {ch!r}", f"names from {', '.join(CHANNELS)}")
+        if not isinstance(ch, str) or not _CHANNEL.fullmatch(ch):
+            raise r.fail("equilibrium", "channels", f"{ch!r}", "channel names from the rig's map (thermrig rig info)")
     eq = Equilibrium(
         rate_c_per_min=float(r.get(d, "equilibrium", "rate_c_per_min", (int, float), "°C per minute", 0.2)),
         window_s=float(r.get(d, "equilibrium", "window_s", (int, float), "seconds", 60.0)),

@@ -13,8 +13,9 @@ from rich.live import Live
 from rich.prompt import Confirm
 from rich.table import Table
 
-from thermrig.campaign.orchestrator import Orchestrator, Progress
+from thermrig.campaign.orchestrator import Orchestrator
 from thermrig.campaign.plan import Plan, make_plan
+from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
@@ -26,6 +27,7 @@ from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
 
@@ -83,12 +85,10 @@ def _view(progress: Progress) -> Group:
     t.add_row("phase", f"[bold]{progress.phase}[/] {progress.detail}")
     t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
     if progress.latest:
-        temps = progress.latest.temps
-        t.add_row(
-            "rig",
-            f"drive ctrl {temps['tc0'].value:.2f} °C, NAND {temps['tc1'].value:.2f} °C, "
-            f"chassis air {temps['tc3'].value:.2f} °C, heater {progress.latest.heater_pct:.0f} %",
-        )
+        latest = progress.latest
+        tcs = latest.channels.of_kind(ChannelKind.THERMOCOUPLE)
+        temps = ", ".join(f"{c.name} {latest.temps[c.key].value:.2f} °C" for c in tcs)
+        t.add_row("rig", f"{temps}, heater {latest.heater_pct:.0f} %")
     if progress.live and progress.phase == "workload":
         s = progress.live
         t.add_row("fio", f"{(s.read_bps + s.write_bps) / 1e6:,.1f} MB/s, {s.read_iops + s.write_iops:,.0f} IOPS")

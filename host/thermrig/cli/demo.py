@@ -69,7 +69,7 @@ def demo(
         recorder.start()
         start = link.next_telemetry(timeout=5.0)
         console.print(
-            f"room {start.temps['amb'].value:.2f} °C, chassis air {start.temps['tc3'].value:.2f} °C; "
+            f"room {start.named('ambient_t').value:.2f} °C, chassis air {start.named('chassis_air').value:.2f} °C; "
             f"setting {profile}: {prof.set_args()}"
         )
         link.set(**prof.set_args())
@@ -86,7 +86,7 @@ def demo(
                 if tel.faults:
                     raise RuntimeError(f"the rig faulted during the demo: {tel.faults!r}")
                 t = (tel.uptime_ms - t0) / 1000.0
-                air = tel.temps["tc3"].value
+                air = tel.named("chassis_air").value
                 times.append(t)
                 sensed.append(air)
                 true.append(sim.plant.state.air)

@@ -68,7 +68,7 @@ def record(
                 while deadline is None or time.monotonic() < deadline:
                     time.sleep(0.5)
                     state = "[green]ok[/]" if writer.healthy else f"[red]{problems[-1].message}[/]"
-                    air = f"{recorder.last.temps['tc3'].value:.2f} °C" if recorder.last else "-"
+                    air = f"{recorder.last.named('chassis_air').value:.2f} °C" if recorder.last else "-"
                     live.update(
                         f"frames {recorder.stats.frames}  points {recorder.stats.points}  "
                         f"in InfluxDB {writer.points_written}  waiting {spool.pending_bytes() / 1e3:.1f} kB  "

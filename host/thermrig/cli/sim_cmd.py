@@ -1,4 +1,4 @@
-"""`thermrig sim`: run the simulated rig (plant model + firmware core) and serve its port;
+"""`thermrig sim`: run the simulated rig (plant model + a firmware: rigsim, Zephyr in QEMU) and serve its port;
 `thermrig sim fault ...`: inject faults into the running simulation."""
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from thermrig.cli.errors import user_errors
 from thermrig.config import ConfigError, sim_state_file
 from thermrig.plant.control import ControlServer, request
 from thermrig.plant.faults import FaultKind
+from thermrig.plant.firmware import FIRMWARES
 from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.plant.simulated_rig import SimConfig, SimError, SimulatedRig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
 
@@ -37,6 +38,9 @@ def sim(
     offset_us: Annotated[int, typer.Option(help="MCU uptime at start, µs.")] = 0,
     room: Annotated[float | None, typer.Option(help="Room temperature, °C (default: hardware profile).")] = None,
     link: Annotated[Path | None, typer.Option(help="Serve the port at this path (a symlink to the pty).")] = None,
+    firmware: Annotated[
+        str, typer.Option(help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (Zephyr in QEMU).")
+    ] = "rigsim",
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
@@ -49,6 +53,8 @@ def sim(
         raise ProfileError(f"unknown slot {slot!r}; choose one of {', '.join(SLOTS)}")
     if heatsink not in HEATSINKS:
         raise ProfileError(f"unknown heatsink {heatsink!r}; choose one of {', '.join(HEATSINKS)}")
+    if firmware not in FIRMWARES:
+        raise SimError(f"unknown firmware {firmware!r}; choose one of {', '.join(FIRMWARES)}")
     if speed < 0:
         raise typer.BadParameter("speed must be 0 (fastest), 1 (real time) or more")
     cfg = SimConfig(
@@ -60,6 +66,7 @@ def sim(
         offset_us=offset_us,
         room_c=room,
         link=link,
+        firmware=firmware,
     )
     console = Console()
     state = sim_state_file()
@@ -70,14 +77,16 @@ def sim(
         control_path = state.parent / f"sim-{os.getpid()}.sock"
         control = ControlServer(control_path, rig.faults)
         state.write_text(json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path)}))
-        console.print(f"simulated rig on [bold]{rig.port}[/] (slot {slot}, heatsink {heatsink}, speed {speed:g}x)")
+        console.print(
+            f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x)"
+        )
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(rig.port, flush=True)
         try:
             while not stop.wait(0.5):
                 rig.server.check()
                 if rig.proc.poll() is not None:
-                    raise SystemExit(f"rigsim exited with status {rig.proc.returncode}")
+                    raise SystemExit(f"{firmware} exited with status {rig.proc.returncode}")
         except KeyboardInterrupt:
             pass
         finally:

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from thermrig.link.rig_link import RigLink
+from thermrig.protocol.channels import ChannelKind
 from thermrig.protocol.messages import RigInfo, Telemetry, flag_names
 
 
@@ -26,17 +27,23 @@ def _status(flags: IntFlag) -> Text:
     return Text(name, style="green" if name == "ok" else "bold red")
 
 
+_UNITS = {
+    ChannelKind.THERMOCOUPLE: ("°C", 2),
+    ChannelKind.AMBIENT_T: ("°C", 2),
+    ChannelKind.HUMIDITY: ("%RH", 1),
+    ChannelKind.FAN_RPM: ("rpm", 0),
+}
+
+
 def telemetry_view(tel: Telemetry, link: RigLink, title: str = "") -> Group:
-    names = link.info.channels if link.info else {}
     ch = Table(title=title or f"rig {link.port}", expand=False)
     ch.add_column("channel")
     ch.add_column("value", justify="right")
     ch.add_column("status")
-    for key, reading in tel.temps.items():
-        ch.add_row(names.get(key, key), f"{reading.value:7.2f} °C", _status(reading.status))
-    ch.add_row(names.get("rh", "rh"), f"{tel.humidity.value:7.1f} %RH", _status(tel.humidity.status))
-    for key, reading in tel.rpm.items():
-        ch.add_row(names.get(key, key), f"{reading.value:7.0f} rpm", _status(reading.status))
+    for channel in tel.channels.channels:  # the rig's own map, in its order
+        reading = tel.readings[channel.key]
+        unit, digits = _UNITS[channel.kind]
+        ch.add_row(channel.name, f"{reading.value:7.{digits}f} {unit}", _status(reading.status))
 
     act = Table(show_header=False, expand=False)
     heat = f"{tel.heater_pct:5.1f} % (limit {tel.heat_limit_pct:.0f} %)"

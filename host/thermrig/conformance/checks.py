@@ -9,10 +9,13 @@ import numpy as np
 from thermrig.conformance.result import Check, CheckFailed, expect
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import NakError
+from thermrig.protocol.channels import ChannelKind
 from thermrig.protocol.frame import PROTO_VERSION, encode
 from thermrig.protocol.messages import Fault, Nak
 
-CHANNELS = {"tc0", "tc1", "tc2", "tc3", "amb", "rh", "rpm0", "rpm1"}
+# Channels any rig declares, whatever else it has: the one the heater regulates, the one the
+# cool-down watches, and one ambient sensor (temperature and humidity).
+ROLES = ("chassis_air", "drive_ctrl", "ambient_t", "ambient_rh")
 HOST_TIMEOUT_S = 3.0
 
 
@@ -27,10 +30,14 @@ def _refused(t: Target, command: str, *args: str) -> Nak:
 def handshake(t: Target) -> str:
     info = t.link.hello()
     expect(info.proto == PROTO_VERSION, f"protocol {info.proto}, expected {PROTO_VERSION}")
-    expect(set(info.channels) == CHANNELS, f"channel map {sorted(info.channels)}")
+    expect(all(name in info.channels.names for name in ROLES), f"channel map {info.channels} lacks one of {ROLES}")
+    kinds = [c.kind for c in info.channels.channels]
+    expect(kinds.count(ChannelKind.HUMIDITY) == 1, f"channel map {info.channels}: one humidity channel expected")
+    frames = t.run_for(0.3)  # read with the map: a frame whose channels differ from it is a decode error
+    expect(bool(frames) and list(frames[-1].readings) == list(info.channels), "telemetry channels are not the map's")
     reply, _, _ = t.link.exchange("HELLO", ("proto=99",), 0.5, 2)
     expect(reply.type == "NAK" and reply.args[1:] == ("VERSION", f"proto={PROTO_VERSION}"), f"HELLO proto=99: {reply}")
-    return f"{info.firmware} {info.version} on {info.board}"
+    return f"{info.firmware} {info.version} on {info.board}, {len(info.channels)} channels"
 
 
 def commands(t: Target) -> str:

@@ -42,7 +42,7 @@ def _start(t: Target, case: FaultCase) -> float:
     expect(not frames[-1].faults, f"the rig does not start clean: {frames[-1].faults!r}")
     fan0, fan1 = case.fans
     # Relative to the air as it is: earlier cases may have left the chassis warm.
-    target = max(t.room_c(), frames[-1].temps["tc3"].value) + HEAT_ABOVE_ROOM_C
+    target = max(t.room_c(), frames[-1].named("chassis_air").value) + HEAT_ABOVE_ROOM_C
     if case.heating:
         t.link.set(air=round(target * 100), hlim=1000, heat=1, fan0=fan0, fan1=fan1)
     else:
@@ -85,14 +85,15 @@ def _no_fault_outcome(t: Target, case: FaultCase, frames: list[Telemetry], targe
     expect(not latched, f"{latched[0] if latched else ''!r} latched; this fault must not trip the rig")
     last = frames[-1]
     if case.kind in (FaultKind.AMBIENT_MISSING, FaultKind.AMBIENT_CRC):
-        expect(last.temps["amb"].status == ChannelStatus.NO_DATA, f"ambient status {last.temps['amb'].status!r}")
+        ambient = last.named("ambient_t").status
+        expect(ambient == ChannelStatus.NO_DATA, f"ambient status {ambient!r}")
         expect(last.heat_enabled, "heating stopped for an informational sensor")
         return "ambient flagged NO_DATA, heating carries on"
     if case.kind is FaultKind.SERIAL_GARBAGE:
         expect(last.rx_errors >= 3, f"rig counted {last.rx_errors} bad frames")
         return f"rig counted {last.rx_errors} bad frames, link {sum(t.link.stats.decode_errors.values())}; no fault"
     if case.kind is FaultKind.ROOM_STEP:
-        air = last.temps["tc3"].value
+        air = last.named("chassis_air").value
         expect(abs(air - target) < 0.75, f"chassis air {air:.2f} C, target {target:.2f} C")
         return f"room +{case.value:g} C: chassis air held at {air - target:+.2f} C of target"
     return "no fault, as specified"
@@ -118,7 +119,8 @@ def mcu_reset(t: Target) -> str:
     expect(gap is not None, "no gap marked for the reset")
     frames = t.run_for(0.5)
     expect(not frames[-1].heat_enabled, "a rebooted rig must start with the heater off")
-    return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off after boot"
+    expect(min(frames[-1].fan_pct.values()) == 100, f"fans after boot {frames[-1].fan_pct}: a reset must start full")
+    return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
 
 
 def usb_unplug(t: Target) -> str:
@@ -184,7 +186,7 @@ def hold_lost(t: Target) -> str:
     # does; it counts from the last sample that was not below.
     limit_cc = round(target * 100) - 400
     before_hit = [f for f in frames if f.uptime_ms < hit.uptime_ms]
-    last_inside = max(f.uptime_ms for f in before_hit if round(f.temps["tc3"].value * 100) >= limit_cc)
+    last_inside = max(f.uptime_ms for f in before_hit if round(f.named("chassis_air").value * 100) >= limit_cc)
     waited = (hit.uptime_ms - last_inside - 100) / 1000
     expect(39.0 <= waited <= 40.5, f"tripped {waited:.1f} s after falling 4 C below target (spec 40 s)")
     return f"HOLD_LOST {waited:.1f} s after the air fell 4 C below target (spec 40 s)"

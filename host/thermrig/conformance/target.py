@@ -59,4 +59,4 @@ class Target:
 
     def room_c(self) -> float:
         frames = self.run_for(0.5)
-        return frames[-1].temps["amb"].value if frames and frames[-1].temps["amb"].ok else 22.0
+        return frames[-1].named("ambient_t").value if frames and frames[-1].named("ambient_t").ok else 22.0

@@ -21,14 +21,6 @@ FIO_INTERVAL = "fio_interval"
 DRIVE = "drive_smart"
 SUMMARY = "run_summary"
 
-# Protocol v1 wire keys -> field names (channel names from the HELLO channel map, with units).
-TEMPERATURE_FIELDS = {
-    "tc0": "drive_ctrl",
-    "tc1": "drive_nand",
-    "tc2": "heatsink",
-    "tc3": "chassis_air",
-    "amb": "ambient",
-}
 EVENT_KINDS = {"run_start", "run_stop", "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault", "phase"}
 _TAG_VALUE = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 
@@ -68,14 +60,12 @@ class RunTags:
 
 
 def telemetry_lines(tel: Telemetry, utc_ns: int, tags: RunTags) -> list[str]:
-    """Three points per telemetry frame, all at the sample's UTC (from the rig's uptime)."""
+    """Three points per telemetry frame, all at the sample's UTC (from the rig's uptime). The sensor
+    fields are the rig's channels, named by its HELLO map (Channel.field: drive_ctrl_c, fan0_rpm...)."""
     sensors = tags.apply(Point(TELEMETRY))
-    for key, name in TEMPERATURE_FIELDS.items():
-        reading = tel.temps[key]
-        sensors.field(f"{name}_c", reading.value).field(f"{name}_status", int(reading.status))
-    sensors.field("ambient_rh_pct", tel.humidity.value).field("ambient_rh_status", int(tel.humidity.status))
-    for i, key in enumerate(("rpm0", "rpm1")):
-        sensors.field(f"fan{i}_rpm", tel.rpm[key].value).field(f"fan{i}_status", int(tel.rpm[key].status))
+    for ch in tel.channels.channels:
+        reading = tel.readings[ch.key]
+        sensors.field(ch.field, reading.value).field(ch.status_field, int(reading.status))
     sensors.field("uptime_ms", tel.uptime_ms).field("seq", tel.seq)
     actuators = tags.apply(Point(ACTUATORS))
     actuators.field("heater_pct", tel.heater_pct).field("air_target_c", tel.air_target_c)

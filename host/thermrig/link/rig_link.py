@@ -4,6 +4,7 @@ the port goes away, re-handshake after an MCU reset, and gaps in the data marked
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import queue
 import random
@@ -16,6 +17,7 @@ import serial
 
 from thermrig.link.timesync import SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
+from thermrig.protocol.channels import ChannelMap
 from thermrig.protocol.frame import (
     PROTO_VERSION,
     Frame,
@@ -86,6 +88,7 @@ class RigLink:
         self._write_lock = threading.Lock()
         self._pending: dict[int, queue.Queue[Frame]] = {}
         self._pending_lock = threading.Lock()
+        self._naming_lock = threading.Lock()  # telemetry is read with the map HELLO set, or named after it
         # A fresh random start per session: a restarted host never resends its predecessor's last frame.
         self._seq = random.randrange(0x10000)
         self._last_rig_seq: int | None = None
@@ -204,17 +207,18 @@ class RigLink:
             self.stats.lost_frames += (frame.seq - self._last_rig_seq - 1) % 0x10000
         self._last_rig_seq = frame.seq
         if frame.type == "TEL":
-            try:
-                tel = Telemetry.from_frame(frame)
-            except ProtocolError:
-                self._count_error("TEL")
-                return
-            self.stats.telemetry += 1
-            self._check_continuity(tel)
-            for q in self._subscribers:
-                with contextlib.suppress(queue.Full):
-                    q.put_nowait(tel)
-            self.latest = tel  # after the queues: whoever sees it here finds it in their queue too
+            with self._naming_lock:
+                try:
+                    tel = Telemetry.from_frame(frame, self.info.channels if self.info else None)
+                except ProtocolError:
+                    self._count_error("TEL")
+                    return
+                self.stats.telemetry += 1
+                self._check_continuity(tel)
+                for q in self._subscribers:
+                    with contextlib.suppress(queue.Full):
+                        q.put_nowait(tel)
+                self.latest = tel  # after the queues: whoever sees it here finds it in their queue too
         elif frame.type in ("ACK", "NAK"):
             if frame.type == "NAK":
                 self.stats.naks_received += 1
@@ -326,8 +330,18 @@ class RigLink:
             raise VersionMismatch(
                 f"the rig on {self.port} speaks protocol {info.proto}, this host speaks {PROTO_VERSION}"
             )
-        self.info = info
+        with self._naming_lock:
+            self.info = info
+            self._name_queued(info.channels)
         return info
+
+    def _name_queued(self, channels: ChannelMap) -> None:
+        """Frames read before HELLO know their channels by key only: name the ones still queued."""
+        for q in self._subscribers:
+            with q.mutex:
+                q.queue = collections.deque(t.with_channels(channels) for t in q.queue)
+        if self.latest is not None:
+            self.latest = self.latest.with_channels(channels)
 
     def set(self, **values: int) -> None:
         self.command("SET", *(f"{k}={v}" for k, v in values.items()))

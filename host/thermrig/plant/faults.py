@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from thermrig.plant.firmware.base import Firmware
 from thermrig.plant.model import Plant
 from thermrig.plant.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.plant.server import PlantServer
 from thermrig.plant.wires import SensorBank
 
 
@@ -47,6 +47,7 @@ PERSISTENT = {
     FaultKind.TACH_MISSING,
 }
 _TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
+WATCHDOG_CAUSE = 1024  # the WATCHDOG fault bit (docs/protocol.md): the reset cause a watchdog reports
 GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
 
 
@@ -68,10 +69,10 @@ class Injection:
 class FaultInjector:
     """Applies and clears faults on a running simulation."""
 
-    def __init__(self, plant: Plant, sensors: SensorBank, server: PlantServer) -> None:
+    def __init__(self, plant: Plant, sensors: SensorBank, firmware: Firmware) -> None:
         self.plant = plant
         self.sensors = sensors
-        self.server = server
+        self.firmware = firmware  # serial faults and resets go through whichever firmware runs
         self.active: list[Injection] = []
 
     def inject(self, kind: FaultKind | str, channel: int = 0, value: float | None = None) -> Injection:
@@ -101,15 +102,15 @@ class FaultInjector:
         elif kind is FaultKind.TACH_MISSING:
             s.tach_missing[channel] = True
         elif kind is FaultKind.SERIAL_GARBAGE:
-            self.server.send_raw(f"G {'R' if channel == 0 else 'H'} {GARBAGE.hex().upper()}\n")
+            self.firmware.serial_fault(f"G {'R' if channel == 0 else 'H'} {GARBAGE.hex().upper()}")
         elif kind is FaultKind.SERIAL_SILENCE:
-            self.server.send_raw(f"Q {round((value if value is not None else 5.0) * 1000)}\n")
+            self.firmware.serial_fault(f"Q {round((value if value is not None else 5.0) * 1000)}")
         elif kind is FaultKind.USB_UNPLUG:
-            self.server.send_raw(f"U {round((value if value is not None else 2.0) * 1000)}\n")
+            self.firmware.serial_fault(f"U {round((value if value is not None else 2.0) * 1000)}")
         elif kind is FaultKind.MCU_RESET:
-            self.server.send_raw("R 0\n")
+            self.firmware.reset(0)
         elif kind is FaultKind.WATCHDOG_RESET:
-            self.server.send_raw("R 1024\n")
+            self.firmware.reset(WATCHDOG_CAUSE)
         elif kind is FaultKind.ROOM_STEP:
             p.room_c += value if value is not None else 5.0
         if kind in PERSISTENT:

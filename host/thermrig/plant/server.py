@@ -1,6 +1,7 @@
-"""PlantServer: serves the virtual wires to rigsim over a Unix socket, paced in one of three ways:
-realtime (rigsim paces the ticks by its clock), accelerated (the plant paces at N x real time, or as
-fast as possible) and stepped (a test advances virtual time explicitly)."""
+"""PlantServer: serves the virtual wires to the firmware over a Unix socket, paced in one of three ways:
+realtime (the firmware paces the ticks by its clock), accelerated (the plant paces at N x real time, or
+as fast as possible) and stepped (a test advances virtual time explicitly). A firmware that reboots for
+real (QEMU) asks for its boot configuration with `B` and is reset by an `R` answering its request."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may
 
 class PlantServer:
     def __init__(self, plant: Plant, sensors: SensorBank, sock_path: str, speed: float | None, stepped: bool):
-        """speed: None when rigsim paces in real time; N for N x real time; 0 for as fast as possible."""
+        """speed: None when the firmware paces in real time; N for N x real time; 0 for as fast as possible."""
         self.plant = plant
         self.sensors = sensors
         self.speed = speed
@@ -32,6 +33,8 @@ class PlantServer:
         self._listener.listen(1)
         self._conn: socket.socket | None = None
         self._allowed = 0
+        self._reset: int | None = None  # a reset cause to answer the firmware's next request with
+        self._boot_cause = 0
         self._cond = threading.Condition()
         self._closed = False
         self._error: BaseException | None = None
@@ -47,11 +50,19 @@ class PlantServer:
             reader = conn.makefile("r", encoding="ascii", newline="\n")
             self._pace = (time.monotonic(), 0, self.speed)
             for line in reader:
+                if line.startswith("B"):  # a firmware booted: how time runs, and why it restarted
+                    conn.sendall(f"M {int(self.speed is None)} {self._boot_cause}\n".encode("ascii"))
+                    continue
+                if line.startswith("C "):  # the firmware's channel table, before its first outputs
+                    self.sensors.wire_channel_map(line[2:].strip())
+                    continue
                 with self._cond:
                     self.requests += 1
                     self._cond.notify_all()
                 if self.ticks > 0 and not self._wait_turn():
                     return
+                if self._answer_reset(conn):
+                    continue
                 heater, fan0, fan1 = parse_outputs(line)
                 p = self.plant
                 p.heater_duty = heater
@@ -78,6 +89,24 @@ class PlantServer:
             with self._cond:
                 self._closed = True
                 self._cond.notify_all()
+
+    def _answer_reset(self, conn: socket.socket) -> bool:
+        """Reset the firmware instead of answering its request: nothing is in flight when it reboots, and
+        its first request after boot gets the sample this one would have had."""
+        with self._cond:
+            if self._reset is None:
+                return False
+            self._boot_cause, self._reset = self._reset, None
+            self.requests -= 1
+            if self.stepped and self.ticks > 0:  # give back the turn this request took
+                self._allowed += 1
+            conn.sendall(f"R {self._boot_cause}\n".encode("ascii"))
+            return True
+
+    def reset(self, cause: int) -> None:
+        """Reset a firmware that reboots for real: `R <cause>` answers its next request."""
+        with self._cond:
+            self._reset = cause
 
     def set_speed(self, speed: float) -> None:
         """Accelerated mode: change pace from now on (N x real time; 0 = as fast as possible)."""
@@ -115,7 +144,7 @@ class PlantServer:
         """Wait until the firmware has processed the initial sample."""
         with self._cond:
             if not self._cond.wait_for(lambda: self.requests >= 2 or self._closed, timeout):
-                raise TimeoutError("rigsim did not start exchanging with the plant")
+                raise TimeoutError("the firmware did not start exchanging with the plant")
         self.check()
 
     def check(self) -> None:
@@ -123,9 +152,9 @@ class PlantServer:
             raise RuntimeError(f"plant server failed: {self._error}") from self._error
 
     def send_raw(self, line: str) -> None:
-        """Out-of-band message to rigsim (e.g. "R 0" resets the MCU)."""
+        """Out-of-band message to the firmware (rigsim: "R 0" resets the MCU at once)."""
         if self._conn is None:
-            raise RuntimeError("rigsim is not connected")
+            raise RuntimeError("the firmware is not connected")
         self._conn.sendall(line.encode("ascii"))
 
     def close(self) -> None:

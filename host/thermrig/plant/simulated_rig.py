@@ -1,26 +1,23 @@
-"""SimulatedRig: the plant model and the firmware core (rigsim) wired together, serial side on a pty."""
+"""SimulatedRig: the plant model and a firmware (rigsim, Zephyr in QEMU, ...) wired together, the
+firmware's serial side on a pty behind a stable symlink."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from thermrig.paths import rigsim_binary
+from thermrig.plant import firmware as firmwares
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.faults import FaultInjector
+from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.plant.model import Plant
 from thermrig.plant.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.plant.server import PlantServer
 from thermrig.plant.virtual_drive import VirtualDrive
 from thermrig.plant.wires import SensorBank
 
-
-class SimError(RuntimeError):
-    """The simulated rig could not start."""
+__all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
 
 
 @dataclass(frozen=True)
@@ -36,19 +33,7 @@ class SimConfig:
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
     drive_scale: float = 0.1  # the virtual drive's bandwidth on the wire per byte it models
-
-
-@dataclass(frozen=True)
-class SimTruth:
-    """What rigsim reports about its clock, for judging time sync against the truth."""
-
-    t0_unix_us: int
-    ppm: float
-    offset_us: int
-
-    def utc_of_mcu(self, mcu_us: int) -> float:
-        """The true UTC (s) at which the MCU's uptime read mcu_us (real-time mode)."""
-        return (self.t0_unix_us + (mcu_us - self.offset_us) / (1.0 + self.ppm * 1e-6)) * 1e-6
+    firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.plant.firmware)
 
 
 class SimulatedRig:
@@ -56,6 +41,7 @@ class SimulatedRig:
         self.config = cfg = config or SimConfig()
         chassis = load_chassis()
         self.drive: VirtualDrive | None = None
+        self.firmware: Firmware | None = None
         profile = load_drive_profile(cfg.drive) if cfg.drive else None
         self._drive_profile = profile
         self.plant = Plant(chassis, load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c)
@@ -67,28 +53,25 @@ class SimulatedRig:
         if profile is not None:
             self.drive = VirtualDrive(profile, cfg.drive_scale)
             self.server.hooks.append(self.drive.on_tick)
-        binary = rigsim_binary()
-        if not binary.exists():
-            self.close()
-            raise SimError(f"{binary} is missing: build it with `make rigsim` (or set THERMRIG_RIGSIM)")
-        cmd = [str(binary), "--plant", sock, "--ppm", str(cfg.ppm), "--offset-us", str(cfg.offset_us)]
-        if speed is None:
-            cmd.append("--realtime")
-        link = cfg.link or Path(self._tmp.name) / "rig-tty"
-        cmd += ["--link", str(link)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        first = self.proc.stdout.readline()
+        ctx = LaunchContext(
+            plant_sock=sock,
+            link=cfg.link or Path(self._tmp.name) / "rig-tty",
+            workdir=Path(self._tmp.name),
+            server=self.server,
+            realtime=speed is None,
+            ppm=cfg.ppm,
+            offset_us=cfg.offset_us,
+        )
         try:
-            hello = json.loads(first)
-        except json.JSONDecodeError as exc:
-            err = self.proc.stderr.read() if self.proc.stderr else ""
+            self.firmware = firmwares.launch(cfg.firmware, ctx)
+        except BaseException:
             self.close()
-            raise SimError(f"rigsim did not start: {first!r} {err}") from exc
+            raise
         # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
-        self.port: str = str(link)
-        self.truth = SimTruth(int(hello["t0_unix_us"]), float(hello["ppm"]), int(hello["offset_us"]))
-        self.faults = FaultInjector(self.plant, self.sensors, self.server)
+        self.port: str = self.firmware.port
+        self.truth: SimTruth = self.firmware.truth
+        self.proc = self.firmware.proc
+        self.faults = FaultInjector(self.plant, self.sensors, self.firmware)
         if cfg.stepped:
             self.server.wait_ready()
 
@@ -116,23 +99,16 @@ class SimulatedRig:
 
     def advance(self, seconds: float) -> None:
         self.server.advance(seconds)
+        assert self.firmware is not None
+        self.firmware.settle()
 
     @property
     def virtual_time(self) -> float:
         return self.plant.t
 
     def close(self) -> None:
-        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=5)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        if getattr(self, "proc", None) is not None:
-            for stream in (self.proc.stdout, self.proc.stderr):
-                if stream is not None:
-                    stream.close()
+        if self.firmware is not None:
+            self.firmware.close()
         if self.drive is not None:
             self.drive.close()
         self.server.close()

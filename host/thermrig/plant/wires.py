@@ -4,12 +4,30 @@ sensor values for the next instant (message formats in docs/plant.md)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from thermrig.plant.model import Plant
 from thermrig.plant.sensors import Tach, Thermocouple, max31855_word, sht3x_raw
 
 TICK_S = 0.1
+
+# Where a thermocouple of each name sits in the plant: the firmware's channel table names its
+# thermocouples ("C" message), the plant places one on the matching node.
+TC_PLACES: dict[str, Callable[[Plant], float]] = {
+    "drive_ctrl": lambda p: p.state.ctrl,
+    "drive_nand": lambda p: p.state.board,
+    "heatsink": lambda p: p.state.sink,
+    "chassis_air": lambda p: p.state.air,
+    "slot_air": lambda p: p.slot_air_c,
+    "inlet_air": lambda p: p.room_c,
+}
+# Protocol v1's thermocouples, for a firmware that does not send its channel table on the wires.
+DEFAULT_TCS = ("drive_ctrl", "drive_nand", "heatsink", "chassis_air")
+
+
+class WiringError(ValueError):
+    """The firmware declared a channel the plant has no place for."""
 
 
 @dataclass
@@ -23,18 +41,33 @@ class SensorBank:
     def __post_init__(self) -> None:
         c = self.plant.chassis
         self.rng = random.Random(self.seed)
-        self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in range(4)]
-        self.tachs = [Tach(c.pulses_per_rev) for _ in range(2)]
-        # Fault injection (thermrig.plant.faults): what each sensor reports instead of the truth.
-        self.tc_faults = [0, 0, 0, 0]  # MAX31855 fault bits forced onto each channel
-        self.tc_stuck: list[float | None] = [None] * 4  # a reading frozen at this value
-        self.tc_extra_noise = [0.0] * 4  # extra noise, C (1 sigma): a loose or crushed junction
+        self.tachs = [Tach(c.pulses_per_rev) for _ in self.plant.fans]
         self.ambient = "ok"  # "ok", "missing" (no ACK on I2C) or "crc" (corrupted bytes)
-        self.tach_missing = [False, False]  # the fan turns but its tach wire is cut
+        self.tach_missing = [False] * len(self.tachs)  # the fan turns but its tach wire is cut
+        self.wire_thermocouples(DEFAULT_TCS)
+
+    def wire_thermocouples(self, names: tuple[str, ...] | list[str]) -> None:
+        """One thermocouple per name, in the firmware's order, each on the plant node its name says."""
+        unknown = [n for n in names if n not in TC_PLACES]
+        if unknown:
+            raise WiringError(f"the plant has no place for thermocouple(s) {', '.join(unknown)}")
+        c = self.plant.chassis
+        self.tc_names = tuple(names)
+        self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in names]
+        # Fault injection (thermrig.plant.faults): what each sensor reports instead of the truth.
+        self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
+        self.tc_stuck: list[float | None] = [None] * len(names)  # a reading frozen at this value
+        self.tc_extra_noise = [0.0] * len(names)  # extra noise, C (1 sigma): a loose or crushed junction
+
+    def wire_channel_map(self, channel_map: str) -> None:
+        """The firmware's "C key:name,..." table: its thermocouples (keys tc<n>) are wired in order."""
+        pairs = [pair.split(":", 1) for pair in channel_map.split(",")]
+        if any(len(pair) != 2 for pair in pairs):
+            raise WiringError(f"bad channel table from the firmware: {channel_map!r}")
+        self.wire_thermocouples([name for key, name in pairs if key.startswith("tc")])
 
     def true_channels(self) -> list[float]:
-        s = self.plant.state
-        return [s.ctrl, s.board, s.sink, s.air]
+        return [TC_PLACES[name](self.plant) for name in self.tc_names]
 
     def sample_line(self, dt: float) -> str:
         """The plant's "S" message: MCU-visible raw values at the plant's current time."""
@@ -57,7 +90,7 @@ class SensorBank:
         ]
         t_us = round(p.t * 1e6)
         tcs = " ".join(f"{w:08X}" for w in words)
-        return f"S {t_us} {tcs} {amb_hex} {pulses[0]} {pulses[1]}\n"
+        return f"S {t_us} {tcs} {amb_hex} {' '.join(str(n) for n in pulses)}\n"
 
 
 def parse_outputs(line: str) -> tuple[float, float, float]:

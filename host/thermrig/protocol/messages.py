@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from enum import IntFlag
 
+from thermrig.protocol.channels import SCALE, ChannelError, ChannelKind, ChannelMap, kind_of
 from thermrig.protocol.frame import Frame
+
+_READING = re.compile(r"(-?[0-9]+):([0-9A-Fa-f]{2})")  # a channel's value and status in TEL
+_FAN_DUTY = re.compile(r"fan[0-9]+")
 
 
 class Fault(IntFlag):
@@ -37,6 +42,14 @@ class ChannelStatus(IntFlag):
     STALL = 0x40
 
 
+# Telemetry's groups of channel kinds: temperatures, humidity (one sensor), fan speeds.
+_GROUPS = (
+    (ChannelKind.THERMOCOUPLE, ChannelKind.AMBIENT_T),
+    (ChannelKind.HUMIDITY,),
+    (ChannelKind.FAN_RPM,),
+)
+
+
 def flag_names(flags: IntFlag) -> str:
     return ",".join(f.name or "" for f in type(flags) if f in flags) or "ok"
 
@@ -51,14 +64,13 @@ class RigInfo:
     version: str
     proto: int
     board: str
-    channels: dict[str, str]  # wire key -> channel name, e.g. "tc0" -> "drive_ctrl"
+    channels: ChannelMap  # wire key -> channel name, e.g. "tc0" -> "drive_ctrl", in the rig's order
 
     @classmethod
     def from_ack(cls, frame: Frame) -> RigInfo:
         kv = frame.kv()
         try:
-            channels = dict(pair.split(":", 1) for pair in kv["ch"].split(","))
-            return cls(kv["fw"], kv["ver"], int(kv["proto"]), kv["board"], channels)
+            return cls(kv["fw"], kv["ver"], int(kv["proto"]), kv["board"], ChannelMap.parse(kv["ch"]))
         except (KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed HELLO reply: {' '.join(frame.args)}") from exc
 
@@ -77,7 +89,7 @@ class Reading:
 class Telemetry:
     seq: int
     uptime_ms: int
-    temps: dict[str, Reading]  # tc0..tc3, amb: degC
+    temps: dict[str, Reading]  # every temperature channel by key (tc0.., amb): degC
     humidity: Reading  # % RH
     rpm: dict[str, Reading]  # rpm0, rpm1
     heater_pct: float
@@ -87,32 +99,51 @@ class Telemetry:
     heat_limit_pct: float
     faults: Fault
     rx_errors: int
+    channels: ChannelMap  # the HELLO map the frame was read with (before HELLO: named by their keys)
+    readings: dict[str, Reading]  # every channel by key, in the rig's order
 
     @classmethod
-    def from_frame(cls, frame: Frame) -> Telemetry:
+    def from_frame(cls, frame: Frame, channels: ChannelMap | None = None) -> Telemetry:
+        """The channels are the frame's `key=value:status` pairs, read in their kind's unit; with the
+        HELLO map they must be exactly its channels."""
         kv = frame.kv()
         try:
-
-            def reading(key: str, scale: float) -> Reading:
-                value, status = kv[key].split(":")
-                return Reading(int(value) / scale, ChannelStatus(int(status, 16)))
-
+            readings = {}
+            for key, text in kv.items():
+                if (m := _READING.fullmatch(text)) is not None:
+                    readings[key] = Reading(int(m[1]) / SCALE[kind_of(key)], ChannelStatus(int(m[2], 16)))
+            if channels is None:
+                channels = ChannelMap.unnamed(list(readings))
+            elif list(readings) != list(channels):
+                raise ProtocolError(f"telemetry channels {list(readings)} are not the HELLO map's {list(channels)}")
+            by_kind = {kind: {c.key: readings[c.key] for c in channels.of_kind(*kind)} for kind in _GROUPS}
+            [humidity] = by_kind[_GROUPS[1]].values()
             return cls(
                 seq=frame.seq,
                 uptime_ms=int(kv["up"]),
-                temps={k: reading(k, 100.0) for k in ("tc0", "tc1", "tc2", "tc3", "amb")},
-                humidity=reading("rh", 10.0),
-                rpm={k: reading(k, 1.0) for k in ("rpm0", "rpm1")},
+                temps=by_kind[_GROUPS[0]],
+                humidity=humidity,
+                rpm=by_kind[_GROUPS[2]],
                 heater_pct=int(kv["heat"]) / 10.0,
-                fan_pct={k: int(kv[k]) / 10.0 for k in ("fan0", "fan1")},
+                fan_pct={k: int(v) / 10.0 for k, v in kv.items() if _FAN_DUTY.fullmatch(k)},
                 air_target_c=int(kv["air"]) / 100.0,
                 heat_enabled=kv["hen"] == "1",
                 heat_limit_pct=int(kv["hlim"]) / 10.0,
                 faults=Fault(int(kv["flt"], 16)),
                 rx_errors=int(kv["err"]),
+                channels=channels,
+                readings=readings,
             )
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, ChannelError) as exc:
             raise ProtocolError(f"malformed telemetry: {' '.join(frame.args)}") from exc
+
+    def with_channels(self, channels: ChannelMap) -> Telemetry:
+        """This frame named by the HELLO map (it was read before HELLO), if its channels are the map's."""
+        return replace(self, channels=channels) if list(self.readings) == list(channels) else self
+
+    def named(self, name: str) -> Reading:
+        """A channel's reading by its name in the HELLO map ("chassis_air")."""
+        return self.readings[self.channels.key_of(name)]
 
     @property
     def safe_state(self) -> bool:

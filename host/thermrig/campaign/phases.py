@@ -1,0 +1,137 @@
+"""The phases of one run, in order: the physical set-up (the operator, or the simulated rig), the chassis
+profile, thermal equilibrium, a baseline, the workload, and a cool-down until the drive is back at its
+baseline. Each phase is announced as a run event and on the progress board."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
+from thermrig.campaign.plan import RunSpec
+from thermrig.campaign.progress import Board
+from thermrig.campaign.spec import Campaign, CampaignError
+from thermrig.campaign.workload_phase import WorkloadPhase
+from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags
+from thermrig.fio.workloads import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.protocol.messages import Telemetry
+
+Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
+
+
+class Phases:
+    """Walks one run's phases; remembers the physical set-up between runs so it is changed only when the
+    plan changes it."""
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        link: RigLink,
+        target: Target,
+        board: Board,
+        stop: threading.Event,
+        sim: SimulatedRig | None = None,
+        prompt: Prompt | None = None,
+    ) -> None:
+        self.campaign = campaign
+        self.link = link
+        self.board = board
+        self.stop = stop
+        self.sim = sim
+        self.prompt = prompt
+        self._physical: dict[str, Any] | None = None
+        self.workload = WorkloadPhase(campaign, target, board, stop, sim)
+
+    def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
+        recorder.event("phase", f"{name} {detail}".strip())
+        self.board.show(name, detail)
+
+    def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
+        """Every phase of one run; what each measured, for the manifest."""
+        out: dict[str, Any] = {}
+        self._setup_physical(spec)
+        profile = self.campaign.profiles[spec.profile]
+        args = profile.set_args()
+        if spec.fan1_pct is not None:
+            args["fan1"] = round(spec.fan1_pct * 10)
+        self.link.set(**args)
+        self._phase(recorder, "equilibrium", spec.profile)
+        out["equilibrium"] = self._wait_equilibrium()
+        self._phase(recorder, "baseline")
+        baseline = self._baseline()
+        out["baseline_drive_ctrl_c"] = baseline
+        self._phase(recorder, "workload", spec.workload.name)
+        out["workload_result"] = self.workload.run(spec, run_dir, recorder, tags)
+        self._phase(recorder, "cooldown")
+        out["cooldown"] = self._cooldown(baseline)
+        return out
+
+    def _setup_physical(self, spec: RunSpec) -> None:
+        if spec.physical == self._physical:
+            return
+        if self.sim is not None:
+            self.sim.set_physical(spec.physical.get("slot"), spec.physical.get("heatsink"))
+        elif self.prompt is not None and spec.physical:
+            wanted = ", ".join(f"{k} = {v}" for k, v in spec.physical.items())
+            self.board.show("operator", wanted)
+            self.prompt(f"Set up the rig: {wanted}. Confirm when done.")
+        self._physical = dict(spec.physical)
+
+    def _frames(self, seconds_rig: float, until: Callable[[Telemetry], bool] | None = None) -> list[Telemetry]:
+        """Telemetry for up to seconds_rig of rig time, or until the predicate holds."""
+        q = self.link.subscribe()
+        frames: list[Telemetry] = []
+        try:
+            start = None
+            while not self.stop.is_set():
+                try:
+                    tel = q.get(timeout=5.0)
+                except queue.Empty as exc:
+                    raise CampaignError(f"no telemetry from the rig on {self.link.port} for 5 s") from exc
+                if tel.faults:
+                    raise CampaignError(f"the rig faulted: {tel.faults!r}; the run stops (rig is safe)")
+                frames.append(tel)
+                self.board.progress.latest = tel
+                start = start if start is not None else tel.uptime_ms
+                if (until is not None and until(tel)) or tel.uptime_ms - start >= seconds_rig * 1000:
+                    break
+                if len(frames) % 10 == 0:
+                    self.board.show()
+        finally:
+            self.link.unsubscribe(q)
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        return frames
+
+    def _wait_equilibrium(self) -> dict[str, Any]:
+        rule = self.campaign.equilibrium
+        watch = EquilibriumWatch(rule)
+
+        def settled(tel: Telemetry) -> bool:
+            watch.add(tel)
+            if len(watch.samples) % 10 == 0:
+                rates = watch.rates_c_per_min()
+                self.board.show(detail=", ".join(f"{k} {v:+.2f} °C/min" for k, v in rates.items()))
+            return watch.reached()
+
+        frames = self._frames(rule.timeout_s, settled)
+        reached = watch.reached()
+        seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
+        return {"reached": reached, "after_s": seconds, "rates_c_per_min": watch.rates_c_per_min()}
+
+    def _baseline(self) -> float:
+        frames = self._frames(self.campaign.baseline_s)
+        return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames)
+
+    def _cooldown(self, baseline: float) -> dict[str, Any]:
+        rule = self.campaign.cooldown
+        frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
+        back = frames[-1].named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c if frames else False
+        seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
+        return {"back_to_baseline": back, "after_s": seconds}

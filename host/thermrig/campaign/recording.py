@@ -1,0 +1,117 @@
+"""One run's recording: its spool (in the run's folder), the writer draining it to InfluxDB, the
+recorder of the rig's telemetry and events, the drive's own telemetry, and the manifest that says what
+was run on what (host, fio, firmware, rig, drive identity) and how it ended."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from thermrig import __version__
+from thermrig.campaign.plan import Plan, RunSpec
+from thermrig.campaign.rundir import write_manifest
+from thermrig.campaign.spec import CampaignError
+from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags, drive_line
+from thermrig.db.settings import InfluxSettings
+from thermrig.db.spool import Spool
+from thermrig.db.writer import SpoolWriter
+from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nvme_source, smart_json_source
+from thermrig.fio.runner import fio_version
+from thermrig.fio.workloads import Target
+from thermrig.link.rig_link import RigLink
+from thermrig.plant.simulated_rig import SimulatedRig
+
+FLUSH_TIMEOUT_S = 30.0
+
+
+def run_tags(plan: Plan, spec: RunSpec) -> RunTags:
+    c = plan.campaign
+    return RunTags(rig=c.rig_name, run=spec.run_id, campaign=c.name, drive_model=c.drive.model, **spec.tags())
+
+
+def drive_source(target: Target, sim: SimulatedRig | None) -> tuple[Source | None, str]:
+    """Where the drive's own telemetry comes from, and how the manifest describes it."""
+    if target.virtual:
+        if sim is None or sim.drive is None:
+            raise CampaignError("the virtual drive needs the simulated rig with a drive profile")
+        return smart_json_source(sim.drive.model.smart_log_json), "the virtual drive's smart-log"
+    controller = nvme_controller_for(target.path)
+    if controller is None:
+        return None, "none"
+    return nvme_source(controller), f"nvme smart-log and hwmon of {controller}"
+
+
+def manifest_for(
+    plan: Plan, spec: RunSpec, link: RigLink, target: Target, identity: dict[str, str | None]
+) -> dict[str, Any]:
+    """The manifest as the run starts; how it ended is added by RunRecording.finish."""
+    c = plan.campaign
+    info = link.info
+    return {
+        "campaign": c.name,
+        "campaign_file": str(c.path),
+        "run": spec.run_id,
+        "index": spec.index,
+        "repeat": spec.repeat,
+        "seed": plan.seed,
+        "factors": {**spec.physical, "profile": spec.profile, "fan1_pct": spec.fan1_pct},
+        "workload": spec.workload.__dict__,
+        "versions": {
+            "host": __version__,
+            "fio": fio_version(),
+            "firmware": f"{info.firmware} {info.version}" if info else None,
+            "protocol": info.proto if info else None,
+        },
+        "rig": {"name": c.rig_name, "port": link.port, "board": info.board if info else None},
+        "drive": {"target": target.path, "model": c.drive.model, "serial": c.drive.serial, **identity},
+        "start_utc": datetime.now(UTC).isoformat(),
+    }
+
+
+class RunRecording:
+    """Everything a run records, started together and finished together."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        tags: RunTags,
+        link: RigLink,
+        influx: InfluxSettings,
+        source: tuple[Source | None, str],
+        manifest: dict[str, Any],
+    ) -> None:
+        self.run_dir = run_dir
+        self.tags = tags
+        self.link = link
+        self.spool = Spool.for_run(tags.run, run_dir)
+        self.writer = SpoolWriter(self.spool, influx)
+        self.recorder = Recorder(link, self.spool, tags)
+        self.manifest = manifest
+        sample, described = source
+        self.manifest["drive"]["telemetry"] = described
+        self.monitor = (
+            None
+            if sample is None
+            else DriveMonitor(sample, lambda fields, ns: self.recorder.append([drive_line(fields, ns, tags)]))
+        )
+
+    def start(self) -> None:
+        self.writer.start()
+        self.recorder.start()
+        if self.monitor is not None:
+            self.monitor.start()
+
+    def finish(self, status: str, error: str | None) -> bool:
+        """Stop recording, send what is left (bounded), and write the manifest; whether every point is
+        in InfluxDB."""
+        if self.monitor is not None:
+            self.monitor.stop()
+        self.recorder.stop(status)
+        stored = self.writer.close(flush_timeout=FLUSH_TIMEOUT_S)
+        self.manifest.update(
+            status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored
+        )
+        write_manifest(self.run_dir, self.manifest)
+        return stored

@@ -1,0 +1,93 @@
+"""The workload phase of a run: fio runs the workload (per kind, thermrig.fio.kinds) while its live and
+per-second data are recorded, and the run's summary is computed. With the virtual drive, the drive is
+told what fio will do and the simulation runs at real time while fio runs (so fio's timing is true)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from thermrig.campaign.plan import RunSpec
+from thermrig.campaign.progress import Board
+from thermrig.campaign.run_summary import run_summary
+from thermrig.campaign.spec import Campaign
+from thermrig.db.local_server import free_port
+from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
+from thermrig.fio.kinds import run_workload, starts_filled
+from thermrig.fio.runner import LiveSample
+from thermrig.fio.workloads import Target, is_random, is_write, parse_size
+from thermrig.plant.drive_model import Pattern
+from thermrig.plant.simulated_rig import SimulatedRig
+
+
+class WorkloadPhase:
+    def __init__(
+        self, campaign: Campaign, target: Target, board: Board, stop: threading.Event, sim: SimulatedRig | None
+    ) -> None:
+        self.campaign = campaign
+        self.target = target
+        self.board = board
+        self.stop = stop
+        self.sim = sim
+
+    @property
+    def scale(self) -> float:
+        """Wire bytes per drive byte: run summaries hold bandwidth and IOPS at the drive's scale."""
+        return self.campaign.drive.scale if self.target.virtual else 1.0
+
+    def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
+        def live(sample: LiveSample) -> None:
+            self.board.progress.live = sample
+            recorder.append(
+                [
+                    fio_live_line(
+                        sample.timestamp_ms,
+                        sample.read_bps,
+                        sample.write_bps,
+                        sample.read_iops,
+                        sample.write_iops,
+                        tags,
+                    )
+                ]
+            )
+            self.board.show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
+
+        with self.drive_served(spec) as target:
+            ran = run_workload(
+                spec.workload, target, run_dir, live, self.stop, lambda note: self.board.show(detail=note), self.scale
+            )
+        for result, names in ran.logs:
+            recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
+        summary = run_summary(ran, self.scale)
+        recorder.append([summary_line(summary, time.time_ns(), tags)])
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        return summary
+
+    @contextlib.contextmanager
+    def drive_served(self, spec: RunSpec) -> Iterator[Target]:
+        """The virtual drive: told what fio will do, and the simulation at real time while fio runs (so
+        fio's timing is true); faster again afterwards."""
+        if not self.target.virtual:
+            yield self.target
+            return
+        assert self.sim is not None and self.sim.drive is not None
+        w = spec.workload.resolved()
+        write = is_write(w.kind)
+        port = self.sim.drive.port if write else free_port()
+        pattern = Pattern(write=write, random=is_random(w.kind), bs=parse_size(w.bs))
+        self.sim.set_speed(1.0)
+        try:
+            if starts_filled(w):
+                self.sim.drive.model.precondition()  # the fill, without moving the capacity through loopback
+            self.sim.drive.announce(pattern, None if write else port)
+            yield replace(self.target, net_port=port)
+        finally:
+            self.sim.drive.idle()
+            self.sim.set_speed(self.campaign.sim_speed)

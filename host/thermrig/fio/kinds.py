@@ -1,0 +1,86 @@
+"""What each workload kind does when it runs: how fio is driven (one job file, or SNIA rounds until
+steady), which per-second logs are recorded under which job names, the kind's own figures for the run
+summary, and whether the drive starts filled. The campaign asks this module; it never tests kinds."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thermrig.analysis.consistency import consistency_score
+from thermrig.fio.rounds import run_rounds
+from thermrig.fio.runner import FioResult, LiveSample, run_fio
+from thermrig.fio.workloads import Target, Workload, job_file
+
+FILLED_FIRST = ("consistency", "snia_steady_state")  # with fill = true, the drive is full before timing
+
+
+@dataclass
+class WorkloadRun:
+    """A workload's outcome, for the run summary and the recording."""
+
+    result: FioResult  # the one analysed: the only fio run, or the last SNIA round
+    logs: list[tuple[FioResult, dict[int, str]]] = field(default_factory=list)  # each with its job names by number
+    figures: dict[str, Any] = field(default_factory=dict)  # the kind's own figures, at the drive's scale
+
+
+def starts_filled(workload: Workload) -> bool:
+    """Whether the drive is filled before the timed part (the virtual drive does it without moving the
+    capacity through loopback)."""
+    return workload.kind in FILLED_FIRST and workload.fill
+
+
+def run_workload(
+    workload: Workload,
+    target: Target,
+    folder: Path,
+    on_live: Callable[[LiveSample], None],
+    stop: threading.Event,
+    on_note: Callable[[str], None],
+    scale: float = 1.0,
+) -> WorkloadRun:
+    """Run one workload into folder. scale: wire bytes per drive byte (the virtual drive's), by which
+    IOPS are divided back to the drive's own; on_note gets progress text between fio runs."""
+    if workload.kind == "snia_steady_state":
+        return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
+    result = run_fio(job_file(workload, target, str(folder / "fio")), folder, on_live, stop)
+    names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
+    out = WorkloadRun(result, [(result, names)])
+    if workload.kind == "consistency":
+        out.figures.update(_consistency(workload, result, scale))
+    return out
+
+
+def _steady_state(
+    workload: Workload,
+    target: Target,
+    folder: Path,
+    on_live: Callable[[LiveSample], None],
+    stop: threading.Event,
+    on_note: Callable[[str], None],
+    scale: float,
+) -> WorkloadRun:
+    rounds = run_rounds(
+        workload, target, folder, on_live, stop, lambda n, iops: on_note(f"round {n}: {iops / scale:,.0f} IOPS")
+    )
+    logs = [(r, {1: f"{workload.name}-round{i:02d}"}) for i, r in enumerate(rounds.results, start=1)]
+    last5 = rounds.rounds_iops[-5:]
+    figures = {
+        "rounds": len(rounds.rounds_iops),
+        "steady": rounds.steady,
+        "steady_iops": sum(last5) / len(last5) / scale,
+    }
+    return WorkloadRun(rounds.results[-1], logs, figures)
+
+
+def _consistency(workload: Workload, result: FioResult, scale: float) -> dict[str, Any]:
+    """Scored on the random-write job (the last), not the fill."""
+    last_job = max(p.job for p in result.iops) if result.iops else 1
+    iops = [float(p.value) / scale for p in result.iops if p.job == last_job]
+    if len(iops) < 2:
+        return {}
+    score = consistency_score(iops, workload.score_window_s)
+    return {"iops_average": score.average, "iops_consistency": score.consistency, "scored_seconds": score.seconds}

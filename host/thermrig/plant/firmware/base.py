@@ -1,0 +1,78 @@
+"""What a firmware launcher gets from the simulated rig and gives back: a running firmware whose serial
+port is a stable symlink to a pty, with the MCU reset and the serial-line faults it can suffer."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from thermrig.plant.server import PlantServer
+
+
+class SimError(RuntimeError):
+    """The simulated rig could not start."""
+
+
+@dataclass(frozen=True)
+class SimTruth:
+    """What the firmware's clock really is, for judging time sync against the truth."""
+
+    t0_unix_us: int
+    ppm: float
+    offset_us: int
+
+    def utc_of_mcu(self, mcu_us: int) -> float:
+        """The true UTC (s) at which the MCU's uptime read mcu_us (real-time mode)."""
+        return (self.t0_unix_us + (mcu_us - self.offset_us) / (1.0 + self.ppm * 1e-6)) * 1e-6
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """Everything a launcher needs: the plant's virtual-wires socket and how time runs."""
+
+    plant_sock: str
+    link: Path  # the serial port: a symlink to the current pty
+    workdir: Path  # the simulation's private temp folder
+    server: PlantServer
+    realtime: bool  # the firmware's own timer paces the ticks; otherwise the plant does
+    ppm: float = 0.0
+    offset_us: int = 0
+
+
+class Firmware(ABC):
+    """A launched firmware: a child process wired to the plant, its serial side at `port`."""
+
+    name: str
+    proc: subprocess.Popen[str]
+    port: str
+    truth: SimTruth
+
+    @abstractmethod
+    def reset(self, cause: int) -> None:
+        """Reset the MCU (cause: 0 power-on, the WATCHDOG fault bit for a watchdog reset)."""
+
+    @abstractmethod
+    def serial_fault(self, message: str) -> None:
+        """A serial-line fault in the virtual-wires notation: `G R|H <hex>`, `Q <ms>` or `U <ms>`."""
+
+    @abstractmethod
+    def settle(self) -> None:
+        """Stepped mode: make sure what the firmware sent so far is on the pty."""
+
+    def close(self) -> None:
+        proc = getattr(self, "proc", None)
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

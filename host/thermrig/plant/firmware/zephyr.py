@@ -1,0 +1,42 @@
+"""The Zephyr firmware built for qemu_cortex_m3 (`make firmware-qemu`), run in Debian's qemu-system-arm:
+uart0 carries the rig protocol (through the SerialBridge), uart1 the virtual wires to the plant."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from thermrig.paths import REPO_ROOT
+from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError
+from thermrig.plant.firmware.bridged import BridgedFirmware
+
+QEMU = "qemu-system-arm"
+
+
+def zephyr_image() -> Path:
+    """The emulated board's image: $THERMRIG_ZEPHYR_ELF, else the repository's build."""
+    env = os.environ.get("THERMRIG_ZEPHYR_ELF")
+    return Path(env) if env else REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3" / "zephyr" / "zephyr.elf"
+
+
+class ZephyrQemu(BridgedFirmware):
+    name = "zephyr"
+
+    def __init__(self, ctx: LaunchContext, image: Path | None = None) -> None:
+        self.image = image or zephyr_image()
+        if not self.image.exists():
+            raise SimError(f"{self.image} is missing: build it with `make firmware-qemu` (or set THERMRIG_ZEPHYR_ELF)")
+        if shutil.which(QEMU) is None:
+            raise SimError(f"{QEMU} is not installed: `apt-get install qemu-system-arm` (make setup does)")
+        if ctx.ppm or ctx.offset_us:
+            raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated MCU keeps its own")
+        super().__init__(ctx)
+
+    def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
+        machine = ["-machine", "lm3s6965evb", "-nographic", "-monitor", "none", "-kernel", str(self.image)]
+        return [QEMU, *machine, "-serial", f"unix:{serial_sock}", "-serial", f"unix:{ctx.plant_sock}"]
+
+
+def launch(ctx: LaunchContext) -> Firmware:
+    return ZephyrQemu(ctx)

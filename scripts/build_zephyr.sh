@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Build the rig's Zephyr app (zephyr/ + firmware/) for each board given, against the pinned Zephyr 3.5.0
+# with Debian's arm-none-eabi-gcc, plain CMake + Ninja, into build/zephyr/<board>/ (make firmware).
+#
+#   scripts/build_zephyr.sh nucleo_f411re nucleo_f446re
+#
+# Each board's configure output is kept in build/zephyr/<board>/configure.log and the last build's in
+# build.log (the tests read both). Configure runs again only when the app's CMake, Kconfig or
+# devicetree inputs changed since the last one; Ninja rebuilds what changed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tree="$root/build/toolchains/zephyr-3.5.0"
+python="$root/.venv/bin/python"
+overlays="$root/firmware/zephyr/boards"
+
+if [ $# -eq 0 ]; then
+  echo "usage: scripts/build_zephyr.sh BOARD..." >&2
+  exit 2
+fi
+bash "$root/scripts/setup_toolchains.sh"
+if [ ! -x "$python" ]; then
+  echo "firmware: no venv at $root/.venv (the Zephyr build imports its packages): run 'make venv'." >&2
+  exit 1
+fi
+known="$(cd "$overlays" && ls -- *.overlay | sed 's/\.overlay$//' | tr '\n' ' ')"
+for board in "$@"; do
+  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$tree/zephyr/boards/*/$board/$board.dts" >/dev/null; then
+    echo "firmware: unknown board '$board': the boards with an overlay are ${known% }" \
+      "(a new board needs firmware/zephyr/boards/$board.overlay, see docs/firmware.md)." >&2
+    exit 1
+  fi
+done
+
+export ZEPHYR_BASE="$tree/zephyr" ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb GNUARMEMB_TOOLCHAIN_PATH=/usr
+# Zephyr asks git for its version; the unpacked tree is not a repository, so say it (no warning).
+version="$(awk '/^VERSION_MAJOR/{a=$3} /^VERSION_MINOR/{b=$3} /^PATCHLEVEL/{c=$3} END{print "v" a "." b "." c}' \
+  "$ZEPHYR_BASE/VERSION")"
+for board in "$@"; do
+  out="$root/build/zephyr/$board"
+  mkdir -p "$out"
+  stale=""
+  if [ -f "$out/build.ninja" ] && [ -f "$out/configure.log" ]; then
+    stale="$(find "$root/zephyr" "$root/firmware/zephyr/boards" "$root/firmware/zephyr/dts" \
+      -newer "$out/configure.log" -print -quit)"
+  else
+    stale=yes
+  fi
+  if [ -n "$stale" ]; then
+    echo "firmware: $board: configure"
+    if ! cmake -G Ninja -S "$root/zephyr" -B "$out" -DBOARD="$board" -DPython3_EXECUTABLE="$python" \
+      -DZEPHYR_MODULES="$tree/modules/hal/stm32;$tree/modules/hal/cmsis" -DBUILD_VERSION="$version" \
+      -DUSER_CACHE_DIR="$root/build/zephyr/.cache" >"$out/configure.log" 2>&1; then
+      tail -n 30 "$out/configure.log" >&2
+      rm -f "$out/configure.log"
+      echo "firmware: $board: configure failed (log above)." >&2
+      exit 1
+    fi
+  fi
+  echo "firmware: $board: build"
+  if ! ninja -C "$out" >"$out/build.log" 2>&1; then
+    grep -E -B2 -A6 'error|Error' "$out/build.log" | head -n 60 >&2 || tail -n 30 "$out/build.log" >&2
+    echo "firmware: $board: build failed (whole log: $out/build.log)." >&2
+    exit 1
+  fi
+  echo "firmware: $board: $out/zephyr/zephyr.elf"
+done

@@ -1,0 +1,39 @@
+"""PlatformIO builds what users flash (`make pio`): the pinned platform, an environment per Nucleo board,
+and an image whose sections match the CMake build's (`make firmware`) within 1 %."""
+
+from __future__ import annotations
+
+import configparser
+import subprocess
+import sys
+
+import pytest
+from zephyr_boards import REPO, board_build
+
+sys.path.insert(0, str(REPO / "scripts"))
+from report_size import sections  # the same section reader `make size` uses
+
+INI = configparser.ConfigParser()
+INI.read(REPO / "platformio.ini")
+ENVS = sorted(name.removeprefix("env:") for name in INI.sections() if name.startswith("env:"))
+
+
+def test_platformio_ini_pins_the_tested_platform_for_each_nucleo() -> None:
+    assert INI["env"]["platform"] == "ststm32@17.2.0"
+    assert INI["env"]["framework"] == "zephyr"
+    assert {"nucleo_f411re", "nucleo_f446re"} <= set(ENVS)
+    assert all(INI[f"env:{env}"]["board"] == env for env in ENVS)
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_pio_image_matches_the_cmake_build(env: str) -> None:
+    pio_elf = REPO / "build" / "pio" / env / "firmware.elf"
+    assert pio_elf.exists(), f"{pio_elf} is missing: run `make pio` (make test does)"
+    cmake = {s.name: s.size for s in sections(str(board_build(env) / "zephyr" / "zephyr.elf")) if "ALLOC" in s.flags}
+    pio = {s.name: s.size for s in sections(str(pio_elf)) if "ALLOC" in s.flags}
+    assert set(pio) == set(cmake)
+    off = {name: (cmake[name], pio[name]) for name in cmake if abs(pio[name] - cmake[name]) > 0.01 * cmake[name]}
+    assert off == {}
+    # The core is in it: PlatformIO compiles src_dir itself, not the CMake app's sources.
+    symbols = subprocess.run(["arm-none-eabi-nm", str(pio_elf)], capture_output=True, text=True, check=True).stdout
+    assert {"rig_init", "rig_step", "rig_rx"} <= {line.split()[-1] for line in symbols.splitlines()}

@@ -1,0 +1,81 @@
+"""The real Zephyr builds of `make firmware`: clean configure and build, clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from zephyr_boards import REPO, archives_dir, board_build, firmware_boards
+
+# What a clean Zephyr 3.5 configure prints besides CMake's "-- " status lines: Kconfig's progress.
+KCONFIG_PROGRESS = re.compile(
+    r"(Loading Zephyr default modules|Parsing |Loaded configuration|Merged configuration|"
+    r"No change to (configuration|Kconfig header)|Configuration saved to|Kconfig header saved to)"
+)
+
+
+def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, **env})
+
+
+def test_the_supported_boards_are_built() -> None:
+    assert {"nucleo_f411re", "nucleo_f446re"} <= set(firmware_boards())
+
+
+@pytest.mark.parametrize("board", firmware_boards())
+def test_configure_and_build_print_no_warning(board: str) -> None:
+    out = board_build(board)
+    configure = (out / "configure.log").read_text().splitlines()
+    noise = [line for line in configure if line.strip() and not line.startswith("-- ")]
+    assert [line for line in noise if not KCONFIG_PROGRESS.match(line)] == []
+    assert f"-- Board: {board}" in configure
+    build = (out / "build.log").read_text()
+    assert not re.search(r"(?i)warning", build), build
+    # The app's own files are compiled with -Werror (zephyr/CMakeLists.txt).
+    commands = {c["file"]: c["command"] for c in json.loads((out / "compile_commands.json").read_text())}
+    app = [cmd for file, cmd in commands.items() if "/firmware/" in file]
+    assert len(app) >= 3 and all("-Werror" in cmd for cmd in app)
+
+
+def test_unknown_board_is_one_clear_line() -> None:
+    res = run(["bash", "scripts/build_zephyr.sh", "nucleo_nope"])
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "unknown board 'nucleo_nope'" in lines[0] and "nucleo_f411re" in lines[0]
+
+
+def test_corrupt_archive_is_named_before_anything_is_built(tmp_path: Path) -> None:
+    src = archives_dir()
+    if not (src / "SHA256SUMS").exists():
+        pytest.skip(f"the pinned archives are not at {src} (a machine that builds with PlatformIO or west)")
+    copy = tmp_path / "toolchains"
+    shutil.copytree(src, copy)
+    archive = copy / "zephyr-3.5.0-min.tar.xz"
+    archive.chmod(0o644)
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    archive.write_bytes(bytes(data))
+    res = run(["bash", "scripts/build_zephyr.sh", "nucleo_f411re"], THERMRIG_TOOLCHAINS=str(copy))
+    assert res.returncode == 1
+    assert res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f"setup: an archive in {copy} is missing or does not match its SHA256SUMS (corrupt or replaced): "
+        "copy the archives again."
+    ]
+
+
+def test_missing_archives_say_where_to_put_them(tmp_path: Path) -> None:
+    # A checkout with nothing unpacked yet: the setup script copied into an empty project folder.
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "setup_toolchains.sh", tmp_path / "scripts")
+    res = run(["bash", str(tmp_path / "scripts" / "setup_toolchains.sh")], THERMRIG_TOOLCHAINS=str(tmp_path / "none"))
+    assert res.returncode == 1
+    assert f"not at {tmp_path / 'none'} (set THERMRIG_TOOLCHAINS" in res.stderr
+    assert "PlatformIO or west" in res.stderr
+    assert not (tmp_path / "build").exists()
