@@ -38,8 +38,9 @@ def test_each_run_ends_with_its_full_summary(recorded_campaign: Recorded) -> Non
         assert 60 < fields["onset_drive_ctrl_c"] < 80 and fields["onset_composite_c"] is not None
         assert fields["peak_drive_ctrl_c"] >= fields["onset_drive_ctrl_c"]
         assert fields["above60_drive_ctrl_s"] > 0 and fields["run_tmt1_count"] >= 1
-        # no recovery_s: this campaign's cool-down stops 3 C above the baseline, recovery means within 2 C
-        assert fields.get("recovery_s") is None and fields["baseline_ctrl_c"] < fields["onset_drive_ctrl_c"]
+        assert fields["baseline_ctrl_c"] < fields["onset_drive_ctrl_c"]
+        # this campaign's cool-down stops 3 C above the baseline; recovery means within 2 C: often not reached
+        assert fields.get("recovery_s") is None or 0 < fields["recovery_s"] < 600
 
 
 def test_analyze_recomputes_the_runs_and_writes_the_campaign_summaries(recorded_campaign: Recorded) -> None:
@@ -74,7 +75,7 @@ def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorde
     rec = recorded_campaign
     assert thermrig("analyze", rec.name, env=rec.env).returncode == 0
     rows = influxql(
-        rec.settings, f"SELECT rank, follows, mad_c FROM sensor_rank WHERE campaign = '{rec.name}' GROUP BY sensor"
+        rec.settings, f"SELECT rank, follows, spread_c FROM sensor_rank WHERE campaign = '{rec.name}' GROUP BY sensor"
     )
     rank = {s.tags["sensor"]: s.values[0][1] for s in rows}
     assert rank["rig_telemetry.drive_ctrl_c"] < rank["drive_smart.composite_c"], rank

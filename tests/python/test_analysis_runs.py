@@ -77,7 +77,7 @@ def test_the_controller_thermocouple_predicts_onset_better_than_the_composite_se
     order = [r.sensor for r in ranking]
     assert order.index(CONTROLLER) < order.index(COMPOSITE)
     best = ranking[0]
-    assert best.sensor == CONTROLLER and best.mad_c < 1.0 and best.missed == 0
+    assert best.sensor == CONTROLLER and best.mad_c < 1.0 and best.spread_c < 1.0 and best.missed == 0
     composite = ranking[order.index(COMPOSITE)]
     assert composite.mad_c > 1.5 and composite.follows
     ambient = ranking[-1]  # the tightest spread of all, but it does not heat with the drive: last

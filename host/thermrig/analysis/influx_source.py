@@ -85,7 +85,7 @@ def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) ->
                     s.tags.get("rw", "write"),
                     tuple(int(v[0]) for v in rows),
                     tuple(float(v[1]) for v in rows),
-                    tuple(float(v[2] or 0.0) for v in rows),
+                    tuple(float(v[2] or 0.0) for v in rows) if any(v[2] is not None for v in rows) else (),
                 )
             )
 

@@ -88,7 +88,8 @@ def analyse_run(data: RunData, thresholds: tuple[float, ...] = THRESHOLDS_C) -> 
     ctrl = data.temps.get(CONTROLLER)
     if ctrl is not None and "baseline" in data.phases and "workload" in data.phases:
         base = ctrl.between(data.phases["baseline"], data.phases["workload"])
-        baseline = float(base.values.mean()) if len(base.values) else None
+        # a baseline shorter than a second (a fast simulation) holds no 1 s mean: the value as it ended
+        baseline = float(base.values.mean()) if len(base.values) else ctrl.at(data.phases["workload"])
     if ctrl is not None and baseline is not None and "cooldown" in data.phases:
         recovery = recovery_after(ctrl, baseline, data.phases["cooldown"])
     summary = RunSummary(

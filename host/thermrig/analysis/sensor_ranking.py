@@ -15,6 +15,9 @@ from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.run_data import RunData, sensor_label
 
 MIN_RISE_C = 1.0
+MAD_TO_SD = 1.4826  # a normal spread's standard deviation from its median absolute deviation
+# What one reading can resolve: NVMe reports whole kelvin; the rig's MAX31855 thermocouples 0.25 C.
+RESOLUTION_C = {"drive_smart": 1.0, "rig_telemetry": 0.25}
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class SensorRank:
     sd_c: float | None  # sample standard deviation (None for one run)
     mad_c: float  # median absolute deviation from median_c: the spread one odd run does not dominate
     range_c: float
+    spread_c: float  # sqrt((1.4826 MAD)^2 + resolution^2 / 12): the robust spread and the reading's quantization
     rise_c: float  # median over those runs of its rise from the job's start to the onset
     error_s: float | None  # median |time it first reached median_c - the onset| over those runs
     rms_error_s: float | None
@@ -38,8 +42,8 @@ class SensorRank:
         return self.rise_c >= max(MIN_RISE_C, 3 * self.mad_c)
 
     def key(self) -> tuple[bool, float, float]:
-        """Ranking: sensors that follow the drive first, then by the spread at onset (robust, then plain)."""
-        return (not self.follows, self.mad_c, self.sd_c if self.sd_c is not None else float("inf"))
+        """Ranking: sensors that follow the drive first, then by the spread at onset, then the plain sd."""
+        return (not self.follows, self.spread_c, self.sd_c if self.sd_c is not None else float("inf"))
 
 
 def _first_crossing_s(data: RunData, sensor: str, start_ms: int, level: float, end_ms: float) -> float | None:
@@ -81,7 +85,8 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
                 median_c=level,
                 mean_c=float(temps.mean()),
                 sd_c=float(temps.std(ddof=1)) if len(temps) > 1 else None,
-                mad_c=float(np.median(np.abs(temps - level))),
+                mad_c=(mad := float(np.median(np.abs(temps - level)))),
+                spread_c=math.sqrt((MAD_TO_SD * mad) ** 2 + RESOLUTION_C.get(sensor.split(".")[0], 0.0) ** 2 / 12),
                 range_c=float(temps.max() - temps.min()),
                 rise_c=float(np.median(rises)) if rises else 0.0,
                 error_s=float(np.median(np.abs(errors))) if errors else None,

@@ -120,7 +120,7 @@ def campaign_lines(a: CampaignAnalysis) -> list[str]:
         lines.append(tagged_line(CAMPAIGN_EFFECT, tags, fields, ns))
     for rank, r in enumerate(a.ranking, start=1):
         fields = {"rank": rank, "runs": r.runs, "missed": r.missed, "median_c": r.median_c, "mean_c": r.mean_c}
-        fields.update(mad_c=r.mad_c, range_c=r.range_c, rise_c=r.rise_c, follows=r.follows)
+        fields.update(mad_c=r.mad_c, spread_c=r.spread_c, range_c=r.range_c, rise_c=r.rise_c, follows=r.follows)
         for key, value in (("sd_c", r.sd_c), ("error_s", r.error_s), ("rms_error_s", r.rms_error_s)):
             if value is not None:
                 fields[key] = value

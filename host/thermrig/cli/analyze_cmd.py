@@ -61,7 +61,7 @@ def analyze(
     if a.ranking:
         best = a.ranking[0]
         out.print(
-            f"best onset predictor: {best.label}, {best.median_c:.1f} °C at onset (± {best.mad_c:.1f}), "
+            f"best onset predictor: {best.label}, {best.median_c:.1f} °C at onset (spread {best.spread_c:.2f} °C), "
             f"onset timed within {best.error_s or 0:.1f} s (median)",
             markup=False,
         )

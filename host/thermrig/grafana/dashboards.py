@@ -103,7 +103,7 @@ CAMPAIGN_OVERVIEW = (
         "Which sensor predicts throttling",
         "table",
         (
-            'SELECT last("rank") AS "rank", last("median_c") AS "at onset °C", last("mad_c") AS "spread °C", '
+            'SELECT last("rank") AS "rank", last("median_c") AS "at onset °C", last("spread_c") AS "spread °C", '
             f'last("follows") AS "follows the drive" FROM "sensor_rank" WHERE {CAMPAIGN} GROUP BY "sensor"',
         ),
     ),

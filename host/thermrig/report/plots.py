@@ -128,10 +128,10 @@ def ranking(a: CampaignAnalysis, path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(a.ranking) + 1.5))
     labels = [r.label for r in a.ranking][::-1]
-    spreads = [r.mad_c for r in a.ranking][::-1]
+    spreads = [r.spread_c for r in a.ranking][::-1]
     colours = ["tab:green" if r.follows else "tab:grey" for r in a.ranking][::-1]
     ax.barh(labels, spreads, color=colours)
-    ax.set(xlabel="spread of the temperature at onset, °C (MAD; grey: does not follow the drive)")
+    ax.set(xlabel="spread of the temperature at onset, °C (grey: does not follow the drive)")
     ax.set_title("Which sensor predicts throttling (best at the top)")
     return _save(fig, path)
 

@@ -96,6 +96,7 @@ def ranking(a: CampaignAnalysis) -> Table:
             r.label,
             str(r.runs),
             f"{r.median_c:.1f}",
+            f"{r.spread_c:.2f}",
             f"{r.mad_c:.2f}",
             _num(r.sd_c, ".2f"),
             f"{r.rise_c:.1f}",
@@ -105,8 +106,8 @@ def ranking(a: CampaignAnalysis) -> Table:
         ]
         for i, r in enumerate(a.ranking, start=1)
     ]
-    rows += [["-", label, "0", "-", "-", "-", "-", "-", "-", "-"] for label in a.silent]
-    columns = ["rank", "sensor", "runs", "at onset °C (median)", "spread °C (MAD)", "sd °C", "rise °C"]
+    rows += [["-", label, "0", "-", "-", "-", "-", "-", "-", "-", "-"] for label in a.silent]
+    columns = ["rank", "sensor", "runs", "at onset °C (median)", "spread °C", "MAD °C", "sd °C", "rise °C"]
     columns += ["follows the drive", "timing error s", "missed"]
     return Table("sensor_ranking", "Which sensor predicts throttling", columns, rows, "docs/analysis.md")
 
