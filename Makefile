@@ -111,7 +111,7 @@ lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
-pytest: venv build asan
+pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
 
@@ -143,3 +143,10 @@ grafana: venv
 
 clean:
 	rm -rf $(BUILD)
+
+# The Zephyr firmware for the emulated board (qemu_cortex_m3), which `thermrig sim --firmware zephyr`
+# and the conformance suite run in QEMU; built like the real boards' images.
+export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(BUILD)/zephyr/qemu_cortex_m3/zephyr/zephyr.elf
+.PHONY: firmware-qemu
+firmware-qemu: venv
+	@bash scripts/build_zephyr.sh qemu_cortex_m3

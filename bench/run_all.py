@@ -17,6 +17,8 @@ BENCHES = [
     "bench_influx",
     "bench_campaign",
     "bench_virtual_drive",
+    "bench_zephyr_emulated",
+    "bench_micropython",
     "bench_report",
 ]
 

@@ -8,14 +8,20 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export PLATFORMIO_CORE_DIR="$root/build/platformio/core"
+# Zephyr's CMake cache stays in the project too (build/platformio/cache/zephyr), not in ~/.cache/zephyr:
+# Zephyr 3.5 takes $XDG_CACHE_HOME when it is set and writable.
+export XDG_CACHE_HOME="$root/build/platformio/cache"
+mkdir -p "$XDG_CACHE_HOME"
 
-bash "$root/scripts/setup_platformio.sh"
 cd "$root"
 for env in "$@"; do
   if ! grep -q "^\[env:$env\]" platformio.ini; then
     echo "pio: unknown environment '$env': platformio.ini has $(grep -o '^\[env:[^]]*' platformio.ini | cut -d: -f2 | tr '\n' ' ')" >&2
     exit 1
   fi
+done
+bash "$root/scripts/setup_platformio.sh"
+for env in "$@"; do
   echo "pio: $env"
   log="build/platformio/$env.log"
   if ! .venv/bin/pio run -e "$env" >"$log" 2>&1; then

@@ -23,7 +23,7 @@ SCONS_VERSION=4.11.1
 stamp="$pio_dir/.installed-$PIO_VERSION"
 
 bash "$root/scripts/setup_toolchains.sh"
-if [ -f "$stamp" ] && [ "$stamp" -nt "$root/build/toolchains/.unpacked" ]; then
+if [ -f "$stamp" ] && [ "$stamp" -nt "$root/build/toolchains/.unpacked" ] && [ -x "$venv/bin/pio" ]; then
   exit 0
 fi
 if [ ! -x "$venv/bin/python" ]; then

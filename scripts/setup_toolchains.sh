@@ -16,8 +16,7 @@ unpacked() { [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$des
 if [ ! -f "$src/SHA256SUMS" ]; then
   # Unpacked earlier: the archives need not stay.
   unpacked && exit 0
-  echo "setup: the pinned toolchain archives are not at $src (set THERMRIG_TOOLCHAINS to their folder)." >&2
-  echo "       On a machine with internet access, build with PlatformIO or west instead: docs/firmware.md." >&2
+  echo "setup: the pinned toolchain archives are not at $src: set THERMRIG_TOOLCHAINS to their folder, or on a machine with internet access build with PlatformIO or west (docs/firmware.md)." >&2
   exit 1
 fi
 # Checked every time (20 ms), so archives that went bad are named even when an earlier unpack exists.

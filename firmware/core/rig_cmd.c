@@ -4,6 +4,9 @@
 #include "rig_channels.h"
 #include "rig_internal.h"
 
+#define RIG_STR_(x) #x
+#define RIG_STR(x) RIG_STR_(x)
+
 typedef struct {
     const char *key;
     int32_t min;
@@ -48,7 +51,7 @@ static void cmd_hello(rig_t *rig, const frame_t *f, rig_tx_t *tx)
                 return;
             }
             if (v != RIG_PROTO_VERSION) {
-                rig_nak(rig, tx, f->seq, "VERSION", "proto=1");
+                rig_nak(rig, tx, f->seq, "VERSION", "proto=" RIG_STR(RIG_PROTO_VERSION));
                 return;
             }
         }

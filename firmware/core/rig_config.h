@@ -4,9 +4,16 @@
 
 #include <stdint.h>
 
+#ifndef RIG_FW_NAME
 #define RIG_FW_NAME "thermrig-core"
+#endif
+/* Builds stamp the version (firmware/version.cmake): project version and git revision. */
+#ifndef RIG_FW_VERSION
 #define RIG_FW_VERSION "0.1.0"
+#endif
+#ifndef RIG_PROTO_VERSION /* overridden only to test hosts against a rig of another protocol */
 #define RIG_PROTO_VERSION 1
+#endif
 
 #ifndef RIG_BOARD
 #define RIG_BOARD "unknown"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.paths import config_dir, runtime_dir
+from thermrig.toml_file import TomlFile
 
 
-class ConfigError(RuntimeError):
+class ConfigError(ThermrigError, RuntimeError):
     pass
 
 
@@ -47,12 +48,10 @@ def resolve_port(cli_port: str | None) -> PortChoice:
         return PortChoice(env, "THERMRIG_PORT")
     path = config_file()
     if path.exists():
-        try:
-            port = tomllib.loads(path.read_text()).get("rig", {}).get("port")
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
+        r = TomlFile.read(path, ConfigError)
+        port = r.get(r.data, "rig", "rig", dict, 'a [rig] table with port = "..."', {}).get("port")
         if port is not None and not isinstance(port, str):
-            raise ConfigError(f'{path}: [rig] port must be a string such as "/dev/ttyACM0"')
+            raise r.located("rig", "port", 'port must be a string such as "/dev/ttyACM0"')
         if port:
             return PortChoice(port, str(path))
     sim = _running_sim_port()

@@ -1,4 +1,6 @@
-"""One simulated rig for the whole conformance suite, checks run in the selftest's order."""
+"""One simulated rig per firmware for the whole conformance suite, checks run in the selftest's order:
+rigsim (the core built for the host), the Zephyr firmware emulated in QEMU and the MicroPython firmware
+on the unix port."""
 
 from __future__ import annotations
 
@@ -9,16 +11,21 @@ import pytest
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import rigsim_binary
+from thermrig.plant.firmware.zephyr import zephyr_image
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+
+FIRMWARES = ["rigsim", "zephyr", "micropython"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not rigsim_binary().exists():
         raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
+    if not zephyr_image().exists():
+        raise pytest.UsageError(f"{zephyr_image()} is missing: run `make firmware-qemu` (make test does)")
 
 
-@pytest.fixture(scope="session")
-def target() -> Iterator[Target]:
-    with SimulatedRig(SimConfig(stepped=True, seed=11)) as sim, RigLink(sim.port) as link:
+@pytest.fixture(scope="session", params=FIRMWARES)
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    with SimulatedRig(SimConfig(stepped=True, seed=11, firmware=request.param)) as sim, RigLink(sim.port) as link:
         link.hello()
         yield Target(link, sim)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from thermrig.analysis.published import PUGET
 from thermrig.calibration.fit import current, evaluate
 from thermrig.calibration.pipeline import QUICK_CELLS
-from thermrig.calibration.targets import PUGET
 from thermrig.plant.profiles import load_chassis
 
 

@@ -77,10 +77,16 @@ def thermrig(*args: str, env: dict[str, str], timeout: float = 240) -> subproces
     )
 
 
+def sigint_default() -> None:
+    """In a child the test will Ctrl-C: SIGINT's default disposition. A test run started in the background
+    of a non-interactive shell inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_run(path: Path, out: Path, env: dict[str, str], **popen: object) -> subprocess.Popen[str]:
     """`thermrig run` in the background, for the tests that interrupt it."""
     cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
-    return subprocess.Popen(cmd, env=env, text=True, **popen)  # type: ignore[call-overload]
+    return subprocess.Popen(cmd, env=env, text=True, preexec_fn=sigint_default, **popen)  # type: ignore[call-overload]
 
 
 def manifests(folder: Path) -> dict[str, dict]:
@@ -171,9 +177,16 @@ def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(tmp_path: Path, infl
     path = campaign(tmp_path, "abort", '["top"]')
     out = tmp_path / "runs"
     proc = start_run(path, out, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(6)  # inside the equilibrium phase
-    proc.send_signal(signal.SIGINT)
-    stdout, _ = proc.communicate(timeout=60)
+    assert proc.stdout is not None
+    before = []
+    for line in proc.stdout:  # into a pipe, the run prints a line as each phase starts
+        before.append(line)
+        if ": equilibrium" in line:
+            break
+    assert before and ": equilibrium" in before[-1], "".join(before)
+    proc.send_signal(signal.SIGINT)  # inside the equilibrium phase
+    rest, _ = proc.communicate(timeout=60)
+    stdout = "".join(before) + rest
     assert proc.returncode == 130
     assert "--resume" in stdout
     [m] = manifests(out).values()

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
+from typer.core import TyperGroup
+from typer.testing import CliRunner
 
+from thermrig.cli.main import app
 from thermrig.plant.simulated_rig import SimulatedRig
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
@@ -33,6 +40,37 @@ def test_help_explains_every_command() -> None:
     for cmd in ("info", "set", "clear", "safe", "watch"):
         assert cmd in rig_help
     assert "pyserial URL" in cli("rig", "info", "--help").stdout
+
+
+def leaf_commands(group: TyperGroup, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for name, cmd in group.commands.items():
+        if isinstance(cmd, TyperGroup):
+            yield from leaf_commands(cmd, (*path, name))
+        else:
+            yield (*path, name), cmd
+
+
+def flat(text: str) -> str:
+    """Help text without rich's box drawing and line wrapping."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def test_each_commands_help_prints_its_own_description_and_options() -> None:
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    commands = dict(leaf_commands(root))
+    described = {path: flat((cmd.help or "").split("\n\n")[0]) for path, cmd in commands.items()}
+    assert len(commands) >= 15 and all(described.values())
+    assert len(set(described.values())) == len(described)  # each description is a command's own
+    runner = CliRunner()
+    for path, cmd in commands.items():
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "250"})
+        out = flat(result.output)
+        assert result.exit_code == 0 and described[path] in out, (path, out)
+        others = [d for p, d in described.items() if p != path and d not in described[path]]
+        assert not [d for d in others if d in out], path  # this command's help, not a listing
+        for param in cmd.params:
+            assert all(opt in out for opt in param.opts if opt.startswith("--")), (path, param.opts)
 
 
 def test_rig_info_shows_firmware_and_channels(sim: SimulatedRig) -> None:

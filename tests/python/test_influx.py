@@ -145,7 +145,11 @@ def test_agent_crash_then_drain_loses_nothing(
             time.sleep(0.1)
         port = int(influx.url.rsplit(":", 1)[1])
         influx_server.down()  # an outage first, so the spool holds unsent points...
-        time.sleep(1.5)
+        unsent = spool.pending_bytes()
+        deadline = time.monotonic() + 20
+        while spool.pending_bytes() < unsent + 20_000 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the agent goes on recording what it cannot send
+        assert spool.pending_bytes() >= unsent + 20_000
         agent.send_signal(signal.SIGKILL)  # ...then the agent dies without a chance to flush
         agent.wait()
     assert spool.pending_bytes() > 0

@@ -4,8 +4,10 @@ and an image whose sections match the CMake build's (`make firmware`) within 1 %
 from __future__ import annotations
 
 import configparser
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from zephyr_boards import REPO, board_build
@@ -37,3 +39,31 @@ def test_pio_image_matches_the_cmake_build(env: str) -> None:
     # The core is in it: PlatformIO compiles src_dir itself, not the CMake app's sources.
     symbols = subprocess.run(["arm-none-eabi-nm", str(pio_elf)], capture_output=True, text=True, check=True).stdout
     assert {"rig_init", "rig_step", "rig_rx"} <= {line.split()[-1] for line in symbols.splitlines()}
+
+
+def test_unknown_environment_is_one_clear_line() -> None:
+    res = subprocess.run(
+        ["bash", "scripts/build_pio.sh", "nucleo_nope"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "unknown environment 'nucleo_nope'" in lines[0] and "nucleo_f411re" in lines[0]
+
+
+def test_pio_build_leaves_home_alone(tmp_path: Path) -> None:
+    # An up-to-date build (make pio ran): PlatformIO's state, packages and caches stay in build/.
+    assert (REPO / "build" / "pio" / "nucleo_f411re" / "firmware.elf").exists(), "run `make pio` (make test does)"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLATFORMIO_", "XDG_"))}
+    res = subprocess.run(
+        ["bash", "scripts/build_pio.sh", "nucleo_f411re"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=170,
+        env={**env, "HOME": str(home)},
+    )
+    assert res.returncode == 0, res.stderr
+    assert list(home.iterdir()) == []

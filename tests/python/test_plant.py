@@ -143,5 +143,5 @@ def test_malformed_profile_value_is_reported_with_file_and_key(tmp_path, monkeyp
     text = (dst / "chassis.toml").read_text().replace("max_w = 400.0", 'max_w = "lots"')
     (dst / "chassis.toml").write_text(text)
     monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path))
-    with pytest.raises(ProfileError, match=r"chassis.toml: \[heater\] max_w = 'lots', expected a number"):
+    with pytest.raises(ProfileError, match=r"chassis.toml:\d+: \[heater\] max_w = 'lots', expected a number"):
         load_chassis()

@@ -76,6 +76,7 @@ def test_missing_archives_say_where_to_put_them(tmp_path: Path) -> None:
     shutil.copy(REPO / "scripts" / "setup_toolchains.sh", tmp_path / "scripts")
     res = run(["bash", str(tmp_path / "scripts" / "setup_toolchains.sh")], THERMRIG_TOOLCHAINS=str(tmp_path / "none"))
     assert res.returncode == 1
-    assert f"not at {tmp_path / 'none'} (set THERMRIG_TOOLCHAINS" in res.stderr
-    assert "PlatformIO or west" in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert f"not at {tmp_path / 'none'}: set THERMRIG_TOOLCHAINS" in lines[0] and "PlatformIO or west" in lines[0]
     assert not (tmp_path / "build").exists()

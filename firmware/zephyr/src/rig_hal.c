@@ -47,8 +47,9 @@ static void tach_edge(const struct device *port, struct gpio_callback *cb, gpio_
     atomic_inc(&tach_count[cb == &tach_cb[0] ? 0 : 1]);
 }
 
-int rig_hal_init(void)
+int rig_hal_init(struct k_sem *wake)
 {
+    ARG_UNUSED(wake); /* the tick comes from the kernel clock (rig_hal_mcu.c) */
     for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
         if (!spi_is_ready_dt(&TC[i])) {
             return -ENODEV;

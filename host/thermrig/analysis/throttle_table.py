@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thermrig.analysis.influx_source import campaign_runs
+from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
-from thermrig.calibration.targets import PUGET, PugetCell
 from thermrig.db.settings import InfluxSettings
 
 

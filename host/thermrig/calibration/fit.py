@@ -16,9 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import minimize
 
-from thermrig.analysis.throttle import throttle_of
-from thermrig.calibration.replay import condition, replay
-from thermrig.calibration.targets import (
+from thermrig.analysis.published import (
     DEPTH_PP,
     PUGET,
     PUGET_RUNTIME_S,
@@ -29,6 +27,8 @@ from thermrig.calibration.targets import (
     SM951_RANDOM_WINDOW_S,
     SM951_SEQ_RUNTIME_S,
 )
+from thermrig.analysis.throttle import throttle_of
+from thermrig.calibration.replay import condition, replay
 from thermrig.plant.drive_model import Pattern
 from thermrig.plant.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.plant.profiles import (

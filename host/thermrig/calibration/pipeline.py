@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.targets import (
+from thermrig.analysis.published import (
     HEATSINK_CONDITION,
     HEATSINK_RUNTIME_S,
     PUGET_RUNTIME_S,
@@ -24,6 +23,7 @@ from thermrig.calibration.targets import (
     SM951_RANDOM_WINDOW_S,
     SM951_SEQ_RUNTIME_S,
 )
+from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings

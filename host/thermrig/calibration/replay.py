@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from thermrig.plant.chassis_profiles import load_profile
 from thermrig.plant.drive_model import DriveModel, Pattern
 from thermrig.plant.drive_profiles import DriveProfile
 from thermrig.plant.model import Plant
-from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams, load_chassis_profiles
+from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams
+from thermrig.plant.wires import TICK_S
 
-TICK_S = 0.1
 IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
 IDLE_DT = 0.5
 
@@ -27,9 +28,8 @@ class Condition:
 
 
 def condition(chassis: ChassisParams, slot: SlotParams, cooling: DriveThermalParams, profile: str) -> Condition:
-    p = load_chassis_profiles()[profile]
-    air = float(p["air_c"]) if p.get("heat", True) else None
-    return Condition(slot, cooling, air, p.get("fan0_pct", 40) / 100.0, p.get("fan1_pct", 0) / 100.0)
+    p = load_profile(profile)
+    return Condition(slot, cooling, p.air_c, p.fan0_pct / 100.0, p.fan1_pct / 100.0)
 
 
 def replay(

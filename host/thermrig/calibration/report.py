@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.analysis.throttle import throttle_of
-from thermrig.analysis.throttle_table import ThrottleRow
-from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
-from thermrig.calibration.replay import condition, replay
-from thermrig.calibration.targets import (
+from thermrig.analysis.published import (
     HEATSINK_CONDITION,
     HEATSINK_RATIO_BAND,
     HEATSINK_RUNTIME_S,
@@ -20,6 +16,10 @@ from thermrig.calibration.targets import (
     SM951_PEAK_BAND_S,
     SM951_PEAK_S,
 )
+from thermrig.analysis.throttle import throttle_of
+from thermrig.analysis.throttle_table import ThrottleRow
+from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
+from thermrig.calibration.replay import condition, replay
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.profiles import load_chassis, load_drive_thermal, load_slot
 

@@ -1,11 +1,17 @@
 """Walk a campaign's plan: each run is recorded (campaign.recording) while its phases run
 (campaign.phases); each run gets a folder with its manifest. Ctrl-C leaves the rig safe, the data
-flushed, the run marked aborted."""
+flushed, the run marked aborted.
+
+When InfluxDB is unreachable, the progress says so in one line; a run's points wait in its spool and
+are sent as soon as the server answers, while the next runs go on. At the campaign's end the
+orchestrator waits a bounded time for them; `unsent` names the runs whose points are not all in
+InfluxDB after that (`thermrig db drain` sends them)."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,10 +25,13 @@ from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
 from thermrig.db.query import QueryError
 from thermrig.db.settings import InfluxSettings
+from thermrig.db.writer import WriteProblem
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.simulated_rig import SimulatedRig
+
+SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
 
 
 class Orchestrator:
@@ -49,24 +58,54 @@ class Orchestrator:
         self.board = Board(self.progress, on_progress)
         self.stop = threading.Event()
         self.phases = Phases(plan.campaign, link, target, self.board, self.stop, sim, prompt)
+        self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
+        self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
 
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
             check_channels(self.plan.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
-        for spec in self.plan.runs:
-            if spec.run_id in state.completed:
-                continue
-            self.progress.run = spec
-            remaining = [r for r in self.plan.runs if r.run_id not in state.completed and r.index >= spec.index]
-            self.progress.eta_s = sum(self.plan.estimate_s(r) for r in remaining)
-            status = self._run_one(spec)
-            if status == "aborted":
-                raise KeyboardInterrupt
-            if status == "ok":
-                state.mark_done(spec.run_id)
-            self.progress.done += 1
+        try:
+            for spec in self.plan.runs:
+                if spec.run_id in state.completed:
+                    continue
+                self.progress.run = spec
+                remaining = [r for r in self.plan.runs if r.run_id not in state.completed and r.index >= spec.index]
+                self.progress.eta_s = sum(self.plan.estimate_s(r) for r in remaining)
+                status = self._run_one(spec)
+                if status == "aborted":
+                    raise KeyboardInterrupt
+                if status == "ok":
+                    state.mark_done(spec.run_id)
+                self.progress.done += 1
+                self._settle(drained_only=True)
+        finally:
+            self.progress.eta_s = 0.0
+            self._settle(drained_only=False)
         self.board.show("done", f"{len(self.plan.runs)} runs")
+
+    def _settle(self, drained_only: bool) -> None:
+        """Close the writers that have sent everything; with drained_only False, wait for the others
+        (SETTLE_TIMEOUT_S in all) and note the runs still not all in InfluxDB."""
+        if not drained_only and any(not r.drained for r in self.draining):
+            self.board.show("sending", f"{len(self.draining)} runs' points still spooled")
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        for recording in list(self.draining):
+            if drained_only and not recording.drained:
+                continue
+            self.draining.remove(recording)
+            if not recording.settle(max(0.0, deadline - time.monotonic())):
+                self.unsent.append(recording.tags.run)
+
+    def _outage(self, problem: WriteProblem) -> None:
+        if problem.kept and not self.progress.influx:
+            self.progress.influx = f"{problem.message}; points are kept in the spool and sent when it answers"
+            self.board.show()
+
+    def _back(self) -> None:
+        if self.progress.influx:
+            self.progress.influx = ""
+            self.board.show()
 
     def _run_one(self, spec: RunSpec) -> str:
         run_dir = self.folder / spec.run_id
@@ -78,6 +117,8 @@ class Orchestrator:
             self.influx,
             drive_source(self.target, self.sim),
             manifest,
+            self._outage,
+            self._back,
         )
         status, error = "failed", None
         recording.start()
@@ -95,8 +136,9 @@ class Orchestrator:
             if status != "ok":
                 with contextlib.suppress(Exception):
                     self.link.command("SAFE")
-            stored = recording.finish(status, error)
-            if status == "ok" and stored:
+            if not recording.finish(status, error):
+                self.draining.append(recording)
+            elif status == "ok":
                 self._analyse(spec.run_id)
         return status
 

@@ -22,6 +22,7 @@ class Progress:
     detail: str = ""
     latest: Telemetry | None = None
     live: LiveSample | None = None
+    influx: str = ""  # while InfluxDB does not answer: what happens to the points
 
 
 class Board:

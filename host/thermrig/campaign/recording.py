@@ -1,9 +1,13 @@
 """One run's recording: its spool (in the run's folder), the writer draining it to InfluxDB, the
 recorder of the rig's telemetry and events, the drive's own telemetry, and the manifest that says what
-was run on what (host, fio, firmware, rig, drive identity) and how it ended."""
+was run on what (host, fio, firmware, rig, drive identity) and how it ended.
+
+The writer outlives the run: after an InfluxDB outage it keeps draining the run's spool while the
+campaign goes on, and the manifest's all_points_stored is rewritten once it has (settle)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,15 +19,15 @@ from thermrig.campaign.spec import CampaignError
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line
 from thermrig.db.settings import InfluxSettings
-from thermrig.db.spool import Spool
-from thermrig.db.writer import SpoolWriter
+from thermrig.db.spool import Spool, remember_folder
+from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nvme_source, smart_json_source
 from thermrig.fio.runner import fio_version
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.simulated_rig import SimulatedRig
 
-FLUSH_TIMEOUT_S = 30.0
+FINISH_FLUSH_S = 10.0  # at a run's end, with InfluxDB answering: the last second's points
 
 
 def run_tags(plan: Plan, spec: RunSpec) -> RunTags:
@@ -81,12 +85,15 @@ class RunRecording:
         influx: InfluxSettings,
         source: tuple[Source | None, str],
         manifest: dict[str, Any],
+        on_outage: Callable[[WriteProblem], None] | None = None,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
         self.run_dir = run_dir
         self.tags = tags
         self.link = link
         self.spool = Spool.for_run(tags.run, run_dir)
-        self.writer = SpoolWriter(self.spool, influx)
+        remember_folder(run_dir.parent)  # `thermrig db drain` finds what an outage or a crash leaves here
+        self.writer = SpoolWriter(self.spool, influx, on_error=on_outage, on_back=on_back)
         self.recorder = Recorder(link, self.spool, tags)
         self.manifest = manifest
         sample, described = source
@@ -104,14 +111,28 @@ class RunRecording:
             self.monitor.start()
 
     def finish(self, status: str, error: str | None) -> bool:
-        """Stop recording, send what is left (bounded), and write the manifest; whether every point is
-        in InfluxDB."""
+        """Stop recording and write the manifest; whether every point is in InfluxDB already. If not,
+        the writer goes on draining in the background until settle()."""
         if self.monitor is not None:
             self.monitor.stop()
         self.recorder.stop(status)
-        stored = self.writer.close(flush_timeout=FLUSH_TIMEOUT_S)
+        stored = self.writer.healthy and self.writer.wait_empty(FINISH_FLUSH_S)
         self.manifest.update(
             status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored
         )
         write_manifest(self.run_dir, self.manifest)
+        if stored:
+            self.writer.close(flush_timeout=0)
         return stored
+
+    def settle(self, timeout: float) -> bool:
+        """Stop the writer once it has sent what it can within timeout; the manifest says the outcome.
+        Whether every point is in InfluxDB (if not, they wait in the spool for `thermrig db drain`)."""
+        stored = self.writer.close(flush_timeout=timeout)
+        self.manifest["all_points_stored"] = stored
+        write_manifest(self.run_dir, self.manifest)
+        return stored
+
+    @property
+    def drained(self) -> bool:
+        return self.spool.pending_bytes() == 0

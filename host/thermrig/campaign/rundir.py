@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from thermrig.db.spool import pending_spools
+
 
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(".tmp")
@@ -56,3 +58,30 @@ class CampaignState:
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     _write_json(run_dir / "manifest.json", manifest)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def mark_all_stored(run_dir: Path) -> None:
+    """After `thermrig db drain` sent a run's spool: its manifest says every point is in InfluxDB."""
+    manifest = read_manifest(run_dir)
+    if manifest is not None and manifest.get("all_points_stored") is False:
+        manifest["all_points_stored"] = True
+        write_manifest(run_dir, manifest)
+
+
+def unsent_runs(campaign: str) -> dict[str, dict[str, Any]]:
+    """The runs of a campaign whose points are not all in InfluxDB (some wait in their spool), with their
+    manifests: run id -> manifest."""
+    found = {}
+    for spool in pending_spools():
+        manifest = read_manifest(spool.path.parent)
+        if manifest is not None and manifest.get("campaign") == campaign:
+            found[spool.path.stem] = manifest
+    return found

@@ -4,23 +4,24 @@ expected. docs/campaigns.md describes every key; examples/ has one per seed expe
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thermrig.chassis_profiles import ChassisProfile, load_profile
 from thermrig.fio.workloads import KINDS, VIRTUAL_KINDS, Workload, WorkloadError
+from thermrig.plant.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.plant.drive_profiles import drive_names
+from thermrig.plant.firmware import FIRMWARES
 from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
+from thermrig.toml_file import TomlError, TomlFile
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 _CHANNEL = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a name from the rig's channel map, checked against it at run time
 
 
-class CampaignError(ValueError):
-    pass
+class CampaignError(TomlError):
+    """A campaign file that cannot be run as written; the message locates the problem."""
 
 
 @dataclass(frozen=True)
@@ -78,86 +79,18 @@ class Campaign:
     randomize: bool = True
     baseline_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-class _Reader:
-    """Typed access to the parsed TOML with errors that point into the file."""
-
-    def __init__(self, path: Path, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-
-    def line_of(self, section: str, key: str | None = None, occurrence: int = 0) -> int:
-        header = re.compile(rf"^\s*\[\[?\s*{re.escape(section)}\s*\]\]?\s*$")
-        seen, start = -1, None
-        for i, line in enumerate(self.lines):
-            if header.match(line):
-                seen += 1
-                if seen == occurrence:
-                    start = i
-                    break
-        if start is None:
-            return 1
-        if key is None:
-            return start + 1
-        for i in range(start + 1, len(self.lines)):
-            if self.lines[i].lstrip().startswith("["):
-                break
-            if re.match(rf"^\s*{re.escape(key)}\s*=", self.lines[i]):
-                return i + 1
-        return start + 1
-
-    def fail(self, section: str, key: str | None, problem: str, expected: str, occurrence: int = 0) -> CampaignError:
-        where = f"[{section}]" + (f" {key}" if key else "")
-        line = self.line_of(section, key, occurrence)
-        return CampaignError(f"{self.path}:{line}: {where}: {problem}; expected {expected}")
-
-    def get(
-        self,
-        table: dict,
-        section: str,
-        key: str,
-        kind: type | tuple[type, ...],
-        expected: str,
-        default: Any = ...,
-        occurrence: int = 0,
-    ) -> Any:
-        if key not in table:
-            if default is ...:
-                raise self.fail(section, None, f"{key} is missing", expected, occurrence)
-            return default
-        value = table[key]
-        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _tuple(kind)):
-            raise self.fail(section, key, f"{value!r} is a {type(value).__name__}", expected, occurrence)
-        return value
-
-
-def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _known(r: _Reader, data: dict, section: str, allowed: set[str], occurrence: int = 0) -> None:
-    for key in data:
-        if key not in allowed:
-            raise r.fail(section, key, f"unknown key {key!r}", f"one of {', '.join(sorted(allowed))}", occurrence)
+    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.plant.firmware)
 
 
 def load_campaign(path: str | Path) -> Campaign:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CampaignError(f"{path}: cannot read: {exc.strerror}") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CampaignError(f"{path}: not valid TOML: {exc}") from exc
-    r = _Reader(path, text)
-    _known(
-        r, data, "campaign", {"campaign", "rig", "drive", "equilibrium", "cooldown", "factors", "profiles", "workload"}
+    r = TomlFile.read(path, CampaignError)
+    data = r.data
+    r.known(
+        data, "campaign", {"campaign", "rig", "drive", "equilibrium", "cooldown", "factors", "profiles", "workload"}
     )
     camp = r.get(data, "campaign", "campaign", dict, "a [campaign] table with a name")
-    _known(r, camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s"})
+    r.known(camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s"})
     name = r.get(camp, "campaign", "name", str, "a name of letters, digits, _ . : + -")
     if not _IDENT.fullmatch(name):
         raise r.fail("campaign", "name", f"{name!r} has spaces or symbols", "letters, digits, _ . : + - (a tag)")
@@ -165,7 +98,10 @@ def load_campaign(path: str | Path) -> Campaign:
     if repeats < 1:
         raise r.fail("campaign", "repeats", f"{repeats}", "at least 1")
     rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device')
-    _known(r, rig, "rig", {"port", "name", "speed"})
+    r.known(rig, "rig", {"port", "name", "speed", "firmware"})
+    sim_firmware = r.get(rig, "rig", "firmware", str, f"one of {', '.join(FIRMWARES)}", "rigsim")
+    if sim_firmware not in FIRMWARES:
+        raise r.fail("rig", "firmware", repr(sim_firmware), f"one of {', '.join(FIRMWARES)}")
     sim_speed = float(r.get(rig, "rig", "speed", (int, float), "a simulation speed >= 1 (x real time)", 1.0))
     if sim_speed < 1:
         raise r.fail("rig", "speed", f"{sim_speed}", "1 (real time) or more")
@@ -199,11 +135,12 @@ def load_campaign(path: str | Path) -> Campaign:
         seed=r.get(camp, "campaign", "seed", int, "a whole number", None),
         randomize=r.get(camp, "campaign", "randomize", bool, "true or false", True),
         baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
+        sim_firmware=sim_firmware,
     )
 
 
-def _drive(r: _Reader, d: dict) -> DriveSpec:
-    _known(r, d, "drive", {"target", "size", "serial", "model", "profile", "scale"})
+def _drive(r: TomlFile, d: dict) -> DriveSpec:
+    r.known(d, "drive", {"target", "size", "serial", "model", "profile", "scale"})
     target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
     profile = r.get(d, "drive", "profile", str, "a virtual drive profile", "950pro_512")
     if target == "virtual":
@@ -232,8 +169,8 @@ def _drive(r: _Reader, d: dict) -> DriveSpec:
     return spec
 
 
-def _equilibrium(r: _Reader, d: dict) -> Equilibrium:
-    _known(r, d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels"})
+def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
+    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels"})
     channels = tuple(
         r.get(d, "equilibrium", "channels", list, "a list of the rig's channel names", list(Equilibrium.channels))
     )
@@ -256,8 +193,8 @@ def _equilibrium(r: _Reader, d: dict) -> Equilibrium:
     return eq
 
 
-def _cooldown(r: _Reader, d: dict) -> Cooldown:
-    _known(r, d, "cooldown", {"margin_c", "timeout_s"})
+def _cooldown(r: TomlFile, d: dict) -> Cooldown:
+    r.known(d, "cooldown", {"margin_c", "timeout_s"})
     cd = Cooldown(
         margin_c=float(r.get(d, "cooldown", "margin_c", (int, float), "°C", 1.0)),
         timeout_s=float(r.get(d, "cooldown", "timeout_s", (int, float), "seconds", 1800.0)),
@@ -267,36 +204,12 @@ def _cooldown(r: _Reader, d: dict) -> Cooldown:
     return cd
 
 
-def _profiles(r: _Reader, d: dict) -> dict[str, ChassisProfile]:
-    out = {}
-    for name, t in d.items():
-        section = f"profiles.{name}"
-        _known(r, t, section, {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat"})
-        air = r.get(t, section, "air_c", (int, float), "the chassis-air target, °C (0-65)", None)
-        if not r.get(t, section, "heat", bool, "true or false", True):
-            air = None  # a profile without chassis heat
-        if air is not None and not 0 <= air <= 65:
-            raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
-        pct = {
-            k: float(r.get(t, section, k, (int, float), "a percentage 0-100", dflt))
-            for k, dflt in (("heater_limit_pct", 100), ("fan0_pct", 40), ("fan1_pct", 0))
-        }
-        for k, v in pct.items():
-            if not 0 <= v <= 100:
-                raise r.fail(section, k, f"{v}", "a percentage 0-100")
-        out[name] = ChassisProfile(
-            name,
-            str(t.get("description", "")),
-            None if air is None else float(air),
-            pct["heater_limit_pct"],
-            pct["fan0_pct"],
-            pct["fan1_pct"],
-        )
-    return out
+def _profiles(r: TomlFile, d: dict) -> dict[str, ChassisProfile]:
+    return {name: parse_profile(r, t, f"profiles.{name}", name) for name, t in d.items()}
 
 
-def _factors(r: _Reader, d: dict, profiles: dict[str, ChassisProfile]) -> dict[str, tuple[Any, ...]]:
-    _known(r, d, "factors", {*PHYSICAL, "profile", "fan1_pct"})
+def _factors(r: TomlFile, d: dict, profiles: dict[str, ChassisProfile]) -> dict[str, tuple[Any, ...]]:
+    r.known(d, "factors", {*PHYSICAL, "profile", "fan1_pct"})
     out: dict[str, tuple[Any, ...]] = {}
     for key, values in d.items():
         if not isinstance(values, list) or not values:
@@ -325,12 +238,11 @@ def _factors(r: _Reader, d: dict, profiles: dict[str, ChassisProfile]) -> dict[s
     return out
 
 
-def _workloads(r: _Reader, items: list) -> tuple[Workload, ...]:
+def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
     out = []
     names = set()
     for i, t in enumerate(items):
-        _known(
-            r,
+        r.known(
             t,
             "workload",
             {"name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds"},

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
@@ -24,6 +25,7 @@ from thermrig.db.local_server import resolve_settings
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
+from thermrig.firmware_identity import older_than_host
 from thermrig.link.rig_link import RigLink
 from thermrig.plant.drive_profiles import load_drive_profile
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
@@ -83,7 +85,12 @@ def _view(progress: Progress) -> Group:
     if r:
         t.add_row("factors", ", ".join(f"{k}={v}" for k, v in r.tags().items()))
     t.add_row("phase", f"[bold]{progress.phase}[/] {progress.detail}")
-    t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
+    if progress.phase == "done":
+        t.add_row("ETA", "finished")
+    else:
+        t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
+    if progress.influx:
+        t.add_row("InfluxDB", f"[yellow]{escape(progress.influx)}[/]")
     if progress.latest:
         latest = progress.latest
         tcs = latest.channels.of_kind(ChannelKind.THERMOCOUPLE)
@@ -112,12 +119,22 @@ def _target(c: Campaign, destroy: bool) -> tuple[Target, dict[str, str | None]]:
     return Target(c.drive.target, size=c.drive.size, block_device=block), identity
 
 
+def _say_unsent(console: Console, runs: list[str]) -> None:
+    """The runs whose points are not all in InfluxDB, and the command that sends them."""
+    if runs:
+        console.print(
+            f"[yellow]{len(runs)} runs' points are not all in InfluxDB[/] (kept in their spools): "
+            f"{', '.join(runs)}; `thermrig db drain` sends them once InfluxDB answers",
+            soft_wrap=True,
+        )
+
+
 def sim_config(c: Campaign) -> SimConfig:
     """The simulated rig of a campaign. With the virtual drive the plant paces itself (never rigsim), so
     the orchestrator can run it at 1x while fio runs and at [rig] speed in between."""
     if c.drive.is_virtual:
-        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale)
-    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed)
+        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale, firmware=c.sim_firmware)
+    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed, firmware=c.sim_firmware)
 
 
 @user_errors
@@ -153,7 +170,9 @@ def run(
         else:
             port = resolve_port(c.port).port
         link = stack.enter_context(RigLink(port))
-        link.hello()
+        info = link.hello()  # refuses a rig of another protocol (VersionMismatch)
+        if (warning := older_than_host(info.version)) is not None:
+            console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         link.start_keepalive(interval=min(1.0, 0.5 / c.sim_speed) if sim else 1.0)
 
         def ask(message: str) -> None:
@@ -164,13 +183,23 @@ def run(
 
         live = stack.enter_context(Live(console=console, refresh_per_second=4))
         shown: list[tuple[str, str]] = []
+        outage = [""]
 
         def progress(pr: Progress) -> None:
             live.update(_view(pr))
+            if console.is_terminal:
+                return
             key = (pr.run.run_id if pr.run else "", pr.phase)
-            if not console.is_terminal and (not shown or shown[-1] != key):  # a log: one line per phase
+            if not shown or shown[-1] != key:  # a log: one line per phase
                 shown.append(key)
-                print(f"run {pr.done + 1}/{pr.total} {key[0]}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+                if pr.phase == "done":
+                    print(f"campaign {c.name}: done, {pr.detail}", flush=True)
+                else:
+                    where = f"run {min(pr.done + 1, pr.total)}/{pr.total} {key[0]}"
+                    print(f"{where}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+            if pr.influx != outage[-1]:  # one line when InfluxDB stops answering, one when it is back
+                outage.append(pr.influx)
+                print(pr.influx or "InfluxDB answers again: sending the spooled points", flush=True)
 
         orch = Orchestrator(p, folder, link, influx, target, sim, ask, progress, identity)
         signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
@@ -180,15 +209,17 @@ def run(
             orch.stop.set()
             live.stop()
             console.print(
-                f"[yellow]campaign interrupted[/]: rig safe, data flushed; `thermrig run {campaign_file} "
-                f"--resume` continues"
+                f"[yellow]campaign interrupted[/]: rig safe, data {'spooled' if orch.unsent else 'flushed'}; "
+                f"`thermrig run {campaign_file} --resume` continues"
             )
+            _say_unsent(console, orch.unsent)
             raise typer.Exit(130) from None
         except FioError as exc:
             raise CampaignError(str(exc)) from exc
         finally:
             with contextlib.suppress(Exception):
                 link.command("SAFE")
+    _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
         console.print(
             f"[yellow]campaign {c.name} finished with failed runs[/]: {len(state.completed)} of {len(p.runs)} ok; "

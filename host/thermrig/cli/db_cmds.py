@@ -11,11 +11,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from thermrig.campaign.rundir import mark_all_stored
 from thermrig.cli.errors import user_errors
 from thermrig.db.local_server import LocalInflux, resolve_settings
 from thermrig.db.query import influxql
 from thermrig.db.settings import configured
-from thermrig.db.spool import pending_spools, spool_dir
+from thermrig.db.spool import pending_spools, spool_dir, spool_folders
 from thermrig.db.writer import SpoolWriter, WriteProblem
 
 app = typer.Typer(help="The local InfluxDB server and the durable spool.", no_args_is_help=True)
@@ -53,16 +54,25 @@ def status() -> None:
         console.print("local InfluxDB not running (`thermrig db up`); no remote server configured")
     waiting = pending_spools()
     total = sum(s.pending_bytes() for s in waiting)
+    folders = len(spool_folders()) - 1
     console.print(
-        f"spool {spool_dir()}: {len(waiting)} runs with {total / 1e3:.1f} kB not yet in InfluxDB"
-        + (" (`thermrig db drain`)" if waiting else "")
+        f"spool {spool_dir()}"
+        + (f" and {folders} campaign folders" if folders else "")
+        + f": {len(waiting)} runs with {total / 1e3:.1f} kB not yet in InfluxDB"
+        + (" (`thermrig db drain`)" if waiting else ""),
+        soft_wrap=True,
     )
+    for spool in waiting:
+        console.print(
+            f"  {spool.path.stem}: {spool.pending_bytes() / 1e3:.1f} kB in {spool.path.parent}", soft_wrap=True
+        )
 
 
 @app.command()
 @user_errors
 def drain(timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 300.0) -> None:
-    """Send every spooled point that InfluxDB has not acknowledged (after an outage or a crash)."""
+    """Send every spooled point that InfluxDB has not acknowledged (after an outage or a crash), from
+    the spool folder and every campaign folder."""
     console = Console()
     settings = resolve_settings()
     waiting = pending_spools()
@@ -80,6 +90,7 @@ def drain(timeout: Annotated[float, typer.Option(help="Give up after this many s
         )
         if not done:
             raise typer.Exit(1)
+        mark_all_stored(spool.path.parent)  # a campaign run's manifest, if the spool is one
     for p in problems[-3:]:
         console.print(f"[yellow]{p.message}")
 

@@ -15,7 +15,6 @@ from rich.live import Live
 from rich.table import Table
 
 from thermrig.analysis.step_response import StepResponse, step_response
-from thermrig.chassis_profiles import load_profile
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.db.local_server import resolve_settings
@@ -26,6 +25,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
 from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.plant.chassis_profiles import load_profile
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
 BAND_C = 0.5

@@ -1,4 +1,5 @@
-"""Turn the errors a user can cause or meet into one clear line and exit status 1, no traceback."""
+"""Turn the errors a user can cause or meet into one clear line and exit status 1, no traceback: every
+such error derives from thermrig.errors.ThermrigError, so this module needs to know none of them."""
 
 from __future__ import annotations
 
@@ -10,30 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from thermrig.campaign.spec import CampaignError
-from thermrig.config import ConfigError
-from thermrig.db.local_server import InfluxServerError
-from thermrig.db.query import QueryError
-from thermrig.db.schema import SchemaError
-from thermrig.link.rig_link import NakError, RigTimeout
-from thermrig.link.transport import PortError
-from thermrig.plant.profiles import ProfileError
-from thermrig.plant.simulated_rig import SimError
-from thermrig.protocol.messages import ProtocolError
+from thermrig.errors import ThermrigError
 
-USER_ERRORS = (
-    CampaignError,
-    ConfigError,
-    PortError,
-    RigTimeout,
-    NakError,
-    ProtocolError,
-    ProfileError,
-    SimError,
-    InfluxServerError,
-    QueryError,
-    SchemaError,
-)
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -43,7 +22,7 @@ def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
-        except USER_ERRORS as exc:
+        except ThermrigError as exc:
             # The message is text, not markup ("[factors] slot: ..."), and one line: no wrapping.
             Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(1) from exc

@@ -8,6 +8,7 @@ from thermrig import __version__
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.analyze_cmd import analyze
 from thermrig.cli.demo import demo
+from thermrig.cli.flash_cmd import flash
 from thermrig.cli.grafana_cmd import grafana
 from thermrig.cli.report_cmd import report
 
@@ -25,6 +26,7 @@ app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
 app.command("throttle")(throttle_cmd.throttle)
+app.command("flash")(flash)
 app.command("analyze")(analyze)
 app.command("report")(report)
 app.command("grafana")(grafana)

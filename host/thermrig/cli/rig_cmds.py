@@ -14,6 +14,7 @@ from thermrig.cli.record_cmd import record
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.config import resolve_port
+from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.link.rig_link import RigLink
 
 app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
@@ -46,6 +47,8 @@ def info(port: PortOpt = None) -> None:
     with _connect(port) as link:
         assert link.info is not None
         Console().print(info_table(link.info, link.port))
+        _, verdict = checkout_verdict(link.info.version, checkout_version())
+        Console().print(f"this checkout: {verdict}", soft_wrap=True)
 
 
 @app.command("set")

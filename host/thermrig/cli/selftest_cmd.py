@@ -16,6 +16,7 @@ from thermrig.config import resolve_port
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import RigLink
+from thermrig.plant.firmware import FIRMWARES
 from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
@@ -32,6 +33,9 @@ def selftest(
     destructive: Annotated[
         bool, typer.Option("--destructive", help="Allow checks that heat the rig (real hardware; a sim always may).")
     ] = False,
+    firmware: Annotated[
+        str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
+    ] = "rigsim",
     only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
@@ -53,7 +57,7 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        rig = stack.enter_context(SimulatedRig(SimConfig(stepped=True, seed=7))) if sim else None
+        rig = stack.enter_context(SimulatedRig(SimConfig(stepped=True, seed=7, firmware=firmware))) if sim else None
         where = rig.port if rig is not None else resolve_port(port).port
         link = stack.enter_context(RigLink(where))
         info = link.hello()

@@ -75,8 +75,10 @@ def sim(
     with SimulatedRig(cfg) as rig:
         state.parent.mkdir(parents=True, exist_ok=True)
         control_path = state.parent / f"sim-{os.getpid()}.sock"
-        control = ControlServer(control_path, rig.faults)
-        state.write_text(json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path)}))
+        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
+        state.write_text(
+            json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path), "firmware": firmware})
+        )
         console.print(
             f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x)"
         )
@@ -85,8 +87,8 @@ def sim(
         try:
             while not stop.wait(0.5):
                 rig.server.check()
-                if rig.proc.poll() is not None:
-                    raise SystemExit(f"{firmware} exited with status {rig.proc.returncode}")
+                if (status := rig.exit_status()) is not None:
+                    raise SystemExit(f"{firmware} exited with status {status}")
         except KeyboardInterrupt:
             pass
         finally:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from thermrig.analysis.published import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.targets import DEPTH_PP, PUGET_RUNTIME_S
+from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
 from thermrig.db.local_server import resolve_settings
 
@@ -21,7 +22,17 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
+def _unsent_row(run: str, manifest: dict[str, Any]) -> ThrottleRow:
+    """A run with no fio data in InfluxDB yet: its factors from the manifest, no figures."""
+    f = manifest.get("factors", {})
+    workload = manifest.get("workload", {}).get("name", "-")
+    model = manifest.get("drive", {}).get("model", "-")
+    return ThrottleRow(
+        run, f.get("slot", "-"), f.get("heatsink", "-"), f.get("profile", "-"), workload, model, 0, None, None, None
+    )
+
+
+def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: frozenset[str] = frozenset()) -> Table:
     table = Table(title=title)
     numeric = ("s", "MB/s before", "onset s", "depth %")
     for col in ("slot", "profile", "heatsink", "workload", *numeric):
@@ -37,7 +48,7 @@ def render(rows: list[ThrottleRow], compare: bool, title: str) -> Table:
             r.slot,
             r.profile,
             r.heatsink,
-            r.workload,
+            r.workload + (" (incomplete)" if r.run in incomplete else ""),
             str(r.seconds),
             _num(None if r.plateau_bps is None else r.plateau_bps / 1e6, ",.0f"),
             _num(r.onset_s, ".0f") if r.onset_s is not None or r.depth_pct is None else "none",
@@ -77,16 +88,27 @@ def throttle(
     Onset: seconds until the first of two seconds in a row 10 % under the plateau (median of seconds
     2-4); depth: how far the mean of the last 30 s falls below that plateau."""
     rows = throttle_table(resolve_settings(start_local=False), campaign)
+    unsent = unsent_runs(campaign)  # runs whose points wait in a spool: marked, never left out
     if runs_from is not None:
         if not (runs_from / "state.json").exists():
             raise typer.BadParameter(f"{runs_from} is not a campaign folder (no state.json)")
         mine = {p.parent.name for p in runs_from.glob("*/manifest.json")}
         rows = [r for r in rows if r.run in mine]
+        unsent = {run: m for run, m in unsent.items() if run in mine}
+    rows += [_unsent_row(run, m) for run, m in unsent.items() if run not in {r.run for r in rows}]
     console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
     if not rows:
         console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)
         raise typer.Exit(1)
-    console.print(render(rows, compare, f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"))
+    title = f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"
+    console.print(render(rows, compare, title, frozenset(unsent)))
+    if unsent:
+        console.print(
+            f"incomplete: {', '.join(sorted(unsent))}: points still in their spools, not all in InfluxDB; "
+            "`thermrig db drain` sends them",
+            markup=False,
+            soft_wrap=True,
+        )
     note = (
         f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau; "
         f"depth: mean of the last {TAIL_S} s vs the plateau"

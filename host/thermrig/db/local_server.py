@@ -19,12 +19,13 @@ from pathlib import Path
 import urllib3
 
 from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
+from thermrig.errors import ThermrigError
 from thermrig.paths import data_dir
 
 START_TIMEOUT_S = 30.0
 
 
-class InfluxServerError(RuntimeError):
+class InfluxServerError(ThermrigError, RuntimeError):
     pass
 
 
@@ -46,6 +47,9 @@ def free_port() -> int:
 
 def _port_free(port: int) -> bool:
     with socket.socket() as s:
+        # As influxd binds: connections of the previous server in TIME_WAIT do not make the port taken
+        # (without this, a restarted server moved to a new port and writers kept calling the old one).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import urllib3
 
 from thermrig.db.settings import InfluxSettings
+from thermrig.errors import ThermrigError
 
 
-class QueryError(RuntimeError):
+class QueryError(ThermrigError, RuntimeError):
     pass
 
 

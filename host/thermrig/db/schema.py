@@ -9,6 +9,7 @@ from functools import cached_property
 
 from influxdb_client import Point, WritePrecision
 
+from thermrig.errors import ThermrigError
 from thermrig.link.rig_link import LinkEvent
 from thermrig.protocol.messages import Telemetry
 
@@ -25,7 +26,7 @@ EVENT_KINDS = {"run_start", "run_stop", "link_lost", "link_restored", "mcu_reset
 _TAG_VALUE = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 
 
-class SchemaError(ValueError):
+class SchemaError(ThermrigError, ValueError):
     pass
 
 

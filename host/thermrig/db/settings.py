@@ -8,10 +8,10 @@ Config file (~/.config/thermrig/config.toml): an [influx] table with url, token,
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 
 from thermrig.config import ConfigError, config_file
+from thermrig.toml_file import TomlFile
 
 DEFAULT_DATABASE = "thermrig"
 LOCAL_TOKEN = "user:pass"  # InfluxDB 1.8 compat: "username:password"; auth is off on the local server
@@ -38,18 +38,16 @@ def configured() -> InfluxSettings | None:
         path = config_file()
         if not path.exists():
             return None
-        try:
-            table = tomllib.loads(path.read_text()).get("influx", {})
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
+        r = TomlFile.read(path, ConfigError)
+        table = r.get(r.data, "influx", "influx", dict, "an [influx] table with url, token, org, bucket", {})
         if not table.get("url"):
             return None
+        for key in env:
+            if table.get(key) is not None and not isinstance(table[key], str):
+                raise r.located("influx", key, f"influx {key} must be a string")
         env = {k: table.get(k) for k in env}
         source = str(path)
     bucket = env["bucket"] or f"{DEFAULT_DATABASE}/autogen"
-    for key in ("url", "token", "org", "bucket", "database"):
-        if env[key] is not None and not isinstance(env[key], str):
-            raise ConfigError(f"{source}: influx {key} must be a string")
     return InfluxSettings(
         url=str(env["url"]).rstrip("/"),
         bucket=bucket,

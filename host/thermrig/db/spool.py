@@ -4,6 +4,10 @@
 InfluxDB has acknowledged the points (written atomically). A crash loses nothing that was appended:
 the next start drains from the acknowledged offset. Replaying a point is harmless (same series and
 timestamp overwrite themselves), so "at least once" from the spool is "exactly once" in InfluxDB.
+
+Spools live in the user's spool folder, or beside the rest of a run (a campaign's run folders): those
+folders are noted in the spool folder's `folders` file, so `thermrig db drain` and `db status` find
+every spool wherever it is.
 """
 
 from __future__ import annotations
@@ -17,6 +21,29 @@ from thermrig.paths import data_dir
 
 def spool_dir() -> Path:
     return data_dir() / "spool"
+
+
+def _folders_file() -> Path:
+    return spool_dir() / "folders"
+
+
+def remember_folder(folder: Path) -> None:
+    """Note a folder holding spools (directly or one level down, as a campaign's run folders do)."""
+    folder = folder.resolve()
+    if folder in spool_folders():
+        return
+    _folders_file().parent.mkdir(parents=True, exist_ok=True)
+    with _folders_file().open("a") as fh:
+        fh.write(f"{folder}\n")
+
+
+def spool_folders() -> list[Path]:
+    """The user's spool folder and every noted folder that still exists."""
+    try:
+        noted = [Path(line) for line in _folders_file().read_text().splitlines() if line]
+    except OSError:
+        noted = []
+    return [spool_dir(), *(p for p in dict.fromkeys(noted) if p.is_dir())]
 
 
 @dataclass
@@ -101,8 +128,10 @@ class Spool:
         return lines, offset
 
 
-def pending_spools(folder: Path | None = None) -> list[Spool]:
-    folder = folder or spool_dir()
-    if not folder.exists():
-        return []
-    return [s for s in (Spool(p) for p in sorted(folder.glob("*.lp"))) if s.pending_bytes() > 0]
+def pending_spools() -> list[Spool]:
+    """Every spool, in every known folder, holding points InfluxDB has not acknowledged."""
+    found: list[Spool] = []
+    for folder in spool_folders():
+        paths = sorted([*folder.glob("*.lp"), *folder.glob("*/*.lp")])
+        found += [s for s in (Spool(p) for p in paths) if s.pending_bytes() > 0]
+    return found

@@ -2,7 +2,8 @@
 official client's synchronous write API at nanosecond precision, the offset advanced only once the
 server acknowledged. A refused connection is retried briefly inside the client (its WritesRetry); a
 429 or 503 is retried after the server's Retry-After; a longer outage leaves the points in the spool,
-retried with backoff.
+retried with backoff. The writer reports an outage itself (on_error, then on_back once the server
+answers again), so the client library's own retry warnings are kept out of the user's view.
 
 Why not the client's own batching mode: it cannot say which points reached the server, and the spool
 must know exactly that to survive a crash without loss.
@@ -11,6 +12,7 @@ must know exactly that to survive a crash without loss.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -38,9 +40,17 @@ class WriteProblem:
     kept: bool  # True: still in the spool; False: the server rejected them for good (bad data)
 
 
+# Loggers that print a warning per retried request during an outage (over a live view): the writer
+# says it once, in its own words, through on_error.
+_RETRY_LOGGERS = ("influxdb_client.client.write.retry", "urllib3.connectionpool")
+
+
 def _client(settings: InfluxSettings) -> InfluxDBClient:
     retry = WritesRetry(total=3, retry_interval=0.2, max_retry_delay=2.0, max_retry_time=10.0, exponential_base=2)
-    return InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=10_000, retries=retry)
+    client = InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=10_000, retries=retry)
+    for name in _RETRY_LOGGERS:  # after the client: its configuration sets these loggers to WARNING
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return client
 
 
 class SpoolWriter:
@@ -50,10 +60,13 @@ class SpoolWriter:
         settings: InfluxSettings,
         on_error: Callable[[WriteProblem], None] | None = None,
         batch_lines: int = BATCH_LINES,
+        on_back: Callable[[], None] | None = None,
     ) -> None:
+        """on_error: every failed attempt; on_back: the first success after a failure."""
         self.spool = spool
         self.settings = settings
         self.on_error = on_error
+        self.on_back = on_back
         self.batch_lines = batch_lines
         self.client = _client(settings)
         self.write_api = self.client.write_api(write_options=SYNCHRONOUS)
@@ -94,6 +107,8 @@ class SpoolWriter:
             try:
                 self.drain_once()
                 wait = OUTAGE_BACKOFF_S[0]
+                if not self.healthy and self.on_back is not None:
+                    self.on_back()
                 self.healthy = True
             except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
                 self.healthy = False
@@ -119,6 +134,16 @@ class SpoolWriter:
 
         self._thread = threading.Thread(target=loop, name="spool-writer", daemon=True)
         self._thread.start()
+
+    def wait_empty(self, timeout: float) -> bool:
+        """In background mode: wake the loop and wait until the spool is empty; False at the timeout."""
+        deadline = time.monotonic() + timeout
+        while self.spool.pending_bytes() > 0:
+            if time.monotonic() >= deadline:
+                return False
+            self._wake.set()
+            time.sleep(0.1)
+        return True
 
     def close(self, flush_timeout: float = 10.0) -> bool:
         """Stop the background loop, write what is left (within the timeout), close the client.

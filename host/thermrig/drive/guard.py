@@ -13,8 +13,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 
-class UnsafeTarget(RuntimeError):
+
+class UnsafeTarget(ThermrigError, RuntimeError):
     pass
 
 

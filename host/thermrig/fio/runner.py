@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 
-class FioError(RuntimeError):
+
+class FioError(ThermrigError, RuntimeError):
     """fio failed: it could not start, exited non-zero, or reported a job error."""
 
 

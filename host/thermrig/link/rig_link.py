@@ -1,6 +1,9 @@
 """RigLink: HELLO handshake with version check, commands with ack/timeout/retry, telemetry stream,
 sequence-continuity and error counters, time sync by PING, and recovery: reconnect with backoff when
-the port goes away, re-handshake after an MCU reset, and gaps in the data marked as events."""
+the port goes away, re-handshake after an MCU reset, and gaps in the data marked as events.
+
+The port is opened through an opener (open_port by default): tests pass one that returns a serial-like
+object of their own, so the retry, resend and reconnect logic runs without a pty."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import serial
 
+from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
+from thermrig.link.events import LinkEvent, LinkStats
 from thermrig.link.timesync import SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.channels import ChannelMap
@@ -34,56 +38,21 @@ COMMAND_RETRIES = 3
 RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in between (a path check is cheap)
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 
-
-class RigTimeout(TimeoutError):
-    """The rig did not answer a command in time, after every retry."""
-
-
-class NakError(RuntimeError):
-    def __init__(self, command: str, nak: Nak):
-        detail = f" ({nak.detail})" if nak.detail else ""
-        super().__init__(f"rig refused {command}: {nak.reason}{detail}")
-        self.nak = nak
-
-
-class VersionMismatch(ProtocolError):
-    """The rig speaks a protocol version this host does not."""
-
-
-@dataclass
-class LinkStats:
-    frames: int = 0
-    decode_errors: dict[str, int] = field(default_factory=dict)
-    lost_frames: int = 0  # gaps in the rig's frame sequence numbers
-    telemetry: int = 0
-    naks_received: int = 0
-    retries: int = 0
-    reconnects: int = 0
-    mcu_resets: int = 0
-    gaps: int = 0
-
-
-@dataclass(frozen=True)
-class LinkEvent:
-    """Something a record of the run must show: a lost link, an MCU reset, a gap, a rig fault event.
-
-    kind: "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault".
-    utc: host time of the event, s. For a gap, start_utc..utc is the stretch without telemetry.
-    """
-
-    kind: str
-    utc: float
-    detail: str = ""
-    start_utc: float | None = None
+# Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
+# write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
+Opener = Callable[[str], serial.SerialBase]
 
 
 class RigLink:
     """One connection to a rig. Use as a context manager; call hello() first."""
 
-    def __init__(self, port: str, on_event: Callable[[LinkEvent], None] | None = None) -> None:
+    def __init__(
+        self, port: str, on_event: Callable[[LinkEvent], None] | None = None, opener: Opener = open_port
+    ) -> None:
         self.port = port
+        self._open = opener
         self._identity = usb_identity(port)
-        self._ser: serial.SerialBase = open_port(port)
+        self._ser: serial.SerialBase = opener(port)
         self._ser.reset_input_buffer()
         self._write_lock = threading.Lock()
         self._pending: dict[int, queue.Queue[Frame]] = {}
@@ -158,7 +127,7 @@ class RigLink:
             where = find_port(self.port, self._identity)
             if where is not None:
                 try:
-                    ser = open_port(where)
+                    ser = self._open(where)
                 except PortError:
                     pass
                 else:

@@ -11,10 +11,12 @@ import serial
 from serial.tools import list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
+from thermrig.errors import ThermrigError
+
 BAUDRATE = 115200
 
 
-class PortError(RuntimeError):
+class PortError(ThermrigError, RuntimeError):
     """The port cannot be opened; the message says why and what to try."""
 
 

@@ -1,6 +1,7 @@
 """Control socket of a running `thermrig sim`: one JSON request per connection, one JSON reply.
 
-Request: {"fault": "<kind>", "channel": 0, "value": null} or {"clear": true} or {"status": true}.
+Request: {"fault": "<kind>", "channel": 0, "value": null} or {"clear": true} or {"status": true}, or
+{"flash": "<image>"}: restart the firmware on that image (`thermrig flash --board qemu`).
 Reply: {"ok": true, "active": [...]} or {"ok": false, "error": "..."}.
 """
 
@@ -10,16 +11,19 @@ import contextlib
 import json
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from thermrig.plant.faults import FaultError, FaultInjector, FaultKind
+from thermrig.plant.firmware.base import SimError
 
 
 class ControlServer:
-    def __init__(self, path: Path, faults: FaultInjector) -> None:
+    def __init__(self, path: Path, faults: FaultInjector, restart: Callable[[Path], None] | None = None) -> None:
         self.path = path
         self.faults = faults
+        self.restart = restart
         path.unlink(missing_ok=True)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(str(path))
@@ -43,7 +47,14 @@ class ControlServer:
                     conn.sendall((json.dumps(reply) + "\n").encode())
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        if request.get("clear"):
+        if "flash" in request:
+            if self.restart is None:
+                return {"ok": False, "error": "this simulation cannot be flashed"}
+            try:
+                self.restart(Path(request["flash"]))
+            except (SimError, TimeoutError) as exc:
+                return {"ok": False, "error": str(exc)}
+        elif request.get("clear"):
             self.faults.clear()
         elif "fault" in request:
             try:

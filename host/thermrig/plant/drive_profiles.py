@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any
 
-from thermrig.plant.profiles import DriveThermalParams, ProfileError, _load, _num, _section
+from thermrig.plant.profiles import DriveThermalParams, profile_file
+from thermrig.toml_file import TomlFile
 
 GB = 1_000_000_000
 
@@ -58,23 +58,20 @@ class DriveProfile:
 
 
 def drive_names() -> tuple[str, ...]:
-    return tuple(_load("drives.toml")[1])
+    return tuple(profile_file("drives.toml").data)
 
 
 def load_drive_profile(name: str) -> DriveProfile:
-    path, data = _load("drives.toml")
-    d = _section(path, data, name, tuple(data))
+    r = profile_file("drives.toml")
+    d = r.section(name)
 
     def n(key: str, lo: float, hi: float) -> float:
-        return _num(path, name, d, key, lo, hi)
+        return r.number(d, name, key, lo, hi)
 
     def s(key: str) -> str:
-        value = d.get(key)
-        if not isinstance(value, str) or not value:
-            raise ProfileError(f"{path}: [{name}] {key} must be a non-empty string")
-        return value
+        return r.text(d, name, key)
 
-    states = _states(path, name, d.get("states"))
+    states = _states(r, name, d.get("states"))
     profile = DriveProfile(
         name=name,
         description=s("description"),
@@ -103,13 +100,13 @@ def load_drive_profile(name: str) -> DriveProfile:
         ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
     )
     if profile.tmt2_c <= profile.tmt1_c:
-        raise ProfileError(f"{path}: [{name}] tmt2_c must be above tmt1_c")
+        raise r.located(name, "tmt2_c", "tmt2_c must be above tmt1_c")
     if profile.steady_rand_write_iops > profile.rand_write_iops:
-        raise ProfileError(f"{path}: [{name}] steady_rand_write_iops cannot exceed rand_write_iops")
+        raise r.located(name, "steady_rand_write_iops", "steady_rand_write_iops cannot exceed rand_write_iops")
     return profile
 
 
-def _states(path: Any, name: str, raw: object) -> tuple[PowerState, ...]:
+def _states(r: TomlFile, name: str, raw: object) -> tuple[PowerState, ...]:
     ok = isinstance(raw, list) and len(raw) >= 2
     states: list[PowerState] = []
     for item in raw if isinstance(raw, list) else []:
@@ -121,8 +118,9 @@ def _states(path: Any, name: str, raw: object) -> tuple[PowerState, ...]:
             break
         states.append(PowerState(item[0], float(item[1])))
     if not ok or any(b.max_w > a.max_w for a, b in itertools.pairwise(states)):
-        raise ProfileError(
-            f"{path}: [{name}] states must be at least two [name, max_w] pairs with falling power, "
-            f'e.g. [["PS0", 6.5], ["PS1", 5.8]]'
+        raise r.located(
+            name,
+            "states",
+            'states must be at least two [name, max_w] pairs with falling power, e.g. [["PS0", 6.5], ["PS1", 5.8]]',
         )
     return tuple(states)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from thermrig.toml_file import TomlError, TomlFile
 
 SLOTS = ("top", "bottom", "upright", "underside")
 HEATSINKS = ("none", "passive")
 
 
-class ProfileError(ValueError):
-    """A profile file is missing, malformed, or lacks a key; the message names file and key."""
+class ProfileError(TomlError):
+    """A profile file is missing, malformed, or lacks a key; the message names file, line and key."""
 
 
 def hardware_dir() -> Path:
@@ -23,31 +24,10 @@ def hardware_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "hardware"
 
 
-def _load(name: str) -> tuple[Path, dict[str, Any]]:
-    path = hardware_dir() / "profiles" / name
-    try:
-        with path.open("rb") as fh:
-            return path, tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise ProfileError(f"{path}: not found (set THERMRIG_HARDWARE_DIR to the hardware/ folder)") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: {exc}") from exc
-
-
-def _section(path: Path, data: dict[str, Any], name: str, choices: tuple[str, ...] | None = None) -> dict:
-    if name not in data:
-        known = ", ".join(choices or tuple(data))
-        raise ProfileError(f"{path}: no section [{name}] (known: {known})")
-    return data[name]
-
-
-def _num(path: Path, section: str, table: dict, key: str, lo: float, hi: float) -> float:
-    if key not in table:
-        raise ProfileError(f"{path}: [{section}] lacks {key}")
-    value = table[key]
-    if not isinstance(value, int | float) or not lo <= value <= hi:
-        raise ProfileError(f"{path}: [{section}] {key} = {value!r}, expected a number in [{lo}, {hi}]")
-    return float(value)
+def profile_file(name: str) -> TomlFile:
+    """hardware/profiles/<name>, parsed; its errors are ProfileErrors."""
+    missing = "set THERMRIG_HARDWARE_DIR to the hardware/ folder"
+    return TomlFile.read(hardware_dir() / "profiles" / name, ProfileError, missing)
 
 
 @dataclass(frozen=True)
@@ -99,10 +79,10 @@ class DriveThermalParams:
 
 
 def load_chassis() -> ChassisParams:
-    path, d = _load("chassis.toml")
+    r = profile_file("chassis.toml")
 
     def n(sec: str, key: str, lo: float, hi: float) -> float:
-        return _num(path, sec, _section(path, d, sec), key, lo, hi)
+        return r.number(r.section(sec), sec, key, lo, hi)
 
     return ChassisParams(
         room_c=n("room", "temp_c", -10, 50),
@@ -126,26 +106,26 @@ def load_chassis() -> ChassisParams:
 
 
 def load_slot(name: str) -> SlotParams:
-    path, d = _load("slots.toml")
-    s = _section(path, d, name, SLOTS)
+    r = profile_file("slots.toml")
+    s = r.section(name, SLOTS)
     return SlotParams(
         name=name,
-        air_coupling=_num(path, name, s, "air_coupling", 0, 1.5),
-        v_chassis_fan=_num(path, name, s, "v_chassis_fan", 0, 10),
-        v_slot_fan=_num(path, name, s, "v_slot_fan", 0, 10),
+        air_coupling=r.number(s, name, "air_coupling", 0, 1.5),
+        v_chassis_fan=r.number(s, name, "v_chassis_fan", 0, 10),
+        v_slot_fan=r.number(s, name, "v_slot_fan", 0, 10),
     )
 
 
 def load_drive_thermal(heatsink: str) -> DriveThermalParams:
-    path, d = _load("heatsinks.toml")
-    dr = _section(path, d, "drive")
-    hs = _section(path, d, heatsink, HEATSINKS)
+    r = profile_file("heatsinks.toml")
+    dr = r.section("drive")
+    hs = r.section(heatsink, HEATSINKS)
 
     def n(key: str, lo: float, hi: float) -> float:
-        return _num(path, "drive", dr, key, lo, hi)
+        return r.number(dr, "drive", key, lo, hi)
 
     def h(key: str, lo: float, hi: float) -> float:
-        return _num(path, heatsink, hs, key, lo, hi)
+        return r.number(hs, heatsink, key, lo, hi)
 
     return DriveThermalParams(
         board_capacity=n("board_capacity_j_per_k", 1, 100),
@@ -167,4 +147,6 @@ def load_drive_thermal(heatsink: str) -> DriveThermalParams:
 
 
 def load_chassis_profiles() -> dict[str, dict[str, Any]]:
-    return _load("chassis_profiles.toml")[1]
+    """The chassis profiles file as tables (the calibration fits and rewrites their air_c); parsed
+    profiles come from thermrig.plant.chassis_profiles."""
+    return profile_file("chassis_profiles.toml").data

@@ -9,7 +9,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from thermrig.plant.model import Plant
 from thermrig.plant.wires import TICK_S, SensorBank, parse_outputs
@@ -35,6 +35,7 @@ class PlantServer:
         self._allowed = 0
         self._reset: int | None = None  # a reset cause to answer the firmware's next request with
         self._boot_cause = 0
+        self._replacing = threading.Event()
         self._cond = threading.Condition()
         self._closed = False
         self._error: BaseException | None = None
@@ -45,43 +46,22 @@ class PlantServer:
     def _serve(self) -> None:
         try:
             self._listener.settimeout(30)
-            conn, _ = self._listener.accept()
-            self._conn = conn
-            reader = conn.makefile("r", encoding="ascii", newline="\n")
-            self._pace = (time.monotonic(), 0, self.speed)
-            for line in reader:
-                if line.startswith("B"):  # a firmware booted: how time runs, and why it restarted
-                    conn.sendall(f"M {int(self.speed is None)} {self._boot_cause}\n".encode("ascii"))
-                    continue
-                if line.startswith("C "):  # the firmware's channel table, before its first outputs
-                    self.sensors.wire_channel_map(line[2:].strip())
-                    continue
+            while True:
+                conn, _ = self._listener.accept()
                 with self._cond:
-                    self.requests += 1
+                    self._conn = conn
+                    self.requests = self.ticks  # a new firmware: no request of the old one is pending
                     self._cond.notify_all()
-                if self.ticks > 0 and not self._wait_turn():
+                self._pace = (time.monotonic(), self.ticks, self.speed)
+                try:
+                    served = self._serve_connection(conn)
+                except OSError:
+                    if not self._replacing.is_set():
+                        raise
+                    served = True  # the old firmware went away mid-message: it is being replaced
+                if not served or not self._replacing.is_set():
                     return
-                if self._answer_reset(conn):
-                    continue
-                heater, fan0, fan1 = parse_outputs(line)
-                p = self.plant
-                p.heater_duty = heater
-                p.fan_duty = [fan0, fan1]
-                for hook in self.hooks:
-                    hook(p)
-                if self.ticks > 0:
-                    p.step(TICK_S)
-                conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
-                self.ticks += 1
-                t0, n0, speed = self._pace
-                if speed:
-                    ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
-                    if ahead > 0:
-                        time.sleep(ahead)
-                    elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
-                        # Behind (the machine is busy): slow down instead of racing to catch up, which
-                        # would run seconds of MCU time past a host that had no CPU to answer.
-                        self._pace = (time.monotonic(), self.ticks, speed)
+                conn.close()
         except (OSError, ValueError) as exc:
             if not self._closed:
                 self._error = exc
@@ -89,6 +69,60 @@ class PlantServer:
             with self._cond:
                 self._closed = True
                 self._cond.notify_all()
+
+    def _serve_connection(self, conn: socket.socket) -> bool:
+        """Serve one firmware until it disconnects (True) or the simulation closes (False)."""
+        reader = conn.makefile("r", encoding="ascii", newline="\n")
+        for line in reader:
+            if line.startswith("B"):  # a firmware booted: how time runs, and why it restarted
+                conn.sendall(f"M {int(self.speed is None)} {self._boot_cause}\n".encode("ascii"))
+                continue
+            if line.startswith("C "):  # the firmware's channel table, before its first outputs
+                self.sensors.wire_channel_map(line[2:].strip())
+                continue
+            with self._cond:
+                self.requests += 1
+                self._cond.notify_all()
+            if self.ticks > 0 and not self._wait_turn():
+                return False
+            if self._answer_reset(conn):
+                continue
+            heater, fan0, fan1 = parse_outputs(line)
+            p = self.plant
+            p.heater_duty = heater
+            p.fan_duty = [fan0, fan1]
+            for hook in self.hooks:
+                hook(p)
+            if self.ticks > 0:
+                p.step(TICK_S)
+            conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
+            self.ticks += 1
+            t0, n0, speed = self._pace
+            if speed:
+                ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+                elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
+                    # Behind (the machine is busy): slow down instead of racing to catch up, which
+                    # would run seconds of MCU time past a host that had no CPU to answer.
+                    self._pace = (time.monotonic(), self.ticks, speed)
+        return True
+
+    @contextlib.contextmanager
+    def replacing_firmware(self, timeout: float = 15.0) -> Iterator[None]:
+        """While the firmware is swapped for another (a flashed image), its disconnect does not end the
+        simulation: the server waits for the next one, whose boot reports a power-on reset. Returns once
+        the new firmware is connected."""
+        old = self._conn
+        self._replacing.set()
+        self._boot_cause = 0
+        try:
+            yield
+            with self._cond:
+                if not self._cond.wait_for(lambda: self._conn is not old or self._closed, timeout):
+                    raise TimeoutError("the new firmware did not connect to the plant")
+        finally:
+            self._replacing.clear()
 
     def _answer_reset(self, conn: socket.socket) -> bool:
         """Reset the firmware instead of answering its request: nothing is in flight when it reboots, and

@@ -4,7 +4,8 @@ firmware's serial side on a pty behind a stable symlink."""
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thermrig.plant import firmware as firmwares
@@ -42,6 +43,7 @@ class SimulatedRig:
         chassis = load_chassis()
         self.drive: VirtualDrive | None = None
         self.firmware: Firmware | None = None
+        self._restarting = threading.Lock()
         profile = load_drive_profile(cfg.drive) if cfg.drive else None
         self._drive_profile = profile
         self.plant = Plant(chassis, load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c)
@@ -53,7 +55,7 @@ class SimulatedRig:
         if profile is not None:
             self.drive = VirtualDrive(profile, cfg.drive_scale)
             self.server.hooks.append(self.drive.on_tick)
-        ctx = LaunchContext(
+        self._ctx = ctx = LaunchContext(
             plant_sock=sock,
             link=cfg.link or Path(self._tmp.name) / "rig-tty",
             workdir=Path(self._tmp.name),
@@ -74,6 +76,34 @@ class SimulatedRig:
         self.faults = FaultInjector(self.plant, self.sensors, self.firmware)
         if cfg.stepped:
             self.server.wait_ready()
+
+    def restart_firmware(self, image: Path | None = None) -> None:
+        """Run the firmware again, from `image` if given (what flashing does to a real board: the MCU
+        reboots on the new image, the plant runs on, the port comes back behind the same link)."""
+        assert self.firmware is not None
+        ctx = replace(self._ctx, image=image or self._ctx.image)
+        with self._restarting, self.server.replacing_firmware():
+            self.firmware.close()
+            try:
+                self.firmware = firmwares.launch(self.config.firmware, ctx)
+                self._ctx = ctx
+            except SimError:  # nothing half-done: the rig runs its previous image again
+                self.firmware = firmwares.launch(self.config.firmware, self._ctx)
+                raise
+            finally:
+                self.proc = self.firmware.proc
+                self.truth = self.firmware.truth
+                self.faults.firmware = self.firmware
+
+    def exit_status(self) -> int | None:
+        """The firmware process's exit status once it has died on its own (None while it runs or is being
+        restarted)."""
+        if not self._restarting.acquire(blocking=False):
+            return None
+        try:
+            return self.proc.poll()
+        finally:
+            self._restarting.release()
 
     def __enter__(self) -> SimulatedRig:
         return self

@@ -9,6 +9,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from thermrig.errors import ThermrigError
+
 
 class ChannelKind(StrEnum):
     THERMOCOUPLE = "tc"
@@ -28,7 +30,7 @@ _KEY = re.compile(r"(tc|amb|rh|rpm)([0-9]*)")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
-class ChannelError(ValueError):
+class ChannelError(ThermrigError, ValueError):
     """A channel map that cannot be read, or a channel this rig does not have."""
 
 

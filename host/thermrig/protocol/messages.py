@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import IntFlag
 
+from thermrig.errors import ThermrigError
 from thermrig.protocol.channels import SCALE, ChannelError, ChannelKind, ChannelMap, kind_of
 from thermrig.protocol.frame import Frame
 
@@ -54,7 +55,7 @@ def flag_names(flags: IntFlag) -> str:
     return ",".join(f.name or "" for f in type(flags) if f in flags) or "ok"
 
 
-class ProtocolError(RuntimeError):
+class ProtocolError(ThermrigError, RuntimeError):
     """The rig sent something this host cannot interpret."""
 
 

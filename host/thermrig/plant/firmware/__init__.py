@@ -11,6 +11,7 @@ from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError
 FIRMWARES: dict[str, str] = {
     "rigsim": "rigsim",
     "zephyr": "zephyr",
+    "micropython": "micropython",
 }
 
 

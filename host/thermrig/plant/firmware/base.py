@@ -9,10 +9,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.plant.server import PlantServer
 
 
-class SimError(RuntimeError):
+class SimError(ThermrigError, RuntimeError):
     """The simulated rig could not start."""
 
 
@@ -40,6 +41,7 @@ class LaunchContext:
     realtime: bool  # the firmware's own timer paces the ticks; otherwise the plant does
     ppm: float = 0.0
     offset_us: int = 0
+    image: Path | None = None  # the firmware image to run, where a firmware has one (default: the build's)
 
 
 class Firmware(ABC):

@@ -3,13 +3,23 @@ plays the serial faults, and the MCU reset is a real reboot the plant asks for o
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
 import time
+from abc import abstractmethod
 
 from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.plant.serial_bridge import SerialBridge
 
 CONNECT_TIMEOUT_S = 15.0
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the simulation's process dies, however it dies. rigsim exits when the
+    plant's socket closes; QEMU would keep running, so it is told by the kernel instead."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class BridgedFirmware(Firmware):
@@ -26,19 +36,30 @@ class BridgedFirmware(Firmware):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_die_with_parent,
         )
-        try:
-            self.bridge.accept(CONNECT_TIMEOUT_S)
-        except OSError as exc:
-            self.close()
-            err = self.proc.stderr.read() if self.proc.stderr else ""
-            raise SimError(f"{self.name} did not connect its serial port: {err.strip() or exc}") from exc
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        while True:
+            try:
+                self.bridge.accept(0.2)
+                break
+            except TimeoutError:
+                if self.proc.poll() is None and time.monotonic() < deadline:
+                    continue
+                if self.proc.poll() is None:  # hung rather than exited: stop it before reading its words
+                    self.proc.kill()
+                    self.proc.wait()
+                err = self.proc.stderr.read().strip() if self.proc.stderr else ""
+                self.close()
+                last = err.splitlines()[-1] if err else f"no connection in {CONNECT_TIMEOUT_S:.0f} s"
+                raise SimError(f"{self.name} did not start: {last}") from None
         self.port = str(ctx.link)
         # The emulated MCU's clock starts with the process; its crystal is exact.
         self.truth = SimTruth(t0_unix_us, 0.0, 0)
 
+    @abstractmethod
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
-        raise NotImplementedError
+        """The firmware's command line: it connects its serial stream to serial_sock, its wires to the plant."""
 
     def reset(self, cause: int) -> None:
         self.server.reset(cause)
@@ -52,3 +73,5 @@ class BridgedFirmware(Firmware):
     def close(self) -> None:
         super().close()
         self.bridge.close()
+        if self.bridge.on_tick in self.server.hooks:
+            self.server.hooks.remove(self.bridge.on_tick)

@@ -12,6 +12,7 @@ from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.plant.firmware.bridged import BridgedFirmware
 
 QEMU = "qemu-system-arm"
+EM_ARM = 40  # ELF e_machine of ARM images
 
 
 def zephyr_image() -> Path:
@@ -20,13 +21,21 @@ def zephyr_image() -> Path:
     return Path(env) if env else REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3" / "zephyr" / "zephyr.elf"
 
 
+def _is_arm_elf(path: Path) -> bool:
+    with path.open("rb") as f:
+        head = f.read(20)
+    return len(head) == 20 and head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == EM_ARM
+
+
 class ZephyrQemu(BridgedFirmware):
     name = "zephyr"
 
-    def __init__(self, ctx: LaunchContext, image: Path | None = None) -> None:
-        self.image = image or zephyr_image()
+    def __init__(self, ctx: LaunchContext) -> None:
+        self.image = ctx.image or zephyr_image()
         if not self.image.exists():
             raise SimError(f"{self.image} is missing: build it with `make firmware-qemu` (or set THERMRIG_ZEPHYR_ELF)")
+        if not _is_arm_elf(self.image):  # QEMU would run anything else as raw code, silently
+            raise SimError(f"{self.image} is not an ARM ELF image (a Zephyr build's zephyr/zephyr.elf)")
         if shutil.which(QEMU) is None:
             raise SimError(f"{QEMU} is not installed: `apt-get install qemu-system-arm` (make setup does)")
         if ctx.ppm or ctx.offset_us:

@@ -1,0 +1,76 @@
+# The firmware's tasks (asyncio): sampling paced by the HAL, the control step, and the serial link.
+# The same code runs on a Pico (hal_pico) and on the unix port against the plant (hal_sim).
+import asyncio
+import select
+
+from .rig import Rig, Samples
+
+
+class App:
+    def __init__(self, hal, serial_in, serial_out):
+        self.hal = hal
+        self.rig = Rig(hal.board)
+        self.samples = Samples()
+        self.serial_in = serial_in
+        self.serial_out = serial_out
+        self.rx_buf = bytearray(256)
+        self.tx_view = memoryview(self.rig.tx.buf)
+        self.sampled = asyncio.Event()
+        self.stepped = asyncio.Event()
+        hal.on_reset = self.reset
+
+    def reset(self, cause):
+        """Power-on or an MCU reset (the simulation's "R <cause>"): the rig starts over in its safe state."""
+        self.rig.init(cause)
+        self.hal.apply(self.rig.heater_pm, self.rig.fan_pm)
+
+    def flush(self):
+        tx = self.rig.tx
+        if tx.n:
+            self.serial_out.write(self.tx_view[: tx.n])
+            tx.clear()
+
+    async def sampling(self):
+        while True:
+            await self.hal.tick()  # the next 100 ms tick (on the plant: its next sample)
+            self.hal.sample(self.samples)
+            self.sampled.set()
+            await self.stepped.wait()
+            self.stepped.clear()
+
+    async def control(self):
+        rig = self.rig
+        while True:
+            await self.sampled.wait()
+            self.sampled.clear()
+            rig.step(self.samples, self.hal.now_ms())
+            self.hal.apply(rig.heater_pm, rig.fan_pm)
+            self.hal.feed()
+            self.flush()
+            self.stepped.set()
+
+    async def link(self):
+        # A blocking stream's readinto() waits to fill the whole buffer (USB CDC on a Pico, a socket
+        # here), so: wait for one byte, then take only what is already there, one byte at a time.
+        serial = self.serial_in
+        reader = asyncio.StreamReader(serial)
+        poller = select.poll()
+        poller.register(serial, select.POLLIN)
+        buf = self.rx_buf
+        one = bytearray(1)
+        while True:
+            if not await reader.readinto(one):
+                await self.hal.serial_closed()
+                continue
+            buf[0] = one[0]
+            n = 1
+            while n < len(buf) and poller.poll(0) and serial.readinto(one):
+                buf[n] = one[0]
+                n += 1
+            # Stamped on arrival: a PING's us= is the time its LF came in, not when the reply leaves.
+            self.rig.rx(buf, n, self.hal.now_us())
+            self.flush()
+
+    async def run(self):
+        self.reset(self.hal.reset_cause())
+        await asyncio.gather(self.sampling(), self.control(), self.link())

@@ -1,0 +1,128 @@
+# Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before
+# anything applies. Commands are rare (about one a second), so they may allocate; the tick path does not.
+from . import config as c
+from .frame import parse_int
+
+# key, min, max: the ranges the firmware enforces whatever the host asks.
+_SET_KEYS = (
+    (b"air", c.AIR_TARGET_MIN_CC, c.AIR_TARGET_MAX_CC),
+    (b"heat", 0, 1),
+    (b"hlim", 0, 1000),
+    (b"fan0", 0, 1000),
+    (b"fan1", 0, 1000),
+    (b"rpm0", 0, c.FAN_MAX_RPM),
+    (b"rpm1", 0, c.FAN_MAX_RPM),
+    (b"rate", 0, c.TEL_MAX_MS),
+)
+_AIR, _HEAT, _HLIM, _FAN0, _FAN1, _RPM0, _RPM1, _RATE = range(8)
+_HELLO_ID = b"fw=" + c.FW_NAME + b" ver=" + c.FW_VERSION
+
+
+def _ack(rig, f):
+    rig.ack_begin(f.seq)
+    rig.send()
+
+
+def _hello(rig, f):
+    buf = f.buf
+    for k in range(2, f.ntok):
+        s, e = f.starts[k], f.ends[k]
+        if buf[s : min(s + 6, e)] == b"proto=":
+            v = parse_int(buf, s + 6, e)
+            if v is None or not 0 <= v <= 65535:
+                rig.nak(f.seq, b"ARG", b"proto")
+                return
+            if v != c.PROTO_VERSION:
+                rig.nak(f.seq, b"VERSION", b"proto=1")
+                return
+    rig.ack_begin(f.seq)
+    tx = rig.tx
+    tx.ch(0x20)
+    tx.s(_HELLO_ID)
+    tx.kv(b"proto", c.PROTO_VERSION)
+    tx.s(b" board=")
+    tx.s(rig.board)
+    tx.s(b" ch=")
+    tx.s(c.CHANNEL_MAP)
+    rig.send()
+
+
+def _set(rig, f):
+    if f.nargs == 0:
+        rig.nak(f.seq, b"ARG")
+        return
+    buf = f.buf
+    given = [None] * len(_SET_KEYS)
+    for k in range(2, f.ntok):
+        s, e = f.starts[k], f.ends[k]
+        eq = s
+        while eq < e and buf[eq] != 0x3D:
+            eq += 1
+        key = buf[s:eq] if eq < e else b""
+        idx = 0
+        while idx < len(_SET_KEYS) and _SET_KEYS[idx][0] != key:
+            idx += 1
+        if idx == len(_SET_KEYS):
+            rig.nak(f.seq, b"ARG")
+            return
+        name, lo, hi = _SET_KEYS[idx]
+        v = parse_int(buf, eq + 1, e)
+        if v is None:
+            rig.nak(f.seq, b"ARG", name)
+            return
+        if not lo <= v <= hi or (idx == _RATE and v != 0 and v < c.TEL_MIN_MS):
+            rig.nak(f.seq, b"RANGE", name)
+            return
+        given[idx] = v
+    if given[_HEAT] == 1 and rig.safety.tripped():
+        rig.nak(f.seq, b"STATE", b"heat")
+        return
+    if given[_AIR] is not None:
+        rig.air_target_cc = given[_AIR]
+    if given[_HLIM] is not None:
+        rig.heat_limit_pm = given[_HLIM]
+    if given[_HEAT] is not None:
+        if given[_HEAT] == 1 and not rig.heat_enabled:
+            rig.pid.reset()
+        rig.heat_enabled = given[_HEAT] == 1
+    for i in range(c.NUM_FANS):
+        if given[_FAN0 + i] is not None:
+            rig.fans[i].set_duty(given[_FAN0 + i])
+        if given[_RPM0 + i] is not None:
+            rig.fans[i].set_rpm(given[_RPM0 + i])
+    if given[_RATE] is not None:
+        rig.tel_period_ms = given[_RATE]
+        rig.next_tel_ms = rig.now_ms
+    _ack(rig, f)
+
+
+def _clear(rig, f):
+    rig.safety.clear()
+    rig.reported_faults = 0
+    rig.heat_enabled = False  # a cleared rig does not resume heating by itself: the host enables it again
+    _ack(rig, f)
+
+
+def _ping(rig, f):
+    rig.ack_begin(f.seq)
+    rig.tx.s(b" us=")
+    rig.tx.u(rig.now_us)
+    rig.send()
+
+
+def _safe(rig, f):
+    rig.heat_enabled = False
+    for fan in rig.fans:
+        fan.set_duty(1000)
+    _ack(rig, f)
+
+
+_COMMANDS = ((b"HELLO", _hello), (b"SET", _set), (b"CLEAR", _clear), (b"PING", _ping), (b"SAFE", _safe))
+
+
+def dispatch(rig, f):
+    for name, fn in _COMMANDS:
+        if f.type_is(name):
+            fn(rig, f)
+            return
+    rig.nak(f.seq, b"UNKNOWN")

@@ -1,0 +1,119 @@
+# The Raspberry Pi Pico board: MAX31855s on SPI0, the SHT3x on I2C0, fans at 25 kHz PWM with tach
+# counted by pin interrupts, the heater on PWM, a hardware watchdog. Pins come from main.py (PINS).
+import asyncio
+import time
+
+import machine
+from machine import I2C, PWM, SPI, WDT, Pin
+
+from . import config as c
+from .max31855 import Max31855
+from .sht3x import Sht3x
+
+BOARD = b"rp2040-pico"
+FAN_PWM_HZ = 25000  # Intel 4-wire fan spec
+HEATER_PWM_HZ = 100  # slow enough for a DC SSR; the heater's mass smooths it
+WDT_MS = 2000  # fed every 100 ms tick; a stuck loop resets the MCU into its safe state
+
+
+def _u16(pm):
+    return pm * 65535 // 1000
+
+
+class Tach:
+    """Falling edges on a fan's open-collector tach line, counted in an interrupt handler."""
+
+    def __init__(self, pin_no):
+        self.count = 0
+        self.pin = Pin(pin_no, Pin.IN, Pin.PULL_UP)
+        self.pin.irq(self._edge, Pin.IRQ_FALLING)
+
+    def _edge(self, _pin):
+        self.count += 1  # a small int: no allocation inside the handler
+
+    def take(self):
+        state = machine.disable_irq()
+        n = self.count
+        self.count = 0
+        machine.enable_irq(state)
+        return n
+
+
+class PicoHal:
+    board = BOARD
+
+    def __init__(self, pins):
+        # Safe state first: heater off, fans full, before anything else can fail.
+        self.heater = PWM(Pin(pins["heater"]), freq=HEATER_PWM_HZ, duty_u16=0)
+        self.fans = [PWM(Pin(p), freq=FAN_PWM_HZ, duty_u16=65535) for p in pins["fans"]]
+        self.on_reset = None
+        self._cause = c.FAULT_WATCHDOG if machine.reset_cause() == machine.WDT_RESET else 0
+        sck, miso = pins["spi"]
+        spi = SPI(0, baudrate=4_000_000, polarity=0, phase=0, sck=Pin(sck), miso=Pin(miso))
+        self.tcs = [Max31855(spi, Pin(cs, Pin.OUT, value=1)) for cs in pins["tc_cs"]]
+        sda, scl = pins["i2c"]
+        self.sht = Sht3x(I2C(0, sda=Pin(sda), scl=Pin(scl), freq=100_000))
+        self.tachs = [Tach(p) for p in pins["tach"]]
+        self.wdt = WDT(timeout=WDT_MS)
+        self._last_us = time.ticks_us()
+        self._up_ms = 0
+        self._frac_us = 0
+        self._next_ms = time.ticks_ms()
+
+    def reset_cause(self):
+        return self._cause
+
+    def _advance(self):
+        # Uptime as ms plus a µs remainder, from the 30-bit µs tick counter (read at least every tick,
+        # far more often than it wraps): small ints only, so the tick allocates nothing.
+        t = time.ticks_us()
+        self._frac_us += time.ticks_diff(t, self._last_us)
+        self._last_us = t
+        self._up_ms += self._frac_us // 1000
+        self._frac_us %= 1000
+
+    def now_ms(self):
+        self._advance()
+        return self._up_ms
+
+    def now_us(self):
+        """µs uptime for a PING's stamp: past 18 min a long int (a heap object), once per command."""
+        self._advance()
+        return self._up_ms * 1000 + self._frac_us
+
+    async def tick(self):
+        self._next_ms = time.ticks_add(self._next_ms, c.TICK_MS)
+        wait = time.ticks_diff(self._next_ms, time.ticks_ms())
+        if wait > 0:
+            await asyncio.sleep_ms(wait)
+        else:
+            self._next_ms = time.ticks_ms()  # late (a long GC): keep the cadence from now on
+
+    def sample(self, s):
+        for i in range(c.NUM_TC):
+            self.tcs[i].read_into(s.tc_raw[i])
+        s.sht_present = self.sht.poll(s.sht_raw)
+        for i in range(c.NUM_FANS):
+            s.tach[i] = self.tachs[i].take()
+
+    def apply(self, heater_pm, fan_pm):
+        self.heater.duty_u16(_u16(heater_pm))
+        for i in range(c.NUM_FANS):
+            self.fans[i].duty_u16(_u16(fan_pm[i]))
+
+    def safe(self):
+        self.heater.duty_u16(0)
+        for fan in self.fans:
+            fan.duty_u16(65535)
+
+    def feed(self):
+        self.wdt.feed()
+
+    def keep_alive(self):
+        """After a deliberate interrupt (mpremote wants the REPL): outputs safe, and a timer feeds the
+        watchdog, which cannot be stopped once started, so the REPL stays usable for flashing."""
+        self.safe()
+        self._timer = machine.Timer(period=WDT_MS // 4, callback=lambda _t: self.wdt.feed())
+
+    async def serial_closed(self):
+        await asyncio.sleep_ms(c.TICK_MS)  # USB not connected: nothing to read yet

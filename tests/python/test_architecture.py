@@ -1,0 +1,128 @@
+"""The host's layers, as docs/architecture.md declares them: an AST walk of host/thermrig (imports at
+module level and inside functions) that fails on an import against the declared order, and on any
+import cycle between modules."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "host" / "thermrig"
+DOC = REPO / "docs" / "architecture.md"
+
+
+def declared_layers(doc: str) -> dict[str, int]:
+    """Module or package name -> its layer, from the table under the `layers:` marker."""
+    table = doc[doc.index("<!-- layers:") :]
+    layers: dict[str, int] = {}
+    for row in table.splitlines()[3:]:
+        if not row.startswith("|"):
+            break
+        rank, names = (cell.strip() for cell in row.strip("|").split("|"))
+        for name in re.findall(r"`([\w.]+)`", names):
+            layers[name] = int(rank.split()[0])
+    return layers
+
+
+def modules(package: Path) -> dict[str, Path]:
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """The thermrig modules a file imports, anywhere in it."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            out |= {n for n in names if n in known} or ({node.module} & known)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names} & known
+    return out
+
+
+def layer_of(module: str, layers: dict[str, int]) -> tuple[str, int]:
+    """The declared unit (the longest declared prefix) a module belongs to, and its layer."""
+    unit = max((n for n in layers if module == n or module.startswith(n + ".")), key=len, default=None)
+    if unit is None:
+        pytest.fail(f"{module} is in no layer of {DOC.name}: add it to the table")
+    return unit, layers[unit]
+
+
+def violations(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    bad = []
+    for module, targets in sorted(graph.items()):
+        unit, rank = layer_of(module, layers)
+        for target in sorted(targets):
+            other, other_rank = layer_of(target, layers)
+            if other != unit and (other_rank > rank or (other_rank == rank and rank > 0)):
+                bad.append(f"{module} (layer {rank}) imports {target} (layer {other_rank})")
+    return bad
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while (w := stack.pop()) != v:
+                component.append(w)
+            if component:
+                found.append(sorted([v, *component]))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    mods = modules(package)
+    return {m: imports(p, set(mods)) - {m} for m, p in mods.items()}
+
+
+def test_imports_follow_the_declared_layers() -> None:
+    layers = declared_layers(DOC.read_text())
+    assert layers["thermrig.cli"] > layers["thermrig.campaign"] > layers["thermrig.protocol"]
+    assert violations(import_graph(PACKAGE), layers) == []
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph(PACKAGE)) == []
+
+
+def test_the_walk_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    for name, text in {
+        "__init__.py": "",
+        "protocol/__init__.py": "",
+        "protocol/frame.py": "def f():\n    from thermrig.cli.main import app\n",  # inside a function
+        "cli/__init__.py": "",
+        "cli/main.py": "from thermrig.protocol import frame\napp = 1\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    graph = import_graph(pkg)
+    layers = {"thermrig": 0, "thermrig.protocol": 1, "thermrig.cli": 8}
+    assert violations(graph, layers) == ["thermrig.protocol.frame (layer 1) imports thermrig.cli.main (layer 8)"]
+    assert cycles(graph) == [["thermrig.cli.main", "thermrig.protocol.frame"]]

@@ -1,0 +1,109 @@
+"""An InfluxDB outage during a campaign, as a user meets it: the real influxd stopped during run 1 and
+started again during run 2 (run 1's points reach it while run 2 goes on), then stopped during run 2's
+cool-down until the campaign has ended. Nothing may go silently missing: one line says InfluxDB is
+unreachable (no client-library warnings), the closing line names the run whose points wait in its
+spool, `db status` and `db drain` find that spool in the campaign folder, and `thermrig throttle` marks
+the run instead of leaving it out."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_campaign_run import campaign, env_for, manifests, run_ids, thermrig
+
+from thermrig.db.local_server import LocalInflux
+
+STEP_TIMEOUT_S = 240.0
+
+
+class Output:
+    """A child's stdout, line by line, waited on for the line a phase prints."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        assert proc.stdout is not None
+        stream = proc.stdout
+        threading.Thread(target=lambda: [*map(self._queue.put, stream), self._queue.put(None)], daemon=True).start()
+
+    def wait_for(self, *parts: str, after: int = -1) -> int:
+        """The index of the first line after `after` holding every part, waiting for it; fails at the
+        child's end or after STEP_TIMEOUT_S."""
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        seen = after + 1
+        while time.monotonic() < deadline:
+            for i in range(seen, len(self.lines)):
+                if all(p in self.lines[i] for p in parts):
+                    return i
+            seen = len(self.lines)
+            try:
+                line = self._queue.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            if line is None:
+                pytest.fail(f"the campaign ended before printing {parts}:\n" + "".join(self.lines[-30:]))
+            self.lines.append(line)
+        pytest.fail(f"no line with {parts} within {STEP_TIMEOUT_S:.0f} s:\n" + "".join(self.lines[-30:]))
+
+    def rest(self) -> str:
+        while (line := self._queue.get(timeout=STEP_TIMEOUT_S)) is not None:
+            self.lines.append(line)
+        return "".join(self.lines)
+
+
+@pytest.mark.timeout(900)
+def test_an_influxdb_outage_leaves_no_data_silently_missing(tmp_path: Path, influx_server: LocalInflux) -> None:
+    env = env_for(tmp_path, influx_server.settings())
+    path = campaign(tmp_path, "outage", '["top", "underside"]')
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
+    proc = subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        lines = Output(proc)
+        lines.wait_for("run 1/2", ": baseline")
+        influx_server.down()
+        lines.wait_for("unavailable", "points are kept in the spool")
+        second_run = lines.wait_for("run 2/2", ": equilibrium")
+        influx_server.up()  # the same port: the campaign's writers reach it again
+        lines.wait_for("InfluxDB answers again", after=second_run)
+        lines.wait_for("run 2/2", ": cooldown", after=second_run)
+        influx_server.down()
+        stdout = lines.rest()
+        stderr = proc.stderr.read() if proc.stderr else ""
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    first, second = sorted(run_ids(out, "outage", 2))
+    assert "retriable" not in stderr + stdout and "Retrying" not in stderr + stdout  # the library stays quiet
+    said = [line for line in stdout.splitlines() if line.startswith("InfluxDB at")]
+    assert len(said) == 2 and all("points are kept in the spool" in line for line in said), stdout  # one per outage
+    assert "campaign outage: done, 2 runs" in stdout and "run 3/2" not in stdout
+    closing = [line for line in stdout.splitlines() if "not all in InfluxDB" in line]
+    assert closing and second in closing[0] and first not in closing[0] and "thermrig db drain" in closing[0]
+    runs = manifests(out)
+    assert runs[first]["all_points_stored"]  # sent while run 2 went on
+    assert not runs[second]["all_points_stored"]
+
+    status = thermrig("db", "status", env=env)
+    assert "1 runs with" in status.stdout and second in status.stdout and str(out) in status.stdout
+    influx_server.up()
+    table = thermrig("throttle", "outage", "--runs-from", str(out), env=env)
+    assert table.returncode == 0, table.stdout + table.stderr
+    assert "(incomplete)" in table.stdout and f"incomplete: {second}" in table.stdout
+    drained = thermrig("db", "drain", env=env)
+    assert drained.returncode == 0 and second in drained.stdout, drained.stdout + drained.stderr
+    assert manifests(out)[second]["all_points_stored"]
+    assert "0 runs with" in thermrig("db", "status", env=env).stdout
+    table = thermrig("throttle", "outage", "--runs-from", str(out), env=env)
+    assert table.returncode == 0 and "incomplete" not in table.stdout
+    assert set(json.loads((out / "state.json").read_text())["completed"]) == {first, second}

@@ -1,0 +1,149 @@
+"""RigLink's retry, resend and reconnect logic against a serial-like object the test scripts (injected
+through RigLink's opener): fast, without a pty or a simulated rig."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+import serial
+
+from thermrig.link.rig_link import NakError, RigLink, RigTimeout
+from thermrig.protocol.frame import Frame, decode, encode
+
+HELLO_REPLY = ("fw=scripted", "ver=0.0.1", "proto=1", "ch=tc0:drive_ctrl")
+Answer = Callable[[Frame, int], tuple[str, tuple[str, ...]] | None]  # (type, args after the seq), or None: silent
+
+
+class ScriptedPort:
+    """A rig on a serial-like object: each command frame the host writes gets the answer the test's
+    function gives (None: the reply is lost). unplug() makes it fail like a vanished USB device."""
+
+    baudrate = 115200
+
+    def __init__(self, answer: Answer, board: str = "scripted") -> None:
+        self.answer = answer
+        self.board = board
+        self.sent: list[Frame] = []
+        self.raw: list[bytes] = []
+        self._rx = bytearray()
+        self._cond = threading.Condition()
+        self._seq = 0
+        self.broken = False
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self._rx)
+
+    def read(self, n: int) -> bytes:
+        with self._cond:
+            if not self._rx and not self.broken:
+                self._cond.wait(0.05)  # as a port opened with a 50 ms timeout
+            if self.broken:
+                raise serial.SerialException("device reports readiness to read but returned no data")
+            out = bytes(self._rx[:n])
+            del self._rx[:n]
+            return out
+
+    def write(self, data: bytes) -> int:
+        if self.broken:
+            raise serial.SerialException("write failed: the device is gone")
+        frame = decode(data.rstrip(b"\r\n"))
+        self.raw.append(data)
+        self.sent.append(frame)
+        attempt = sum(1 for f in self.sent if f.seq == frame.seq)
+        if frame.type == "HELLO":
+            reply: tuple[str, tuple[str, ...]] | None = ("ACK", (*HELLO_REPLY, f"board={self.board}"))
+        else:
+            reply = self.answer(frame, attempt)
+        if reply is not None:
+            self._seq += 1
+            with self._cond:
+                self._rx += encode(self._seq, reply[0], (str(frame.seq), *reply[1]))
+                self._cond.notify_all()
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def reset_input_buffer(self) -> None:
+        self._rx.clear()
+
+    def unplug(self) -> None:
+        with self._cond:
+            self.broken = True
+            self._cond.notify_all()
+
+
+def ack(frame: Frame, attempt: int) -> tuple[str, tuple[str, ...]]:
+    return ("ACK", ("us=1000",) if frame.type == "PING" else ())
+
+
+def link_to(*ports: ScriptedPort) -> RigLink:
+    """A link whose opener hands out the given ports in turn (the first at start, then one per reopen)."""
+    queue = list(ports)
+    return RigLink("scripted://rig", opener=lambda name: queue.pop(0))
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_a_lost_reply_is_resent_under_the_same_sequence_number() -> None:
+    port = ScriptedPort(lambda f, attempt: None if attempt == 1 else ack(f, attempt))
+    with link_to(port) as link:
+        reply = link.command("SET", "fan0=550", timeout=0.1)
+        assert reply.type == "ACK"
+        first, again = port.raw
+        assert first == again and port.sent[0].seq == port.sent[1].seq  # the very same frame: applied once
+        assert link.stats.retries == 1
+        link.command("CLEAR", timeout=0.1)
+        assert port.sent[2].seq == (port.sent[0].seq + 1) % 0x10000  # a new command, a new number
+
+
+def test_silence_after_every_retry_is_a_timeout() -> None:
+    port = ScriptedPort(lambda f, attempt: None)
+    with link_to(port) as link:
+        with pytest.raises(RigTimeout, match="after 3 tries"):
+            link.command("CLEAR", timeout=0.02, retries=2)
+        assert len(port.sent) == 3 and len(set(port.raw)) == 1
+        assert link.stats.retries == 2
+
+
+def test_a_refusal_is_an_error_and_not_retried() -> None:
+    port = ScriptedPort(lambda f, attempt: ("NAK", ("RANGE", "air")))
+    with link_to(port) as link:
+        with pytest.raises(NakError, match=r"rig refused SET air=8000: RANGE \(air\)"):
+            link.command("SET", "air=8000", timeout=0.1)
+        assert len(port.sent) == 1 and link.stats.naks_received == 1
+
+
+def test_an_unplugged_port_is_reopened_greeted_again_and_commands_resume() -> None:
+    first, second = ScriptedPort(ack, board="first"), ScriptedPort(ack, board="second")
+    with link_to(first, second) as link:
+        assert link.hello().board == "first"
+        first.unplug()
+        assert wait_for(lambda: link.stats.reconnects == 1)
+        assert [e.kind for e in link.events][:2] == ["link_lost", "link_restored"]
+        assert wait_for(lambda: link.info is not None and link.info.board == "second")  # HELLO on the new port
+        assert link.ping().mcu_us == 1000
+        assert [f.type for f in second.sent][:1] == ["HELLO"]
+
+
+def test_a_command_sent_while_the_port_is_away_goes_through_after_the_reopen() -> None:
+    first, second = ScriptedPort(ack), ScriptedPort(ack)
+    with link_to(first, second) as link:
+        first.unplug()
+        reply = link.command("SAFE", timeout=0.2, retries=20)  # written to the dead port, then resent
+        assert reply.type == "ACK" and any(f.type == "SAFE" for f in second.sent)
+        assert link.stats.reconnects == 1
