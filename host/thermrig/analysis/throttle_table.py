@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.analysis.influx_source import campaign_runs
+from thermrig.analysis.influx_source import NoData, campaign_runs
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
@@ -55,5 +55,10 @@ def row_of(data: RunData) -> ThrottleRow:
 
 
 def throttle_table(settings: InfluxSettings, campaign: str) -> list[ThrottleRow]:
-    """Every run of the campaign, a run with no usable data included with its note."""
-    return [row_of(data) for data in campaign_runs(settings, campaign)]
+    """Every run of the campaign, a run with no usable data included with its note; none when InfluxDB
+    holds nothing of it (runs whose points still wait in a spool are the caller's to add)."""
+    try:
+        runs = campaign_runs(settings, campaign)
+    except NoData:
+        return []
+    return [row_of(data) for data in runs]
