@@ -63,7 +63,7 @@ def test_the_report_opens_in_chromium_with_every_image_and_table(recorded_campai
     onset_depth = json.loads((out / "onset_depth.json").read_text())["rows"]
     assert {row["slot"] for row in onset_depth} == {"top", "underside"}
     cells = [row[p] for row in onset_depth for p in ("single_gpu_load", "dual_gpu_load")]
-    assert all(re.fullmatch(r"-\d+ % after \d+ s|no throttle \([+-]\d+ %\)", cell) for cell in cells), cells
+    assert all(re.fullmatch(r"[-+]\d+ % after \d+ s|no throttle \([+-]\d+ %\)", cell) for cell in cells), cells
     assert any(cell.endswith(" s") for cell in cells)
     for png in ("throughput.png", "controller.png", "throughput_vs_controller.png", "sensor_ranking.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
