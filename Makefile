@@ -136,6 +136,11 @@ fit: venv
 bench: setup build
 	$(PY) bench/run_all.py
 
+# The Grafana dashboards and provisioning files in docs/grafana, generated from code (docs/grafana.md).
+.PHONY: grafana
+grafana: venv
+	$(VENV)/bin/thermrig grafana --out docs/grafana
+
 clean:
 	rm -rf $(BUILD)
 

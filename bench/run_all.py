@@ -19,6 +19,7 @@ BENCHES = [
     "bench_virtual_drive",
     "bench_zephyr_emulated",
     "bench_micropython",
+    "bench_report",
 ]
 
 

@@ -18,6 +18,7 @@ declare -A NEED=(
   [qemu-system-arm]=qemu-system-arm  # runs the Zephyr firmware's qemu_cortex_m3 build in the loop
   [dtc]=device-tree-compiler          # the Zephyr build (make firmware-qemu)
   [gperf]=gperf
+  [chromium]=chromium  # the report test looks at the HTML report in headless Chromium
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

@@ -81,3 +81,17 @@ def influx_env(isolated_env: dict[str, str], influx: InfluxSettings) -> dict[str
     """isolated_env pointed at the private influxd: the environment of a `thermrig` child that records."""
     influx_vars = {"THERMRIG_INFLUX_URL": influx.url, "THERMRIG_INFLUX_BUCKET": influx.bucket}
     return {**isolated_env, **influx_vars, "COLUMNS": "150"}
+
+
+@pytest.fixture(scope="session")
+def recorded_campaign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A small virtual-drive campaign recorded once per session into its own influxd (recorded_campaign.py)."""
+    from recorded_campaign import record
+
+    root = tmp_path_factory.mktemp("recorded")
+    server = LocalInflux(root / "influxdb")
+    server.up()
+    try:
+        yield record(root, server)
+    finally:
+        server.down()

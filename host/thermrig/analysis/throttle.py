@@ -1,7 +1,8 @@
 """Throttle onset and depth from a per-second throughput series, as the Puget tables state them:
-"throttled by ~X % after ~Y s" (docs/virtual-drive.md, "Measuring onset and depth").
+"throttled by ~X % after ~Y s" (docs/analysis.md, "Initial plateau, onset, depth").
 
-- plateau: the median of seconds 2-4 of the job (the first second is partial);
+- start: leading seconds with no throughput at all (the drive not yet reached) are skipped;
+- plateau: the median of the three seconds after the first second that moved data (that one is partial);
 - onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
   (1 - DROP) x plateau (one slow second, a hiccup of the host, is not a throttle);
 - depth: 100 x (1 - mean of the last TAIL_S seconds / plateau), in percent.
@@ -16,25 +17,33 @@ from dataclasses import dataclass
 DROP = 0.10  # a second 10 % under the plateau has left it
 TAIL_S = 30  # the throttled level: the mean of the job's last 30 s
 SUSTAIN = 2  # seconds in a row under the plateau that make an onset
+PLATEAU_S = 3  # seconds whose median is the plateau
 
 
 @dataclass(frozen=True)
 class Throttle:
-    plateau: float  # throughput before throttling, in the series' unit
-    onset_s: float | None  # None: never left the plateau
+    plateau: float  # throughput before throttling, in the series' unit (0: the job never moved data)
+    onset_s: float | None  # None: never left the plateau, or no plateau to leave
     depth_pct: float
     seconds: int
 
 
-def throttle_of(series: Sequence[float]) -> Throttle:
-    """series[i] = mean throughput over second i + 1 of the job (i = 0 is the first second)."""
+def throttle_of(series: Sequence[float], reference: float | None = None) -> Throttle:
+    """series[i] = mean throughput over second i + 1 of the job (i = 0 is the first second).
+
+    reference: a plateau known from elsewhere (the best run of the same workload), for a drive that is
+    throttled from its first second and so has no plateau of its own to leave."""
     if len(series) < TAIL_S + 5:
         raise ValueError(f"a throttle needs at least {TAIL_S + 5} s of throughput, got {len(series)}")
-    plateau = statistics.median(series[1:4])
+    first = next((i for i, v in enumerate(series) if v > 0), None)
+    if first is None or first + 1 + PLATEAU_S > len(series):
+        return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
+    plateau = reference if reference is not None else statistics.median(series[first + 1 : first + 1 + PLATEAU_S])
     if plateau <= 0:
-        raise ValueError("no throughput at the start of the job")
+        return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
     low = [v < (1 - DROP) * plateau for v in series]
-    onset = next((i + 1.0 for i in range(1, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
+    begin = first if reference is not None else first + 1  # against a reference even the first second counts
+    onset = next((i + 1.0 for i in range(begin, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     return Throttle(plateau=plateau, onset_s=onset, depth_pct=depth, seconds=len(series))

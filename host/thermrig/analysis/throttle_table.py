@@ -1,17 +1,16 @@
 """The Puget-style table, read back from InfluxDB: per run of a campaign, throttle onset and depth from
-fio's per-second bandwidth (measurement fio_interval), beside the published figures when asked."""
+fio's per-second bandwidth (measurement fio_interval) through the one throttle summary
+(analysis.throttle_summary), beside the published figures when asked."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
+from thermrig.analysis.influx_source import NoData, campaign_runs
 from thermrig.analysis.published import PUGET, PugetCell
-from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
-from thermrig.db.query import influxql
+from thermrig.analysis.run_data import RunData
+from thermrig.analysis.throttle_summary import throttle_summary
 from thermrig.db.settings import InfluxSettings
-
-GROUP = ("run", "slot", "heatsink", "profile", "workload", "drive_model", "job", "rw")
 
 
 @dataclass(frozen=True)
@@ -26,53 +25,40 @@ class ThrottleRow:
     onset_s: float | None
     depth_pct: float | None
     plateau_bps: float | None  # at the drive's scale (the virtual drive's wire scale undone)
+    note: str = ""  # what is missing or wrong with this run's data ("" when complete)
 
     def published(self) -> PugetCell | None:
         return next((c for c in PUGET if c.slot == self.slot and c.profile == self.profile), None)
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+def row_of(data: RunData) -> ThrottleRow:
+    th = throttle_summary(data.jobs, data.scale)
+    notes = [th.note] if th.note else []
+    if data.status not in (None, "ok"):
+        notes.append(f"run {data.status}")
+    elif data.status is None:
+        notes.append("run never stopped")
+    t = data.tags
+    return ThrottleRow(
+        run=data.run,
+        slot=t.get("slot") or "-",
+        heatsink=t.get("heatsink") or "-",
+        profile=t.get("profile") or "-",
+        workload=t.get("workload") or "-",
+        drive_model=t.get("drive_model") or "-",
+        seconds=th.seconds,
+        onset_s=th.onset_s,
+        depth_pct=th.depth_pct,
+        plateau_bps=th.plateau_bps,
+        note="; ".join(notes),
+    )
 
 
 def throttle_table(settings: InfluxSettings, campaign: str) -> list[ThrottleRow]:
-    where = f'"campaign" = {_quote(campaign)}'
-    group = ", ".join(f'"{t}"' for t in GROUP)
-    series = influxql(settings, f"SELECT bw_bps FROM fio_interval WHERE {where} GROUP BY {group}", epoch="ms")
-    scales = {
-        s.tags.get("run", ""): float(s.values[0][1] or 1.0)
-        for s in influxql(settings, f'SELECT last(bw_scale) FROM run_summary WHERE {where} GROUP BY "run"')
-        if s.values
-    }
-    by_run: dict[str, list] = defaultdict(list)
-    for s in series:
-        by_run[s.tags.get("run", "")].append(s)
-    rows = []
-    for run, items in sorted(by_run.items()):
-        last_job = max(s.tags.get("job", "") for s in items)
-        chosen = max(
-            (s for s in items if s.tags.get("job", "") == last_job), key=lambda s: sum(v[1] or 0 for v in s.values)
-        )
-        values = [v for v in chosen.values if v[1] is not None]
-        series_bps = per_second([int(v[0]) for v in values], [float(v[1]) for v in values])
-        scale = scales.get(run, 1.0) or 1.0
-        onset = depth = plateau = None
-        if len(series_bps) >= TAIL_S + 5:
-            th = throttle_of(series_bps)
-            onset, depth, plateau = th.onset_s, th.depth_pct, th.plateau / scale
-        t = chosen.tags
-        rows.append(
-            ThrottleRow(
-                run=run,
-                slot=t.get("slot") or "-",
-                heatsink=t.get("heatsink") or "-",
-                profile=t.get("profile") or "-",
-                workload=t.get("workload") or "-",
-                drive_model=t.get("drive_model") or "-",
-                seconds=len(series_bps),
-                onset_s=onset,
-                depth_pct=depth,
-                plateau_bps=plateau,
-            )
-        )
-    return rows
+    """Every run of the campaign, a run with no usable data included with its note; none when InfluxDB
+    holds nothing of it (runs whose points still wait in a spool are the caller's to add)."""
+    try:
+        runs = campaign_runs(settings, campaign)
+    except NoData:
+        return []
+    return [row_of(data) for data in runs]

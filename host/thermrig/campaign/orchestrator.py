@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from thermrig.analysis.summary_store import store_run
 from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
@@ -22,6 +23,7 @@ from thermrig.campaign.progress import Board, Progress
 from thermrig.campaign.recording import RunRecording, drive_source, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
+from thermrig.db.query import QueryError
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
 from thermrig.fio.runner import FioError
@@ -136,4 +138,12 @@ class Orchestrator:
                     self.link.command("SAFE")
             if not recording.finish(status, error):
                 self.draining.append(recording)
+            elif status == "ok":
+                self._analyse(spec.run_id)
         return status
+
+    def _analyse(self, run_id: str) -> None:
+        """The full run summary (docs/analysis.md) once every point is in InfluxDB. The throttle fields are
+        already written; a server gone now loses only the rest, which `thermrig analyze` recomputes."""
+        with contextlib.suppress(QueryError):
+            store_run(self.influx, self.plan.campaign.name, run_id)

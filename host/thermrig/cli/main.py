@@ -6,8 +6,11 @@ import typer
 
 from thermrig import __version__
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
+from thermrig.cli.analyze_cmd import analyze
 from thermrig.cli.demo import demo
 from thermrig.cli.flash_cmd import flash
+from thermrig.cli.grafana_cmd import grafana
+from thermrig.cli.report_cmd import report
 
 app = typer.Typer(
     help="thermrig: control the thermal rig, run the simulated rig, and record SSD throttling experiments.",
@@ -24,6 +27,9 @@ app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
 app.command("throttle")(throttle_cmd.throttle)
 app.command("flash")(flash)
+app.command("analyze")(analyze)
+app.command("report")(report)
+app.command("grafana")(grafana)
 
 
 def _version(value: bool) -> None:

@@ -40,6 +40,9 @@ def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: froze
     if compare:
         for col in ("published", "onset ok", "depth ok"):
             table.add_column(col)
+    notes = any(r.note for r in rows)
+    if notes:
+        table.add_column("data")
     for r in sorted(rows, key=lambda r: (r.profile, r.slot, r.heatsink)):
         cells = [
             r.slot,
@@ -63,6 +66,8 @@ def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: froze
                     "yes" if onset_ok else "NO",
                     ("yes" if depth_ok else "NO") if comparable else f"n/a ({r.seconds} s run)",
                 ]
+        if notes:
+            cells.append(r.note or "complete")
         table.add_row(*cells)
     return table
 

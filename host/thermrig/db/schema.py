@@ -135,3 +135,24 @@ def summary_line(fields: dict[str, float | int | str], utc_ns: int, tags: RunTag
     for key, value in fields.items():
         point.field(key, value)
     return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
+
+
+# Written by the analysis (docs/analysis.md): a campaign's cells, factor effects and sensor ranking.
+CAMPAIGN_SUMMARY = "campaign_summary"
+CAMPAIGN_EFFECT = "campaign_effect"
+SENSOR_RANK = "sensor_rank"
+
+
+def tagged_line(
+    measurement: str, tags: dict[str, str], fields: dict[str, float | int | str | bool], utc_ns: int
+) -> str:
+    """A point with tags of its own (checked like a run's: short identifiers only)."""
+    for key, value in tags.items():
+        if not _TAG_VALUE.fullmatch(value):
+            raise SchemaError(f"tag {key}={value!r}: use 1-64 letters, digits or _ . : + -")
+    point = Point(measurement)
+    for key, value in sorted(tags.items()):
+        point.tag(key, value)
+    for key, value in fields.items():
+        point.field(key, value)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()

@@ -1,0 +1,161 @@
+"""A campaign's runs read back from InfluxDB (InfluxQL over /query), as RunData for the analysis: run
+events give the runs, their factors, phases and end; fio_interval the jobs (their position: their order
+in time); rig_telemetry and drive_smart every temperature at 1 s; run_summary what is already stored."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from thermrig.analysis.run_data import FACTORS, RunData, Trace
+from thermrig.analysis.throttle_summary import JobLog, positions_by_start
+from thermrig.db.query import QueryError, Series, influxql
+from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
+from thermrig.db.settings import InfluxSettings
+
+COUNTER_FIELDS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "power_state")
+TAGS = ("rig", "campaign", *FACTORS)
+
+
+class NoData(QueryError):
+    """Nothing recorded for what was asked: a clear line for the user, not a traceback."""
+
+
+def quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _group(*tags: str) -> str:
+    return ", ".join(f'"{t}"' for t in tags)
+
+
+def campaign_runs(settings: InfluxSettings, campaign: str, only_run: str | None = None) -> list[RunData]:
+    """Every run of the campaign (or only one) with its events, fio jobs and stored summary, in run order."""
+    where = f'"campaign" = {quote(campaign)}'
+    if only_run is not None:
+        where += f' AND "run" = {quote(only_run)}'
+    events = influxql(
+        settings, f"SELECT detail FROM {EVENTS} WHERE {where} GROUP BY {_group('run', 'kind', *TAGS)}", epoch="ms"
+    )
+    if not events:
+        what = f"run {only_run!r} of campaign {campaign!r}" if only_run else f"runs of campaign {campaign!r}"
+        raise NoData(f"no {what} in InfluxDB ({settings.url}, database {settings.database})")
+    runs: dict[str, RunData] = {}
+    starts: dict[str, int] = {}
+    for s in events:
+        run = s.tags.get("run", "")
+        data = runs.setdefault(run, RunData(run, {k: v for k, v in s.tags.items() if v and k not in ("kind",)}))
+        kind = s.tags.get("kind")
+        for t, detail in s.values:
+            if kind == "run_start":
+                starts[run] = min(starts.get(run, int(t)), int(t))
+                data.phases["start"] = starts[run]
+            elif kind == "run_stop":
+                data.status, data.end_ms = str(detail), int(t)
+            elif kind == "phase" and detail:
+                data.phases.setdefault(str(detail).split()[0], int(t))
+    _add_jobs(settings, where, runs)
+    _add_stored(settings, where, runs)
+    return sorted(runs.values(), key=lambda d: (starts.get(d.run, 0), d.run))
+
+
+def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) -> None:
+    group = _group("run", "job", "rw")
+    fio = influxql(settings, f"SELECT bw_bps, iops FROM {FIO_INTERVAL} WHERE {where} GROUP BY {group}", epoch="ms")
+    by_run: dict[str, list[Series]] = defaultdict(list)
+    for s in fio:
+        if s.values:
+            by_run[s.tags.get("run", "")].append(s)
+    for run, series in by_run.items():
+        first: dict[str, int] = {}
+        for s in series:
+            name = s.tags.get("job", "")
+            first[name] = min(first.get(name, int(s.values[0][0])), int(s.values[0][0]))
+        position = positions_by_start(first)
+        data = runs.get(run)
+        if data is None:
+            continue
+        for s in series:
+            rows = [v for v in s.values if v[1] is not None]
+            data.jobs.append(
+                JobLog(
+                    position[s.tags.get("job", "")],
+                    s.tags.get("rw", "write"),
+                    tuple(int(v[0]) for v in rows),
+                    tuple(float(v[1]) for v in rows),
+                    tuple(float(v[2] or 0.0) for v in rows) if any(v[2] is not None for v in rows) else (),
+                )
+            )
+
+
+def _add_stored(settings: InfluxSettings, where: str, runs: dict[str, RunData]) -> None:
+    for s in influxql(settings, f'SELECT * FROM {SUMMARY} WHERE {where} GROUP BY "run"', epoch="ns"):
+        data = runs.get(s.tags.get("run", ""))
+        if data is None or not s.values:
+            continue
+        row = dict(zip(s.columns, s.values[-1], strict=True))
+        data.stored = {k: v for k, v in row.items() if v is not None and k != "time" and k not in TAGS}
+        data.summary_ns = int(row["time"])  # the summary is rewritten at its own time: one point per run
+        data.end_ms = data.end_ms or data.summary_ns // 1_000_000
+        data.scale = float(row.get("bw_scale") or 1.0)
+
+
+def _all_fields(settings: InfluxSettings, measurement: str) -> dict[str, str]:
+    """Field name -> type (float, integer, boolean, string) of a measurement."""
+    return {str(v[0]): str(v[1]) for s in influxql(settings, f'SHOW FIELD KEYS FROM "{measurement}"') for v in s.values}
+
+
+def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None = None) -> list[RunData]:
+    """campaign_runs with every run's temperatures and drive counters added: 1 s means over the run's own
+    window (a query per run and measurement: a window spanning the whole campaign would make InfluxDB
+    walk every empty second between runs)."""
+    runs = campaign_runs(settings, campaign, only_run)
+    for measurement in (TELEMETRY, DRIVE):
+        types = _all_fields(settings, measurement)
+        fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float")
+        fields += [f for f in COUNTER_FIELDS if f in types]
+        if not fields:
+            continue
+        select = ", ".join(f'mean("{f}") AS "{f}"' for f in fields)
+        for data in runs:
+            start, end = run_window(data)
+            where = f'"run" = {quote(data.run)} AND time >= {start}ms AND time <= {end}ms'
+            q = f"SELECT {select} FROM {measurement} WHERE {where} GROUP BY time(1s) fill(none)"
+            for s in influxql(settings, q, epoch="ms"):
+                if s.values:
+                    _add_series(data, measurement, s)
+    return runs
+
+
+def _add_series(data: RunData, measurement: str, s: Series) -> None:
+    """One run's 1 s means of a measurement: each field a trace; a sensor never reported gives none (an
+    NVMe sensor the drive does not implement is absent, not zero)."""
+    table = np.array([[np.nan if x is None else float(x) for x in row] for row in s.values], dtype=float)
+    for i, name in enumerate(s.columns[1:], start=1):
+        keep = ~np.isnan(table[:, i])
+        if not keep.any():
+            continue
+        trace = Trace(table[keep, 0], table[keep, i])
+        if name.endswith("_c"):
+            data.temps[f"{measurement}.{name}"] = trace
+        else:
+            data.counters[name] = trace
+
+
+def run_window(data: RunData) -> tuple[int, int]:
+    """From the first phase (or the first job) to the run's end, with a second either side."""
+    starts = [*data.phases.values(), *(log.stamps_ms[0] - 1000 for log in data.jobs if log.stamps_ms)]
+    ends = [data.end_ms or time.time() * 1000, *(log.stamps_ms[-1] for log in data.jobs if log.stamps_ms)]
+    return (min(starts) - 1000 if starts else 0), int(max(ends)) + 1000
+
+
+def campaign_of(settings: InfluxSettings, name: str) -> tuple[str, str | None]:
+    """NAME as a campaign, else as a run: (campaign, None) or (its campaign, run)."""
+    for key in ("campaign", "run"):
+        rows = influxql(settings, f'SHOW TAG VALUES FROM {EVENTS} WITH KEY = "campaign" WHERE "{key}" = {quote(name)}')
+        campaigns = sorted({str(v[1]) for s in rows for v in s.values})
+        if campaigns:
+            return (name, None) if key == "campaign" else (campaigns[0], name)
+    raise NoData(f"no campaign or run named {name!r} in InfluxDB ({settings.url}, database {settings.database})")

@@ -1,0 +1,128 @@
+"""The one throttle summary of a run (used by the run summary at a run's end, `thermrig throttle`,
+`thermrig analyze` and the report): the workload's measured job is the last one by position (after a
+fill, the random write; in a sweep, its last step; in SNIA rounds, the last round), never chosen by
+comparing job names; its directions are added second by second."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
+
+
+@dataclass(frozen=True)
+class JobLog:
+    """One direction of one job of a workload: fio's per-second bandwidth log."""
+
+    position: int  # the job's place in the workload: fio's job number, or its order in time
+    direction: str  # read, write or trim
+    stamps_ms: tuple[int, ...]  # window-end stamps, Unix ms
+    values: tuple[float, ...]  # bytes/s as fio measured them (on the wire for the virtual drive)
+    iops: tuple[float, ...] = ()  # the same seconds' IOPS, when known
+
+
+@dataclass(frozen=True)
+class ThrottleSummary:
+    position: int | None  # the measured job
+    start_ms: int | None  # that job's start (its first window's start), Unix ms
+    seconds: int
+    plateau_bps: float | None  # at the drive's scale
+    onset_s: float | None
+    depth_pct: float | None
+    note: str  # why there is no onset or depth, when there is none; "" otherwise
+
+    @property
+    def throttled(self) -> bool:
+        return self.onset_s is not None
+
+    def fields(self, scale: float) -> dict[str, float | int | bool]:
+        """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
+        out: dict[str, float | int | bool] = {"seconds": int(self.seconds), "bw_scale": float(scale)}
+        if self.plateau_bps is not None and self.depth_pct is not None:
+            out.update(plateau_bw_bps=float(self.plateau_bps), depth_pct=float(self.depth_pct))
+            out["throttled"] = self.throttled
+        if self.onset_s is not None:
+            out["onset_s"] = float(self.onset_s)
+        return out
+
+
+DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
+
+
+class LogPoint(Protocol):
+    """One line of fio's per-second log as thermrig.fio.runner reads it (analysis sits below fio)."""
+
+    @property
+    def timestamp_ms(self) -> int: ...
+    @property
+    def value(self) -> int: ...
+    @property
+    def ddir(self) -> int: ...
+    @property
+    def job(self) -> int: ...
+
+
+def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = ()) -> list[JobLog]:
+    """fio's bandwidth (KiB/s) and IOPS log points of numbered jobs as job logs in bytes/s."""
+    grouped: dict[tuple[int, int], list[LogPoint]] = {}
+    for p in bw:
+        grouped.setdefault((p.job, p.ddir), []).append(p)
+    rates = {(p.job, p.ddir, p.timestamp_ms): float(p.value) for p in iops}
+    return [
+        JobLog(
+            job,
+            DIRECTIONS.get(ddir, "other"),
+            tuple(p.timestamp_ms for p in ps),
+            tuple(p.value * 1024.0 for p in ps),
+            tuple(rates.get((job, ddir, p.timestamp_ms), 0.0) for p in ps) if rates else (),
+        )
+        for (job, ddir), ps in sorted(grouped.items())
+    ]
+
+
+def positions_by_start(first_ms: dict[str, int]) -> dict[str, int]:
+    """Jobs known only by name (as InfluxDB stores them): their position is their order in time, since
+    a workload's jobs run one after the other (stonewall)."""
+    return {name: i for i, name in enumerate(sorted(first_ms, key=lambda n: first_ms[n]), start=1)}
+
+
+def measured_job(logs: Iterable[JobLog]) -> list[JobLog]:
+    logs = list(logs)
+    if not logs:
+        return []
+    last = max(log.position for log in logs)
+    return [log for log in logs if log.position == last]
+
+
+def job_series(logs: list[JobLog], iops: bool = False) -> tuple[int | None, list[float]]:
+    """One job's throughput (or IOPS) per second, its directions added (a mixed job reads and writes)."""
+    stamped = [log for log in logs if log.stamps_ms and (log.iops or not iops)]
+    if not stamped:
+        return None, []
+    start = min(log.stamps_ms[0] for log in stamped) - 1000
+    total: list[float] = []
+    for log in stamped:
+        series = per_second(log.stamps_ms, log.iops if iops else log.values, start_ms=start)
+        total += [0.0] * (len(series) - len(total))
+        for i, v in enumerate(series):
+            total[i] += v
+    return start, total
+
+
+def throttle_summary(logs: Iterable[JobLog], scale: float = 1.0, reference_bps: float | None = None) -> ThrottleSummary:
+    """Never raises on odd data: a missing, short or all-zero series gives no onset and says why."""
+    job = measured_job(logs)
+    start, series = job_series(job)
+    position = job[0].position if job else None
+    if not series:
+        return ThrottleSummary(position, None, 0, None, None, None, "no fio data")
+    if len(series) < TAIL_S + 5:
+        note = f"only {len(series)} s of throughput (onset and depth need {TAIL_S + 5} s)"
+        return ThrottleSummary(position, start, len(series), None, None, None, note)
+    reference = None if reference_bps is None else reference_bps * scale
+    th = throttle_of(series, reference)
+    if th.plateau <= 0:
+        return ThrottleSummary(position, start, len(series), None, None, None, "no throughput at the job's start")
+    return ThrottleSummary(position, start, len(series), th.plateau / scale, th.onset_s, th.depth_pct, "")

@@ -1,0 +1,87 @@
+"""One small virtual-drive campaign recorded for real (simulated rig, virtual 950 Pro, real fio, a
+private influxd), once per test session, for the analysis, report and Grafana tests: 2 slots x 2 loaded
+chassis profiles, 36 s of sequential write each (onsets of 7-26 s), equilibrium and cool-down loose."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from thermrig.db.local_server import LocalInflux
+from thermrig.db.settings import InfluxSettings
+
+NAME = "recorded-950pro"
+CAMPAIGN = f"""\
+[campaign]
+name = "{NAME}"
+seed = 7
+baseline_s = 3
+
+[rig]
+port = "sim"
+speed = 8
+
+[drive]
+target = "virtual"
+profile = "950pro_512"
+scale = 0.1
+
+[equilibrium]
+rate_c_per_min = 3.0
+window_s = 15
+timeout_s = 900
+channels = ["chassis_air", "drive_ctrl"]
+
+[cooldown]
+margin_c = 3.0
+timeout_s = 900
+
+[factors]
+slot = ["top", "underside"]
+profile = ["single_gpu_load", "dual_gpu_load"]
+
+[[workload]]
+name = "seqwrite"
+kind = "seq_write"
+runtime_s = 36
+"""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    name: str
+    settings: InfluxSettings
+    env: dict[str, str]  # for `thermrig ...` subprocesses: this server, private XDG dirs
+    folder: Path  # the campaign's run folders
+    output: str  # what `thermrig run` printed
+
+
+def env_for(root: Path, settings: InfluxSettings) -> dict[str, str]:
+    return {
+        **os.environ,
+        "XDG_DATA_HOME": str(root / "data"),
+        "XDG_CONFIG_HOME": str(root / "config"),
+        "XDG_RUNTIME_DIR": str(root / "run"),
+        "THERMRIG_INFLUX_URL": settings.url,
+        "THERMRIG_INFLUX_BUCKET": settings.bucket,
+        "COLUMNS": "200",
+    }
+
+
+def record(root: Path, server: LocalInflux) -> Recorded:
+    settings = server.settings()
+    env = env_for(root, settings)
+    path = root / "campaign.toml"
+    path.write_text(CAMPAIGN)
+    r = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / "runs")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return Recorded(NAME, settings, env, root / "runs", r.stdout)
