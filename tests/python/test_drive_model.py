@@ -94,6 +94,7 @@ def test_smart_log_reads_like_nvme_cli_composite_from_the_nand_side_not_the_cont
     assert temps.composite_c == pytest.approx(61.4, abs=0.6)  # whole Kelvin, as drives report
     assert temps.sensors_c == (None,) * 8  # composite only, like the 950 Pro
     assert m.smart_log()["data_units_written"] == 1  # units of 512,000 bytes, as NVMe counts
+    assert temps.fields()["power_state"] == m.state  # the virtual drive reports its state; analysis reads it
 
 
 @pytest.mark.parametrize(

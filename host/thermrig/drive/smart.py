@@ -26,6 +26,7 @@ class DriveTemps:
     tmt2_time_s: int
     warning_temp_time_min: int
     critical_temp_time_min: int
+    power_state: int | None = None  # only where the source reports it (the virtual drive); nvme smart-log does not
 
     def fields(self) -> dict[str, float | int]:
         out: dict[str, float | int] = {
@@ -38,6 +39,8 @@ class DriveTemps:
         }
         if self.composite_c is not None:
             out["composite_c"] = self.composite_c
+        if self.power_state is not None:
+            out["power_state"] = self.power_state
         for i, value in enumerate(self.sensors_c, start=1):
             if value is not None:
                 out[f"sensor{i}_c"] = value
@@ -71,6 +74,7 @@ def parse_smart_log(text: str) -> DriveTemps:
         tmt2_time_s=count("thm_temp2_total_time"),
         warning_temp_time_min=count("warning_temp_time"),
         critical_temp_time_min=count("critical_comp_time"),
+        power_state=int(data["power_state"]) if isinstance(data.get("power_state"), int) else None,
     )
 
 

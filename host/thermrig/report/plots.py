@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot: files only, never a window
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from thermrig.analysis.run_data import CONTROLLER, RunData
@@ -51,6 +52,18 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
+def _finish(fig: Figure, ax: Axes, drawn: bool, path: Path, grid: bool = True, **labels: str) -> Path | None:
+    """Label, legend and save an overlay of runs, or None (no file) when no run had anything to draw."""
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set(**labels)
+    ax.legend(fontsize=8)
+    if grid:
+        ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
 def throughput_time(a: CampaignAnalysis, path: Path) -> Path | None:
     styles = _styles(a)
     fig, ax = plt.subplots(figsize=(9, 4.5))
@@ -65,13 +78,15 @@ def throughput_time(a: CampaignAnalysis, path: Path) -> Path | None:
         if s.throttle.onset_s is not None:
             ax.axvline(s.throttle.onset_s, color=colour, alpha=0.3, linewidth=1)
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set(xlabel="seconds from the job's start", ylabel="MB/s (drive scale)", title="Throughput per run")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(
+        fig,
+        ax,
+        drawn,
+        path,
+        xlabel="seconds from the job's start",
+        ylabel="MB/s (drive scale)",
+        title="Throughput per run",
+    )
 
 
 def temperatures_time(a: CampaignAnalysis, path: Path, sensor: str = CONTROLLER) -> Path | None:
@@ -87,15 +102,9 @@ def temperatures_time(a: CampaignAnalysis, path: Path, sensor: str = CONTROLLER)
         t, y = _thin((trace.t_ms - start) / 1000.0, trace.values)
         ax.plot(t, y, style, color=colour, label=_label(data))
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
     ax.axvline(0, color="grey", linewidth=1)
     name = sensor.split(".", 1)[1].removesuffix("_c")
-    ax.set(xlabel="seconds from the job's start", ylabel="°C", title=f"{name} per run")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(fig, ax, drawn, path, xlabel="seconds from the job's start", ylabel="°C", title=f"{name} per run")
 
 
 def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -114,13 +123,15 @@ def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:
         xs, ys = _thin(xs, ys)
         ax.scatter(xs, ys, s=8, color=styles[data.run][0], label=_label(data))
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set(xlabel="controller thermocouple °C", ylabel="MB/s (drive scale)", title="Throughput against controller")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(
+        fig,
+        ax,
+        drawn,
+        path,
+        xlabel="controller thermocouple °C",
+        ylabel="MB/s (drive scale)",
+        title="Throughput against controller",
+    )
 
 
 def ranking(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -149,13 +160,15 @@ def consistency(a: CampaignAnalysis, path: Path) -> Path | None:
         t, y = _thin(np.arange(1, len(iops) + 1), np.asarray(iops) / data.scale)
         ax.plot(t, y, style, color=colour, label=_label(data))
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set(xlabel="seconds from the job's start", ylabel="IOPS (drive scale)", title="Consistency: IOPS per second")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return _finish(
+        fig,
+        ax,
+        drawn,
+        path,
+        xlabel="seconds from the job's start",
+        ylabel="IOPS (drive scale)",
+        title="Consistency: IOPS per second",
+    )
 
 
 def steady_state(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -172,12 +185,9 @@ def steady_state(a: CampaignAnalysis, path: Path) -> Path | None:
             means.append(float(np.mean(iops)) / data.scale if iops else 0.0)
         ax.plot(positions, means, "o-", label=_label(data))
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set(xlabel="round", ylabel="mean IOPS (drive scale)", title="SNIA PTS rounds")
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    return _finish(
+        fig, ax, drawn, path, grid=False, xlabel="round", ylabel="mean IOPS (drive scale)", title="SNIA PTS rounds"
+    )
 
 
 def sweeps(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -190,12 +200,16 @@ def sweeps(a: CampaignAnalysis, path: Path) -> Path | None:
             [p.read_share_pct for p in s.sweep], [p.throughput_bps / 1e6 for p in s.sweep], "o-", label=_label(data)
         )
         drawn = True
-    if not drawn:
-        plt.close(fig)
-        return None
-    ax.set(xlabel="read share, %", ylabel="MB/s (drive scale)", title="Mixed sweep: throughput against read share")
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    return _finish(
+        fig,
+        ax,
+        drawn,
+        path,
+        grid=False,
+        xlabel="read share, %",
+        ylabel="MB/s (drive scale)",
+        title="Mixed sweep: throughput against read share",
+    )
 
 
 FIGURES = {
