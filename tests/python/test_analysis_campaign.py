@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from recorded_campaign import Recorded
@@ -74,12 +75,14 @@ def test_analyze_recomputes_the_runs_and_writes_the_campaign_summaries(recorded_
 def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     assert thermrig("analyze", rec.name, env=rec.env).returncode == 0
-    rows = influxql(
-        rec.settings, f"SELECT rank, follows, spread_c FROM sensor_rank WHERE campaign = '{rec.name}' GROUP BY sensor"
-    )
-    rank = {s.tags["sensor"]: s.values[0][1] for s in rows}
+    # The ranking query of docs/influx-schema.md's cookbook, on this campaign.
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "influx-schema.md").read_text()
+    [query] = [b.split("```", 1)[0] for b in doc.split("```sql\n")[1:] if "FROM sensor_rank" in b]
+    rows = influxql(rec.settings, query.strip().replace("'slots-vs-airflow'", f"'{rec.name}'"))
+    col = {name: i for i, name in enumerate(rows[0].columns)} if rows else {}
+    rank = {s.tags["sensor"]: s.values[0][col["rank"]] for s in rows}
     assert rank["rig_telemetry.drive_ctrl_c"] < rank["drive_smart.composite_c"], rank
-    follows = {s.tags["sensor"]: s.values[0][2] for s in rows}
+    follows = {s.tags["sensor"]: s.values[0][col["follows"]] for s in rows}
     assert follows["rig_telemetry.ambient_c"] is False and follows["rig_telemetry.drive_ctrl_c"] is True
 
 
