@@ -97,21 +97,23 @@ def test_rig_info_says_whether_the_rig_runs_this_checkout(
 
 
 def test_campaign_refuses_another_protocol_and_warns_on_older_firmware(
-    rigsims: dict[str, Path], tmp_path: Path, isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    rigsims: dict[str, Path], tmp_path: Path, influx_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The test's own influxd (influx_env): a campaign with no server configured would start the user's
+    # local one, which is left running for queries and would outlive the test.
     def campaign(port: str) -> Path:
         return CampaignFile("identity", file_drive(tmp_path, "16m"), rig={"port": port}).write(tmp_path)
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["proto2"]))
     with SimulatedRig(SimConfig(speed=0)) as sim:
-        r = thermrig(*run_args(campaign(sim.port), tmp_path / "a"), env=isolated_env, timeout=60)
+        r = thermrig(*run_args(campaign(sim.port), tmp_path / "a"), env=influx_env, timeout=60)
     assert r.returncode == 1
     assert "speaks protocol 2" in r.stderr and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["older"]))
     with SimulatedRig(SimConfig(speed=0)) as sim:
         proc = start_run(
-            campaign(sim.port), tmp_path / "b", isolated_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            campaign(sim.port), tmp_path / "b", influx_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
         assert proc.stdout is not None
         seen = []
