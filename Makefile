@@ -128,7 +128,7 @@ fuzz-smoke:
 # Every calibration cell through the whole pipeline (about 40 min on 2 cores); fails if a cell is out of
 # tolerance. `make fit` refits the profiles on the fast replay (a few minutes) and writes them in place.
 calibrate: setup rigsim
-	$(VENV)/bin/thermrig calibrate check
+	$(VENV)/bin/thermrig calibrate check --jobs 5
 
 fit: venv
 	$(VENV)/bin/thermrig calibrate fit --write

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from thermrig.analysis.influx_source import load_campaign
+from thermrig.calibration.seed_runs import steady_state_of, sweep_of
 from thermrig.db.settings import InfluxSettings
+from thermrig.plant.drive_profiles import load_drive_profile
 
 CAMPAIGN = """\
 [campaign]
@@ -97,3 +100,14 @@ def test_every_kind_runs_on_the_virtual_drive(tmp_path: Path, influx: InfluxSett
     assert jobs["precondition"]["write"]["total_ios"] == 1
     assert "spare25-fill" not in jobs and jobs["spare25"]["write"]["iops"] > 0
     assert jobs["steady"]["write"]["total_ios"] > 0
+    # What make calibrate reads back of seeds 000 and 004, here from this campaign's InfluxDB points: the
+    # sweep's mean IOPS per step at the drive's scale (pure random reads at QD3: three requests in flight,
+    # each the data sheet's QD1 latency), the consistency window's IOPS and the power states seen in it.
+    drive = load_drive_profile("950pro_512")
+    runs = {r.tags["workload"]: r for r in load_campaign(influx, "virt")}
+    sweep = sweep_of(runs["mix"], 4096, (100, 30))
+    assert sweep is not None and sweep[30] > 0
+    assert sweep[100] == pytest.approx(3 * drive.qd1_rand_read_iops, rel=0.3)
+    tail = steady_state_of(runs["spare25"], drive, window_s=2)
+    assert tail is not None and len(tail.iops) == 2 and min(tail.iops) > 0
+    assert tail.states == {"PS0"}  # four seconds from equilibrium: no throttle

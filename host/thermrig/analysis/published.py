@@ -79,7 +79,8 @@ MIXED_READ_HEAVY_REL = 0.05  # ... within 5 % of each other, heatsink or not ("e
 # attributable to the non-mixed segments", "on the sub-tests with a balanced mix of reads and writes,
 # the 950 Pro wasn't throttling even without the heatsink".
 MIXED_SEQ_PURE_GAIN = 0.05  # the pure read and pure write steps gain at least this with the heatsink
-MIXED_SEQ_BALANCED = (60, 50, 40)  # no throttling in these steps, bare
+MIXED_SEQ_BALANCED = (60, 50, 40)  # no throttling in these steps, bare: ...
+MIXED_SEQ_UNTHROTTLED_REL = 0.02  # ... the bare drive within 2 % of the heatsink's throughput
 
 # Seed 004 (AnandTech, 950 Pro 512GB + Wings PX1): after a fill, an hour of 4 KB random writes at QD32,
 # scored on the last 400 s. "the 512GB drive was shackled by its thermal limits" (the heatsink raises

@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.analysis.published import (
+    CONSISTENCY_CONDITION,
+    CONSISTENCY_RUNTIME_S,
+    CONSISTENCY_WINDOW_S,
     HEATSINK_CONDITION,
     HEATSINK_RUNTIME_S,
+    MIXED_CONDITION,
+    MIXED_STEP_S,
     PUGET_RUNTIME_S,
     SM951_CONDITION,
     SM951_RANDOM_RUNTIME_S,
@@ -24,9 +29,12 @@ from thermrig.analysis.published import (
     SM951_SEQ_RUNTIME_S,
 )
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
+from thermrig.calibration.check import Check
+from thermrig.calibration.seed_runs import seed_checks
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
+from thermrig.plant.drive_profiles import load_drive_profile
 
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
@@ -98,7 +106,41 @@ def _seq_write(runtime_s: int) -> str:
     return f'\n[[workload]]\nname = "seqwrite"\nkind = "seq_write"\nruntime_s = {runtime_s}\n'
 
 
-def groups(quick: bool = False) -> list[Group]:
+def seed_groups() -> list[Group]:
+    """Seeds 000 and 004, one campaign per heatsink so the two run side by side: the mixed sweeps over a
+    pre-filled drive (fast fill), and the hour of random writes after a fill."""
+    mixed = (
+        '\n[[workload]]\nname = "prefill"\nkind = "snia_precondition"\n',
+        f'\n[[workload]]\nname = "mixed-random"\nkind = "mixed_random_sweep"\nruntime_s = {MIXED_STEP_S}\n',
+        f'\n[[workload]]\nname = "mixed-seq"\nkind = "mixed_seq_sweep"\nruntime_s = {MIXED_STEP_S}\n',
+    )
+    hour = (
+        f'\n[[workload]]\nname = "consistency"\nkind = "consistency"\nruntime_s = {CONSISTENCY_RUNTIME_S}\n'
+        f"score_window_s = {CONSISTENCY_WINDOW_S}\n",
+    )
+    out = []
+    for heatsink in ("none", "passive"):
+        out.append(
+            Group(
+                f"calibrate-mixed-{heatsink}",
+                "950pro_512",
+                (MIXED_CONDITION[0],),
+                (heatsink,),
+                (MIXED_CONDITION[1],),
+                mixed,
+            )
+        )
+    for heatsink in ("none", "passive"):
+        slot, profile = CONSISTENCY_CONDITION
+        out.append(Group(f"calibrate-consistency-{heatsink}", "950pro_512", (slot,), (heatsink,), (profile,), hour))
+    return out
+
+
+def groups(quick: bool = False, seeds: bool = True, only_seeds: bool = False) -> list[Group]:
+    """The Puget, heatsink and SM951 campaigns (about 40 min with 3 at once), and with `seeds` those of
+    seeds 000 and 004 (an hour and a quarter more, run first as they are the longest)."""
+    if only_seeds:
+        return seed_groups()
     if quick:  # two Puget cells, the fastest onset and a mild one, as two campaigns running side by side
         return [
             Group(f"calibrate-quick-{i}", "950pro_512", (slot,), ("none",), (profile,), (_seq_write(PUGET_RUNTIME_S),))
@@ -109,6 +151,7 @@ def groups(quick: bool = False) -> list[Group]:
         f"score_window_s = {SM951_RANDOM_WINDOW_S}\n"
     )
     return [
+        *(seed_groups() if seeds else []),
         *(
             Group(
                 f"calibrate-puget-{i + 1}",
@@ -153,6 +196,7 @@ class Outcome:
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
     failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
     drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
+    seeds: list[Check] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
     wall_s: float = 0.0
 
 
@@ -203,6 +247,8 @@ def run_groups(
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
                 if g.name.endswith("sm951-random"):
                     outcome.iops = _iops(settings, g.name)
+            if any(g.name.startswith("calibrate-mixed-") for g in chosen):
+                outcome.seeds = seed_checks(settings, load_drive_profile("950pro_512"))
         finally:
             server.down()
     outcome.wall_s = time.monotonic() - start

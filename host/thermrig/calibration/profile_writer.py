@@ -48,6 +48,7 @@ def fitted_edits(f: Fitted) -> list[Edit]:
         "tmt1_c": f"{d.tmt1_c:.1f}",
         "tmt2_c": f"{d.tmt2_c:.1f}",
         "hysteresis_c": f"{d.hysteresis_c:.2f}",
+        "throttle_gain_w_per_k_s": f"{d.throttle_gain:.3f}",
         "ctrl_capacity_j_per_k": f"{d.ctrl_capacity:.3f}",
         "board_capacity_j_per_k": f"{d.board_capacity:.2f}",
         "g_ctrl_board_w_per_k": f"{d.g_ctrl_board:.3f}",

@@ -89,7 +89,6 @@ def replay(
 class SweepStep:
     read_pct: int
     iops: list[float]  # per second, reads and writes together
-    throttled: bool  # the drive left full speed during the step
 
 
 def replay_sweep(
@@ -110,16 +109,15 @@ def replay_sweep(
     per_second = round(1.0 / TICK_S)
     for pct in steps:
         series: list[float] = []
-        acc, throttled = 0.0, False
+        acc = 0.0
         for k in range(round(step_s / TICK_S)):
             s.air = s.heater = air
             reads, writes = model.flow_mix(TICK_S, pct / 100, bs, qd, sequential)
             plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board)
-            throttled = throttled or model.state > 0
             plant.step(TICK_S)
             acc += reads + writes
             if (k + 1) % per_second == 0:
                 series.append(acc)
                 acc = 0.0
-        out.append(SweepStep(pct, series, throttled))
+        out.append(SweepStep(pct, series))
     return out

@@ -96,6 +96,17 @@ def check(
         "build/calibration"
     ),
     quick: Annotated[bool, typer.Option("--quick", help="Two Puget cells only (what make test runs).")] = False,
+    seeds: Annotated[
+        bool,
+        typer.Option(
+            "--seeds/--no-seeds",
+            help="Also seeds 000 and 004: the mixed sweeps and the hour of random writes, heatsink vs bare "
+            "(four campaigns of 40-75 min; with --jobs 4 or more they add about 25 min).",
+        ),
+    ] = True,
+    only_seeds: Annotated[
+        bool, typer.Option("--only-seeds", help="Seeds 000 and 004 only (their four campaigns, about 75 min).")
+    ] = False,
     jobs: Annotated[int, typer.Option(help="Campaigns run at once (each its own rig and drive).")] = 3,
     speed: Annotated[float, typer.Option(help="Simulation speed between workloads (fio always runs at 1x).")] = 10,
     scale: Annotated[float, typer.Option(help="Virtual drive bandwidth scale (times and ratios unchanged).")] = 0.05,
@@ -106,7 +117,7 @@ def check(
     if jobs < 1 or speed < 1 or not 0 < scale <= 1:
         raise typer.BadParameter("jobs >= 1, speed >= 1, 0 < scale <= 1")
     console = _console()
-    chosen = groups(quick)
+    chosen = groups(quick, seeds and not quick, only_seeds)
     signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: the campaigns stop safe, the server goes down
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
@@ -122,10 +133,13 @@ def check(
     checks = puget_checks([r for name, rs in rows.items() if "puget" in name or "quick" in name for r in rs])
     if quick:
         checks = [c for c in checks if c.measured != "not run"]
+    elif only_seeds:
+        checks = outcome.seeds
     else:
         checks.append(heatsink_check(rows.get("calibrate-heatsink", [])))
         seq = rows.get("calibrate-sm951-seq", [])
         checks += sm951_checks(seq[0].onset_s if seq else None, outcome.iops)
+        checks += outcome.seeds
     console.print(render(checks, "pipeline: published vs measured (fio logs read back from InfluxDB)"))
     _summary(console, checks)
     console.print(f"wall time {outcome.wall_s / 60:.1f} min; campaigns in {out}", markup=False)

@@ -52,6 +52,7 @@ class DriveModel:
         self.profile = profile
         self.pattern: Pattern | None = None  # the replay's steady workload (served requests carry their own)
         self.state = 0  # index into profile.states: 0 full speed, last = heavy throttle
+        self.allow_w: float | None = None  # the throttle's power allowance, None at full speed
         self.ctrl_c = 25.0  # last controller temperature seen
         self.composite_c = 25.0
         self.power_w = profile.idle_power_w
@@ -65,12 +66,13 @@ class DriveModel:
         self._since_step = 0.0
         self._busy_read = self._busy_write = 0.0  # full-speed seconds of work since the last tick
         self._next_write = -1  # the offset a sequential write stream continues at
+        self._next_read = -1  # the offset the read-ahead buffer holds, while the last request was a read
         self._fill_cursor = 0  # where the replay's sequential writes map next
         self.transitions: list[tuple[float, int]] = []  # (drive uptime s, new state), for the log
         self.uptime = 0.0
-        # (write, bytes, garbage-collected, power state) -> (full-speed time, service): the fill moves
-        # the GC rate slowly (cleared every tick), requests arrive by the thousand
-        self._services: dict[tuple[bool, int, bool, int], tuple[float, Service]] = {}
+        # (write, bytes, garbage-collected) -> (full-speed time, service): the fill and the throttle
+        # move them slowly (cleared every tick), requests arrive by the thousand
+        self._services: dict[tuple[bool, int, bool, bool], tuple[float, Service]] = {}
 
     # --- fill state ---------------------------------------------------------------------------------
 
@@ -122,7 +124,8 @@ class DriveModel:
         span = self.active_power_w(write) - p.idle_power_w
         if span <= 0:
             return 1.0
-        return max(0.0, min(1.0, (p.states[self.state].max_w - p.idle_power_w) / span))
+        allow = p.states[0].max_w if self.allow_w is None else self.allow_w
+        return max(0.0, min(1.0, (allow - p.idle_power_w) / span))
 
     def cap_rate(self) -> float:
         return self.peak_rate() * self.cap_fraction()
@@ -130,7 +133,8 @@ class DriveModel:
     # --- served requests ----------------------------------------------------------------------------
 
     def service(self, write: bool, length: int, sequential: bool) -> tuple[float, float]:
-        """(full-speed pipeline time, QD1 latency) of one request, before the power state's cap."""
+        """(full-speed pipeline time, QD1 latency) of one request, before the power state's cap. A
+        sequential read is one the read-ahead buffer already holds: it completes at its transfer time."""
         p = self.profile
         if write:
             gc = self.is_steady_state and not sequential  # sequential overwrites free whole blocks
@@ -140,23 +144,28 @@ class DriveModel:
         else:
             full = 1.0 / min(p.rand_read_iops, p.seq_read_bps / length)
             latency = 1.0 / p.qd1_rand_read_iops + max(0, length - 4096) / p.seq_read_bps
+            if sequential:
+                latency = full
         return full, max(latency, full)
 
     def serve(self, write: bool, offset: int, length: int, weight: float = 1.0) -> Service:
         """One read or write at an LBA offset; weight: drive requests it stands for (1 / the wire scale)."""
-        sequential = write and offset == self._next_write
-        key = (write, length, write and not sequential and self.is_steady_state, self.state)
+        # A write continuing the last write is sequential; a read is read ahead when it continues the
+        # last read and no write came between (writes in the mix hold up the read-ahead).
+        sequential = offset == (self._next_write if write else self._next_read)
+        key = (write, length, sequential, write and not sequential and self.is_steady_state)
         cached = self._services.get(key)
         if cached is None:  # the same for every such request until the next tick
             full, latency = self.service(write, length, sequential)
             cached = self._services[key] = (full, Service(full / max(self.cap_fraction(write), 1e-6), latency))
         full, service = cached
         if write:
-            self._next_write = offset + length
+            self._next_write, self._next_read = offset + length, -1
             new = self.lba.write(offset, length)
             self._programmed(length * weight, new if sequential else length * weight)
             self._busy_write += full * weight
         else:
+            self._next_read = offset + length
             self.bytes_read += length * weight
             self._busy_read += full * weight
         return service
@@ -164,10 +173,13 @@ class DriveModel:
     def flow_mix(self, dt: float, read_frac: float, bs: int, qd: int, sequential: bool) -> tuple[float, float]:
         """The replay of a mixed workload for dt seconds at queue depth qd: (reads, writes) served, as
         the served drive would over many requests (throughput min(qd / latency, 1 / occupancy)). Random
-        writes use fresh NAND; sequential ones are assumed to overwrite (a pre-filled drive)."""
-        fr, lr = self.service(False, bs, sequential)
+        writes use fresh NAND; sequential ones are assumed to overwrite (a pre-filled drive). In a
+        sequential mix a read is read ahead when the request before it was a read too: read_frac of them."""
+        fr, lr = self.service(False, bs, False)
         fw, lw = self.service(True, bs, sequential)
         f = read_frac
+        if sequential:
+            lr = f * self.service(False, bs, True)[1] + (1 - f) * lr
         latency = f * lr + (1 - f) * lw
         occupancy = f * fr / max(self.cap_fraction(False), 1e-6) + (1 - f) * fw / max(self.cap_fraction(True), 1e-6)
         n = min(qd / latency, 1.0 / occupancy) * dt
@@ -239,24 +251,41 @@ class DriveModel:
         return self.power_w
 
     def _step_throttle(self) -> None:
+        """Once a step_s: at or above tmt2 the heavy state; at or above tmt1 from full speed the light
+        throttle starts at the first throttled state's power; while throttled, the allowed power is
+        trimmed by `throttle_gain` W per kelvin the controller sits from tmt1, between the heavy state's
+        power and full speed, so the controller is held at tmt1 in one steady state rather than hunting
+        between two; full speed again once the allowance is back at full power and the controller is
+        `hysteresis_c` below tmt1."""
         p = self.profile
-        last = len(p.states) - 1
-        t = self.ctrl_c
-        new = self.state
+        states, t = p.states, self.ctrl_c
+        top, floor = states[0].max_w, states[-1].max_w
         if t >= p.tmt2_c:
-            new = last
-        elif t >= p.tmt1_c:
-            new = min(self.state + 1, last)
-        elif t < p.tmt1_c - p.hysteresis_c:
-            new = max(self.state - 1, 0)
+            allow = floor
+        elif self.allow_w is None:
+            allow = states[1].max_w if t >= p.tmt1_c else None
+        else:
+            allow = min(top, max(floor, self.allow_w + p.throttle_gain * (p.tmt1_c - t) * p.step_s))
+            if allow >= top and t < p.tmt1_c - p.hysteresis_c:
+                allow = None
+        self.allow_w = allow
+        new = 0 if allow is None else self._state_for(allow)
         if new == self.state:
             return
-        if new == last:
+        if new == len(states) - 1:
             self.tmt2_count += 1
         elif self.state == 0:
             self.tmt1_count += 1
         self.state = new
         self.transitions.append((self.uptime, new))
+
+    def _state_for(self, allow: float) -> int:
+        """The power state a throttle allowance falls in: the deepest one whose maximum covers it; the
+        heavy state only at its own power."""
+        states = self.profile.states
+        if allow <= states[-1].max_w:
+            return len(states) - 1
+        return max(1, max(i for i, s in enumerate(states[:-1]) if s.max_w >= allow - 1e-9))
 
     # --- host-side controls -------------------------------------------------------------------------
 
@@ -266,7 +295,7 @@ class DriveModel:
         self.lba.clear()
         self.nand_written = 0.0
         self._fill_cursor = 0
-        self._next_write = -1
+        self._next_write = self._next_read = -1
 
     def fill(self, span: int | None = None, passes: int = 1) -> None:
         """The fast path of a purge and `passes` sequential writes of [0, span): the drive state they

@@ -40,6 +40,7 @@ class DriveProfile:
     tmt1_c: float
     tmt2_c: float
     hysteresis_c: float
+    throttle_gain: float  # W per K per second: how fast the light throttle trims its power
     step_s: float
     composite_offset_c: float
     ctrl_capacity: float
@@ -96,6 +97,7 @@ def load_drive_profile(name: str) -> DriveProfile:
         tmt1_c=n("tmt1_c", 25, 120),
         tmt2_c=n("tmt2_c", 30, 130),
         hysteresis_c=n("hysteresis_c", 0, 20),
+        throttle_gain=n("throttle_gain_w_per_k_s", 0.001, 10),
         step_s=n("step_s", 0.1, 10),
         composite_offset_c=n("composite_offset_c", -40, 40),
         ctrl_capacity=n("ctrl_capacity_j_per_k", 0.05, 20),
