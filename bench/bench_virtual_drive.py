@@ -8,6 +8,7 @@ round trip through Python and fio takes hundreds of microseconds: the scale a ca
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -51,10 +52,14 @@ CASES = [
 
 def modelled_iops(case: Case) -> float:
     """Requests a second the model serves at this queue depth: min(qd / latency, 1 / occupancy), the
-    mix weighted by its shares; a fresh drive at full speed, reads and writes at offsets 16 GiB apart."""
+    mix weighted by its shares; a fresh drive at full speed, reads and writes at offsets 16 GiB apart.
+    A sequential stream: every request continues the last (reads from the read-ahead)."""
     m = DriveModel(load_drive_profile("950pro_512"))
-    r, w = m.serve(False, 0, case.bs), m.serve(True, 16 << 30, case.bs)
-    if case.rw in ("write", "read"):  # a sequential stream: every write continues the last
+    r = m.serve(False, 0, case.bs)
+    if case.rw == "read":
+        r = m.serve(False, case.bs, case.bs)
+    w = m.serve(True, 16 << 30, case.bs)
+    if case.rw == "write":
         w = m.serve(True, (16 << 30) + case.bs, case.bs)
     f = case.read_pct / 100
     latency = f * r.latency + (1 - f) * w.latency
@@ -108,9 +113,12 @@ def run_case(case: Case, tmp: Path) -> None:
 
 
 def main() -> None:
+    """Every case, or those whose names start with the arguments (e.g. "128K seq read")."""
+    wanted = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
-            run_case(case, Path(tmp))
+            if not wanted or any(case.name.startswith(w) for w in wanted):
+                run_case(case, Path(tmp))
 
 
 if __name__ == "__main__":
