@@ -70,8 +70,8 @@ class DriveModel:
         self._fill_cursor = 0  # where the replay's sequential writes map next
         self.transitions: list[tuple[float, int]] = []  # (drive uptime s, new state), for the log
         self.uptime = 0.0
-        # (write, bytes, garbage-collected) -> (full-speed time, service): the fill and the throttle
-        # move them slowly (cleared every tick), requests arrive by the thousand
+        # (write, bytes, sequential, garbage-collected) -> (full-speed time, service): the fill and the
+        # throttle move them slowly (cleared every tick), requests arrive by the thousand
         self._services: dict[tuple[bool, int, bool, bool], tuple[float, Service]] = {}
 
     # --- fill state ---------------------------------------------------------------------------------
