@@ -30,7 +30,16 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.calibration.check import Check
-from thermrig.calibration.seed_runs import seed_checks
+from thermrig.calibration.mixed import HEATSINKS
+from thermrig.calibration.seed_runs import (
+    CONSISTENCY,
+    DRIVE,
+    HOUR_CAMPAIGN,
+    MIXED_CAMPAIGN,
+    MIXED_RANDOM,
+    MIXED_SEQ,
+    seed_checks,
+)
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
@@ -111,28 +120,19 @@ def seed_groups() -> list[Group]:
     pre-filled drive (fast fill), and the hour of random writes after a fill."""
     mixed = (
         '\n[[workload]]\nname = "prefill"\nkind = "snia_precondition"\n',
-        f'\n[[workload]]\nname = "mixed-random"\nkind = "mixed_random_sweep"\nruntime_s = {MIXED_STEP_S}\n',
-        f'\n[[workload]]\nname = "mixed-seq"\nkind = "mixed_seq_sweep"\nruntime_s = {MIXED_STEP_S}\n',
+        f'\n[[workload]]\nname = "{MIXED_RANDOM}"\nkind = "mixed_random_sweep"\nruntime_s = {MIXED_STEP_S}\n',
+        f'\n[[workload]]\nname = "{MIXED_SEQ}"\nkind = "mixed_seq_sweep"\nruntime_s = {MIXED_STEP_S}\n',
     )
     hour = (
-        f'\n[[workload]]\nname = "consistency"\nkind = "consistency"\nruntime_s = {CONSISTENCY_RUNTIME_S}\n'
+        f'\n[[workload]]\nname = "{CONSISTENCY}"\nkind = "consistency"\nruntime_s = {CONSISTENCY_RUNTIME_S}\n'
         f"score_window_s = {CONSISTENCY_WINDOW_S}\n",
     )
     out = []
-    for heatsink in ("none", "passive"):
-        out.append(
-            Group(
-                f"calibrate-mixed-{heatsink}",
-                "950pro_512",
-                (MIXED_CONDITION[0],),
-                (heatsink,),
-                (MIXED_CONDITION[1],),
-                mixed,
-            )
-        )
-    for heatsink in ("none", "passive"):
-        slot, profile = CONSISTENCY_CONDITION
-        out.append(Group(f"calibrate-consistency-{heatsink}", "950pro_512", (slot,), (heatsink,), (profile,), hour))
+    for campaign, (slot, profile), workloads in (
+        (MIXED_CAMPAIGN, MIXED_CONDITION, mixed),
+        (HOUR_CAMPAIGN, CONSISTENCY_CONDITION, hour),
+    ):
+        out += [Group(campaign.format(h), DRIVE, (slot,), (h,), (profile,), workloads) for h in HEATSINKS]
     return out
 
 
@@ -247,8 +247,8 @@ def run_groups(
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
                 if g.name.endswith("sm951-random"):
                     outcome.iops = _iops(settings, g.name)
-            if any(g.name.startswith("calibrate-mixed-") for g in chosen):
-                outcome.seeds = seed_checks(settings, load_drive_profile("950pro_512"))
+            if any(g.name == MIXED_CAMPAIGN.format(HEATSINKS[0]) for g in chosen):
+                outcome.seeds = seed_checks(settings, load_drive_profile(DRIVE))
         finally:
             server.down()
     outcome.wall_s = time.monotonic() - start

@@ -4,6 +4,9 @@ states the drive reported over them, in the shapes calibration.mixed judges."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from thermrig.analysis.influx_source import NoData, load_campaign
 from thermrig.analysis.published import CONSISTENCY_WINDOW_S, MIXED_STEPS
 from thermrig.analysis.run_data import RunData
@@ -21,8 +24,11 @@ from thermrig.calibration.mixed import (
 from thermrig.db.settings import InfluxSettings
 from thermrig.plant.drive_profiles import DriveProfile
 
-MIXED_RANDOM, MIXED_SEQ, CONSISTENCY = "mixed-random", "mixed-seq", "consistency"
+DRIVE = "950pro_512"
+MIXED_CAMPAIGN, HOUR_CAMPAIGN = "calibrate-mixed-{}", "calibrate-consistency-{}"  # one per heatsink
+MIXED_RANDOM, MIXED_SEQ, CONSISTENCY = "mixed-random", "mixed-seq", "consistency"  # their workloads
 BLOCK = {MIXED_RANDOM: 4096, MIXED_SEQ: 128 * 1024}
+T = TypeVar("T")
 
 
 def _runs(settings: InfluxSettings, campaign: str) -> list[RunData]:
@@ -57,38 +63,25 @@ def steady_state_of(data: RunData, drive: DriveProfile, window_s: int = CONSISTE
     return SteadyState([v / data.scale for v in iops[-window_s:]], names)
 
 
-def mixed_sweeps(settings: InfluxSettings, campaigns: dict[str, str], workload: str) -> dict[str, Sweep] | None:
-    """heatsink -> sweep, from the campaign that ran each heatsink; None unless both ran in full."""
-    out = {}
-    for heatsink, campaign in campaigns.items():
-        data = _ok(_runs(settings, campaign), workload)
-        sweep = sweep_of(data, BLOCK[workload]) if data is not None else None
-        if sweep is None:
-            return None
-        out[heatsink] = sweep
-    return out
-
-
-def steady_states(
-    settings: InfluxSettings, campaigns: dict[str, str], drive: DriveProfile
-) -> dict[str, SteadyState] | None:
-    out = {}
-    for heatsink, campaign in campaigns.items():
-        data = _ok(_runs(settings, campaign), CONSISTENCY)
-        tail = steady_state_of(data, drive) if data is not None else None
-        if tail is None:
-            return None
-        out[heatsink] = tail
-    return out
-
-
 def seed_checks(settings: InfluxSettings, drive: DriveProfile) -> list[Check]:
     """The six checks of seeds 000 and 004 on what the pipeline's campaigns recorded ("not run" rows for
-    a campaign that did not finish)."""
-    mixed = {h: f"calibrate-mixed-{h}" for h in HEATSINKS}
-    hour = {h: f"calibrate-consistency-{h}" for h in HEATSINKS}
-    random, seq = mixed_sweeps(settings, mixed, MIXED_RANDOM), mixed_sweeps(settings, mixed, MIXED_SEQ)
-    tails = steady_states(settings, hour, drive)
+    a campaign that did not finish). Each campaign is read from InfluxDB once."""
+    loaded = {c.format(h): _runs(settings, c.format(h)) for c in (MIXED_CAMPAIGN, HOUR_CAMPAIGN) for h in HEATSINKS}
+
+    def each(campaign: str, workload: str, extract: Callable[[RunData], T | None]) -> dict[str, T] | None:
+        """heatsink -> what extract finds in that heatsink's run of the workload; None unless both ran."""
+        out = {}
+        for heatsink in HEATSINKS:
+            data = _ok(loaded[campaign.format(heatsink)], workload)
+            value = None if data is None else extract(data)
+            if value is None:
+                return None
+            out[heatsink] = value
+        return out
+
+    random = each(MIXED_CAMPAIGN, MIXED_RANDOM, lambda d: sweep_of(d, BLOCK[MIXED_RANDOM]))
+    seq = each(MIXED_CAMPAIGN, MIXED_SEQ, lambda d: sweep_of(d, BLOCK[MIXED_SEQ]))
+    tails = each(HOUR_CAMPAIGN, CONSISTENCY, lambda d: steady_state_of(d, drive))
     return (
         (judge_mixed_random(random) if random else _not_run("000 AnandTech", "950 Pro mixed 4KB random QD3", 2))
         + (judge_mixed_seq(seq) if seq else _not_run("000 AnandTech", "950 Pro mixed 128KB seq QD1", 2))
