@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from thermrig.analysis.step_response import step_response
 from thermrig.link.timesync import SyncSample, TimeSync
@@ -86,6 +88,29 @@ def test_throttle_onset_and_depth_as_the_puget_tables_state_them() -> None:
     assert th.plateau == 150.0 and th.onset_s == 20.0 and th.depth_pct == 50.0
     flat = throttle_of([150.0] * 60)
     assert flat.onset_s is None and flat.depth_pct == 0.0
+
+
+@given(
+    step_s=st.floats(min_value=4.0, max_value=40.0),
+    plateau=st.floats(min_value=50.0, max_value=3000.0),
+    kept=st.floats(min_value=0.1, max_value=0.85),
+)
+def test_the_onset_moment_is_where_in_its_second_the_throughput_fell(
+    step_s: float, plateau: float, kept: float
+) -> None:
+    """A throughput stepping from the plateau to kept x plateau at step_s: the onset is the end of the first
+    second 10 % under the plateau; the onset moment is the step itself, wherever it fell in its second."""
+    from thermrig.analysis.throttle import DROP, throttle_of
+
+    def mean_over(second: int) -> float:  # the mean of [second, second + 1)
+        at_plateau = min(1.0, max(0.0, step_s - second))
+        return plateau * (at_plateau + kept * (1.0 - at_plateau))
+
+    th = throttle_of([mean_over(i) for i in range(80)])
+    # the first slow second: the step's own, or the next one when the step came late in its second
+    slow_from = math.floor(step_s) if mean_over(math.floor(step_s)) < (1 - DROP) * plateau else math.floor(step_s) + 1
+    assert th.onset_s == slow_from + 1
+    assert th.onset_at_s == pytest.approx(step_s, abs=1e-6)
 
 
 def test_a_one_second_hiccup_is_not_a_throttle() -> None:

@@ -13,6 +13,7 @@ from recorded_campaign import Recorded
 
 from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
+from thermrig.plant.drive_profiles import load_drive_profile
 
 pytestmark = pytest.mark.timeout(1500)  # the first test waits for the recording (a few minutes)
 
@@ -35,6 +36,7 @@ def test_each_run_ends_with_its_full_summary(recorded_campaign: Recorded) -> Non
     assert len(runs) == 4
     for run, fields in runs.items():
         assert fields["throttled"] is True and 3 <= fields["onset_s"] <= 30, (run, fields)
+        assert fields["onset_s"] - 2 <= fields["onset_at_s"] <= fields["onset_s"]
         assert fields["complete"] is True and fields["slot"] in ("top", "underside")
         assert 60 < fields["onset_drive_ctrl_c"] < 80 and fields["onset_composite_c"] is not None
         assert fields["peak_drive_ctrl_c"] >= fields["onset_drive_ctrl_c"]
@@ -82,6 +84,10 @@ def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorde
     col = {name: i for i, name in enumerate(rows[0].columns)} if rows else {}
     rank = {s.tags["sensor"]: s.values[0][col["rank"]] for s in rows}
     assert rank["rig_telemetry.drive_ctrl_c"] < rank["drive_smart.composite_c"], rank
+    # read at the moment the throughput fell, the controller's thermocouple shows where the drive throttles
+    level = {s.tags["sensor"]: s.values[0][col["median_c"]] for s in rows}
+    tmt1 = load_drive_profile("950pro_512").tmt1_c
+    assert abs(level["rig_telemetry.drive_ctrl_c"] - tmt1) < 0.75, (level, tmt1)
     follows = {s.tags["sensor"]: s.values[0][col["follows"]] for s in rows}
     assert follows["rig_telemetry.ambient_c"] is False and follows["rig_telemetry.drive_ctrl_c"] is True
 

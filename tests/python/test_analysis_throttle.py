@@ -58,6 +58,7 @@ def test_fill_then_write_is_summarised_on_the_write_whatever_the_names() -> None
         "depth_pct": pytest.approx(60.0),
         "throttled": True,
         "onset_s": 21.0,
+        "onset_at_s": 20.0,  # the step at the 20th second's end
     }
     # InfluxDB keeps jobs by name: the position is their order in time, "randwrite-fill" > "randwrite"
     assert positions_by_start({"randwrite": 41_000, "randwrite-fill": 0}) == {"randwrite-fill": 1, "randwrite": 2}

@@ -15,6 +15,7 @@ from thermrig.db.query import QueryError, Series, influxql
 from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
 from thermrig.db.settings import InfluxSettings
 
+BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
 COUNTER_FIELDS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "power_state")
 TAGS = ("rig", "campaign", *FACTORS)
 
@@ -122,7 +123,7 @@ def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None 
         for data in runs:
             start, end = run_window(data)
             where = f'"run" = {quote(data.run)} AND time >= {start}ms AND time <= {end}ms'
-            q = f"SELECT {select} FROM {measurement} WHERE {where} GROUP BY time(1s) fill(none)"
+            q = f"SELECT {select} FROM {measurement} WHERE {where} GROUP BY time({BUCKET_MS}ms) fill(none)"
             for s in influxql(settings, q, epoch="ms"):
                 if s.values:
                     _add_series(data, measurement, s)
@@ -131,13 +132,15 @@ def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None 
 
 def _add_series(data: RunData, measurement: str, s: Series) -> None:
     """One run's 1 s means of a measurement: each field a trace; a sensor never reported gives none (an
-    NVMe sensor the drive does not implement is absent, not zero)."""
+    NVMe sensor the drive does not implement is absent, not zero). InfluxDB stamps a GROUP BY time(1s)
+    mean at its second's start; the trace stamps it at the second's middle, the time it stands for (read
+    at the start, a sensor heating 1 °C/s would be read half a degree ahead)."""
     table = np.array([[np.nan if x is None else float(x) for x in row] for row in s.values], dtype=float)
     for i, name in enumerate(s.columns[1:], start=1):
         keep = ~np.isnan(table[:, i])
         if not keep.any():
             continue
-        trace = Trace(table[keep, 0], table[keep, i])
+        trace = Trace(table[keep, 0] + BUCKET_MS / 2, table[keep, i])
         if name.endswith("_c"):
             data.temps[f"{measurement}.{name}"] = trace
         else:

@@ -32,7 +32,7 @@ class SensorRank:
     range_c: float
     spread_c: float  # sqrt((1.4826 MAD)^2 + resolution^2 / 12): the robust spread and the reading's quantization
     rise_c: float  # median over those runs of its rise from the job's start to the onset
-    error_s: float | None  # median |time it first reached median_c - the onset| over those runs
+    error_s: float | None  # median |time it first reached median_c - the onset moment| over those runs
     rms_error_s: float | None
     missed: int  # throttled runs where it never reached median_c during the job
 
@@ -67,7 +67,8 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
         errors, rises, missed = [], [], 0
         for d, s, t in at:
             start = s.throttle.start_ms
-            assert start is not None and s.throttle.onset_s is not None
+            moment = s.throttle.onset_moment_s
+            assert start is not None and moment is not None
             at_start = d.temps[sensor].at(start)
             if at_start is not None:
                 rises.append(t - at_start)
@@ -76,7 +77,7 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
             if crossed is None:
                 missed += 1
             else:
-                errors.append(crossed - s.throttle.onset_s)
+                errors.append(crossed - moment)
         ranks.append(
             SensorRank(
                 sensor=sensor,

@@ -5,6 +5,9 @@
 - plateau: the median of the three seconds after the first second that moved data (that one is partial);
 - onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
   (1 - DROP) x plateau (one slow second, a hiccup of the host, is not a throttle);
+- onset moment: when the throughput left the plateau, from the throughput lost in the first slow second
+  and the one before it (a drop late in a second leaves that second within 10 % of the plateau), taken
+  as a step from the plateau to the next second's level (what the temperatures at the onset are read at);
 - depth: 100 x (1 - mean of the last TAIL_S seconds / plateau), in percent.
 """
 
@@ -26,6 +29,7 @@ class Throttle:
     onset_s: float | None  # None: never left the plateau, or no plateau to leave
     depth_pct: float
     seconds: int
+    onset_at_s: float | None = None  # the onset moment: onset_s - 2 <= it <= onset_s
 
 
 def throttle_of(series: Sequence[float], reference: float | None = None) -> Throttle:
@@ -43,10 +47,23 @@ def throttle_of(series: Sequence[float], reference: float | None = None) -> Thro
         return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
     low = [v < (1 - DROP) * plateau for v in series]
     begin = first if reference is not None else first + 1  # against a reference even the first second counts
-    onset = next((i + 1.0 for i in range(begin, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
+    first_low = next((i for i in range(begin, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
-    return Throttle(plateau=plateau, onset_s=onset, depth_pct=depth, seconds=len(series))
+    if first_low is None:
+        return Throttle(plateau=plateau, onset_s=None, depth_pct=depth, seconds=len(series))
+    at = _step_moment(series, max(begin, first_low - 1), first_low, plateau)
+    return Throttle(plateau=plateau, onset_s=first_low + 1.0, depth_pct=depth, seconds=len(series), onset_at_s=at)
+
+
+def _step_moment(series: Sequence[float], since: int, slow: int, plateau: float) -> float:
+    """When a step from `plateau` to the level of the second after `slow` would lose the throughput seconds
+    `since`..`slow` lost: seconds from the series' start, between `since` and the end of `slow`."""
+    after = series[slow + 1]
+    if plateau <= after:
+        return float(slow)
+    lost = sum(max(0.0, plateau - v) for v in series[since : slow + 1]) / (plateau - after)
+    return min(slow + 1.0, max(float(since), slow + 1.0 - lost))
 
 
 def per_second(stamps_ms: Sequence[int], values: Sequence[float], start_ms: int | None = None) -> list[float]:

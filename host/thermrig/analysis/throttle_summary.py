@@ -32,10 +32,16 @@ class ThrottleSummary:
     onset_s: float | None
     depth_pct: float | None
     note: str  # why there is no onset or depth, when there is none; "" otherwise
+    onset_at_s: float | None = None  # the onset moment, up to 2 s before onset_s (analysis/throttle.py)
 
     @property
     def throttled(self) -> bool:
         return self.onset_s is not None
+
+    @property
+    def onset_moment_s(self) -> float | None:
+        """Seconds from the job's start to the moment the throughput left its plateau (within the onset's second)."""
+        return self.onset_at_s if self.onset_at_s is not None else self.onset_s
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
         """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
@@ -45,6 +51,8 @@ class ThrottleSummary:
             out["throttled"] = self.throttled
         if self.onset_s is not None:
             out["onset_s"] = float(self.onset_s)
+        if self.onset_at_s is not None:
+            out["onset_at_s"] = float(self.onset_at_s)
         return out
 
 
@@ -125,4 +133,6 @@ def throttle_summary(logs: Iterable[JobLog], scale: float = 1.0, reference_bps: 
     th = throttle_of(series, reference)
     if th.plateau <= 0:
         return ThrottleSummary(position, start, len(series), None, None, None, "no throughput at the job's start")
-    return ThrottleSummary(position, start, len(series), th.plateau / scale, th.onset_s, th.depth_pct, "")
+    return ThrottleSummary(
+        position, start, len(series), th.plateau / scale, th.onset_s, th.depth_pct, "", onset_at_s=th.onset_at_s
+    )
