@@ -20,6 +20,7 @@ BENCHES = [
     "bench_zephyr_emulated",
     "bench_micropython",
     "bench_report",
+    "bench_sensor_ranking",
 ]
 
 
