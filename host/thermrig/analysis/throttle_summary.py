@@ -40,7 +40,7 @@ class ThrottleSummary:
 
     @property
     def onset_moment_s(self) -> float | None:
-        """Seconds from the job's start to the moment the throughput left its plateau (within the onset's second)."""
+        """Seconds from the job's start to the moment the throughput left its plateau (up to 2 s before onset_s)."""
         return self.onset_at_s if self.onset_at_s is not None else self.onset_s
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
