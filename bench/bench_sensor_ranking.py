@@ -54,8 +54,8 @@ def report(n: int, server: LocalInflux) -> None:
     for sensor in (CTRL, COMPOSITE):
         i, r = place[sensor]
         figure(f"#{n} {r.label}: rank, at the onset moment", f"{i}, {r.median_c:.2f} °C, spread {r.spread_c:.2f}")
-    at_moment = [s.at_onset_c[CTRL] for _, s in runs if CTRL in s.at_onset_c]
-    figure(f"#{n} drive_ctrl at the onset moment", spread(at_moment))
+    ctrl = place[CTRL][1]
+    figure(f"#{n} drive_ctrl at the onset moment", f"range {ctrl.range_c:.2f}, MAD {ctrl.mad_c:.2f} °C")
     figure(f"#{n} drive_ctrl at the end of the onset's second", spread([t for t in at_end if t is not None]))
 
 

@@ -72,7 +72,7 @@ def analyse_run(data: RunData, thresholds: tuple[float, ...] = THRESHOLDS_C) -> 
     start = th.start_ms if th.start_ms is not None else data.phases.get("workload")
     end = data.end_ms
     at_onset: dict[str, float] = {}
-    if (moment := th.onset_moment_s) is not None and th.start_ms is not None:
+    if (moment := th.onset_at_s) is not None and th.start_ms is not None:
         for key, trace in data.temps.items():
             value = trace.at(th.start_ms + moment * 1000.0)
             if value is not None:

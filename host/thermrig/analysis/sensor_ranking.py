@@ -67,7 +67,7 @@ def rank_sensors(runs: list[tuple[RunData, RunSummary]]) -> tuple[list[SensorRan
         errors, rises, missed = [], [], 0
         for d, s, t in at:
             start = s.throttle.start_ms
-            moment = s.throttle.onset_moment_s
+            moment = s.throttle.onset_at_s
             assert start is not None and moment is not None
             at_start = d.temps[sensor].at(start)
             if at_start is not None:

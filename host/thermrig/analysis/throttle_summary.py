@@ -32,16 +32,11 @@ class ThrottleSummary:
     onset_s: float | None
     depth_pct: float | None
     note: str  # why there is no onset or depth, when there is none; "" otherwise
-    onset_at_s: float | None = None  # the onset moment, up to 2 s before onset_s (analysis/throttle.py)
+    onset_at_s: float | None = None  # the onset moment, up to 2 s before onset_s; set with it (throttle.py)
 
     @property
     def throttled(self) -> bool:
         return self.onset_s is not None
-
-    @property
-    def onset_moment_s(self) -> float | None:
-        """Seconds from the job's start to the moment the throughput left its plateau (up to 2 s before onset_s)."""
-        return self.onset_at_s if self.onset_at_s is not None else self.onset_s
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
         """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
