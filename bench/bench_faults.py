@@ -7,7 +7,7 @@ from thermrig.conformance.fault_matrix import FAULT_CHECKS
 from thermrig.conformance.runner import run_all
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 
 def main() -> None:

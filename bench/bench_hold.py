@@ -7,7 +7,7 @@ from common import advance_with_host, figure
 
 from thermrig.analysis.step_response import step_response
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 STEP_C = 20.0
 RUN_S = 400

@@ -18,7 +18,7 @@ from thermrig.db.schema import RunTags, telemetry_lines
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FRAMES = 60_000  # x3 points: 180,000 points
 

@@ -18,8 +18,8 @@ import numpy as np
 from common import advance_with_host, figure
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 HERE = Path(__file__).resolve().parent
 TICK_MS = 100

@@ -9,8 +9,8 @@ import time
 from common import figure
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.faults import FaultKind
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.faults import FaultKind
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 UNPLUG_S = 2.0
 ROUNDS = 5

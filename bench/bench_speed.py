@@ -7,7 +7,7 @@ import time
 from common import advance_with_host, figure
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 HOUR_S = 3600
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from common import figure, free_running_stretch
 
-from thermrig.plant.simulated_rig import SimConfig
+from thermrig.sim.simulated_rig import SimConfig
 
 MINUTES = 10
 

@@ -8,7 +8,7 @@ import numpy as np
 from common import figure
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 WARMUP_S = 10.0
 MEASURE_S = 15.0

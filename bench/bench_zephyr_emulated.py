@@ -11,7 +11,7 @@ import numpy as np
 from common import collect, figure, free_running_stretch
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 MINUTES = 10
 REALTIME_S = float(os.environ.get("BENCH_ZEPHYR_REALTIME_S", "60"))  # real-time stretch for the jitter

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
 

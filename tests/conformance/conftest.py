@@ -11,8 +11,8 @@ import pytest
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import rigsim_binary
-from thermrig.plant.firmware.zephyr import zephyr_image
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.firmware.zephyr import zephyr_image
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FIRMWARES = ["rigsim", "zephyr", "micropython"]
 

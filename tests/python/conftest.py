@@ -14,7 +14,7 @@ from thermrig.db.local_server import LocalInflux, influxd_binary
 from thermrig.db.settings import InfluxSettings
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import rigsim_binary
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 REPO = Path(__file__).resolve().parents[2]
 

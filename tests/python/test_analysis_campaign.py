@@ -13,7 +13,7 @@ from recorded_campaign import Recorded
 
 from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
-from thermrig.plant.drive_profiles import load_drive_profile
+from thermrig.hardware.drive_profiles import load_drive_profile
 
 pytestmark = pytest.mark.timeout(1500)  # the first test waits for the recording (a few minutes)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.faults import FaultKind
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.faults import FaultKind
+from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
 

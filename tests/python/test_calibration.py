@@ -15,7 +15,7 @@ import pytest
 from thermrig.analysis.published import PUGET
 from thermrig.calibration.fit import current, evaluate
 from thermrig.calibration.pipeline import QUICK_CELLS
-from thermrig.plant.profiles import load_chassis
+from thermrig.hardware.profiles import load_chassis
 
 
 @pytest.mark.timeout(900)
@@ -59,7 +59,7 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
 
 def test_writing_the_fitted_values_back_keeps_the_files_and_their_comments(hardware_copy: Path) -> None:
     from thermrig.calibration.profile_writer import fitted_edits, set_values, sm951_edits, write
-    from thermrig.plant.drive_profiles import load_drive_profile
+    from thermrig.hardware.drive_profiles import load_drive_profile
 
     before = {p.name: p.read_text() for p in hardware_copy.glob("*.toml")}
     write(fitted_edits(current()) + sm951_edits(load_drive_profile("sm951_512")))
@@ -78,7 +78,7 @@ def test_writing_the_fitted_values_back_keeps_the_files_and_their_comments(hardw
 
 def test_seeds_000_and_004_hold_on_the_replay() -> None:
     from thermrig.calibration.mixed import mixed_and_consistency_checks
-    from thermrig.plant.drive_profiles import load_drive_profile
+    from thermrig.hardware.drive_profiles import load_drive_profile
 
     checks = mixed_and_consistency_checks(load_chassis(), load_drive_profile("950pro_512"))
     assert len(checks) == 6

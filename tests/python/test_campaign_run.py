@@ -16,7 +16,7 @@ from thermrig.campaign.spec import Equilibrium
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 
 
 def campaign(tmp_path: Path, name: str, *slots: str) -> Path:

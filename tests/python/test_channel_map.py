@@ -13,7 +13,7 @@ from campaign_helpers import CampaignFile, file_drive, manifests, run_args, ther
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.paths import rigsim_binary
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.channels import ChannelError, ChannelKind, ChannelMap
 from thermrig.protocol.frame import decode
 from thermrig.protocol.messages import ProtocolError, Telemetry

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
 

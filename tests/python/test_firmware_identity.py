@@ -15,7 +15,7 @@ from campaign_helpers import CampaignFile, file_drive, run_args, start_run, ther
 from thermrig import __version__
 from thermrig.firmware_identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
 from thermrig.paths import REPO_ROOT
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 VERSION_CMAKE = REPO_ROOT / "firmware" / "version.cmake"
 

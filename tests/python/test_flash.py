@@ -19,8 +19,8 @@ import pytest
 
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
-from thermrig.plant.firmware.zephyr import zephyr_image
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.firmware.zephyr import zephyr_image
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]

@@ -18,7 +18,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 TAGS = RunTags(rig="rigA", run="r1", campaign="c1", slot="top", heatsink="none", profile="dual_gpu_load")
 

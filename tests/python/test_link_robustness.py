@@ -8,8 +8,8 @@ from waiting import wait_for
 
 from thermrig.link.rig_link import RigLink
 from thermrig.link.transport import PortError, UsbIdentity, find_port, usb_identity
-from thermrig.plant.faults import FaultKind
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.faults import FaultKind
+from thermrig.sim.simulated_rig import SimulatedRig
 
 
 def test_unplug_and_replug_reconnects_and_handshakes_again(link: RigLink, sim: SimulatedRig) -> None:

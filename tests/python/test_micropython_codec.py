@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_frame_codec import VECTOR_ROWS
 
-from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 
 RUNNER = Path(__file__).with_name("micropython_codec_runner.py")
 

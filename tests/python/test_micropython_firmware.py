@@ -14,8 +14,8 @@ from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.protocol.frame import decode, encode
 
 

@@ -24,7 +24,7 @@ from thermrig.firmware_identity import checkout_version
 from thermrig.flash import FlashError, flasher
 from thermrig.flash.pico import BOARD_FILES, PicoFlasher, mpremote_binary
 from thermrig.flash.runner import flash
-from thermrig.plant.firmware.micropython import micropython_binary
+from thermrig.sim.firmware.micropython import micropython_binary
 
 FAKE_PICO = Path(__file__).with_name("fake_pico")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.protocol.frame import Frame, decode, encode
 
 FAKE_PICO = Path(__file__).with_name("fake_pico")

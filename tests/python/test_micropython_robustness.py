@@ -9,7 +9,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from thermrig.plant.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.protocol.frame import LineAssembler, decode, encode
 
 RUNNER = Path(__file__).with_name("micropython_rx_runner.py")

@@ -6,16 +6,16 @@ import math
 
 import pytest
 
-from thermrig.plant.model import Plant
-from thermrig.plant.profiles import (
+from thermrig.sim.plant import Plant
+from thermrig.hardware.profiles import (
     SLOTS,
     ProfileError,
     load_chassis,
     load_drive_thermal,
     load_slot,
 )
-from thermrig.plant.sensors import MAX31855_OC, max31855_word, sht3x_crc8, sht3x_raw
-from thermrig.plant.wires import SensorBank
+from thermrig.sim.sensors import MAX31855_OC, max31855_word, sht3x_crc8, sht3x_raw
+from thermrig.sim.wires import SensorBank
 
 
 def make_plant(slot: str = "top", heatsink: str = "none") -> Plant:
@@ -133,7 +133,7 @@ def test_unknown_profile_names_the_file_and_choices() -> None:
 
 
 def test_malformed_profile_value_is_reported_with_file_and_key(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from thermrig.plant.profiles import hardware_dir
+    from thermrig.hardware.profiles import hardware_dir
 
     src = hardware_dir() / "profiles"
     dst = tmp_path / "profiles"

@@ -9,8 +9,8 @@ import pytest
 
 from thermrig.link.rig_link import NakError, RigLink, RigTimeout, VersionMismatch
 from thermrig.link.transport import PortError
-from thermrig.plant.sensors import MAX31855_OC
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.sensors import MAX31855_OC
+from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.frame import encode
 from thermrig.protocol.messages import ChannelStatus, Fault
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from thermrig.plant.serial_bridge import SerialBridge
+from thermrig.sim.serial_bridge import SerialBridge
 
 
 class Clock:

@@ -13,9 +13,9 @@ from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.config import ConfigError, resolve_port
 from thermrig.db.settings import configured
 from thermrig.errors import ThermrigError
-from thermrig.plant.chassis_profiles import load_profile
-from thermrig.plant.drive_profiles import load_drive_profile
-from thermrig.plant.profiles import ProfileError, load_chassis, load_drive_thermal, load_slot
+from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.hardware.profiles import ProfileError, load_chassis, load_drive_thermal, load_slot
 
 
 def line_of(path: Path, text: str) -> int:

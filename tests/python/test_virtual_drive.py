@@ -19,11 +19,11 @@ from thermrig.calibration.profile_writer import set_values
 from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workloads import KINDS, Target, Workload, job_file
 from thermrig.link.rig_link import RigLink
-from thermrig.plant import nbd_protocol as nbd
-from thermrig.plant.drive_profiles import load_drive_profile
-from thermrig.plant.lba_map import CHUNK
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
-from thermrig.plant.virtual_drive import VirtualDrive
+from thermrig.virtual_drive import nbd_protocol as nbd
+from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.virtual_drive.lba_map import CHUNK
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive.served import VirtualDrive
 
 SCALE = 0.05
 

@@ -29,9 +29,9 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.replay import condition, replay
-from thermrig.plant.drive_model import Pattern
-from thermrig.plant.drive_profiles import DriveProfile, PowerState, load_drive_profile
-from thermrig.plant.profiles import (
+from thermrig.virtual_drive.drive_model import Pattern
+from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.hardware.profiles import (
     SLOTS,
     ChassisParams,
     SlotParams,

@@ -26,8 +26,8 @@ from thermrig.analysis.published import (
 from thermrig.calibration.check import Check
 from thermrig.calibration.fit import RAND_WRITE
 from thermrig.calibration.replay import condition, replay, replay_sweep
-from thermrig.plant.drive_profiles import DriveProfile
-from thermrig.plant.profiles import ChassisParams, load_drive_thermal, load_slot
+from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
 
 HEATSINKS = ("none", "passive")
 Sweep = dict[int, float]  # read share % -> the step's mean IOPS, reads and writes together

@@ -43,7 +43,7 @@ from thermrig.calibration.seed_runs import (
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
-from thermrig.plant.drive_profiles import load_drive_profile
+from thermrig.hardware.drive_profiles import load_drive_profile
 
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")

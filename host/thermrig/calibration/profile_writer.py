@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from thermrig.calibration.fit import Fitted
-from thermrig.plant.drive_profiles import DriveProfile, PowerState
-from thermrig.plant.profiles import ProfileError, hardware_dir
+from thermrig.hardware.drive_profiles import DriveProfile, PowerState
+from thermrig.hardware.profiles import ProfileError, hardware_dir
 
 _SECTION = re.compile(r"^\[([^\]]+)\]")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.plant.chassis_profiles import load_profile
-from thermrig.plant.drive_model import DriveModel, Pattern
-from thermrig.plant.drive_profiles import DriveProfile
-from thermrig.plant.model import Plant
-from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams
-from thermrig.plant.wires import TICK_S
+from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.virtual_drive.drive_model import DriveModel, Pattern
+from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.sim.plant import Plant
+from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotParams
+from thermrig.sim.wires import TICK_S
 
 IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
 IDLE_DT = 0.5

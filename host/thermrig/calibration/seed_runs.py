@@ -22,7 +22,7 @@ from thermrig.calibration.mixed import (
     judge_mixed_seq,
 )
 from thermrig.db.settings import InfluxSettings
-from thermrig.plant.drive_profiles import DriveProfile
+from thermrig.hardware.drive_profiles import DriveProfile
 
 DRIVE = "950pro_512"
 MIXED_CAMPAIGN, HOUR_CAMPAIGN = "calibrate-mixed-{}", "calibrate-consistency-{}"  # one per heatsink

@@ -29,7 +29,7 @@ from thermrig.db.writer import WriteProblem
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 
 SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
 

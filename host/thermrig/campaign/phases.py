@@ -19,7 +19,7 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm

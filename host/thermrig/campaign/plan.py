@@ -11,7 +11,7 @@ from typing import Any
 
 from thermrig.campaign.spec import PHYSICAL, Campaign
 from thermrig.fio.workloads import Workload
-from thermrig.plant.profiles import SLOTS
+from thermrig.hardware.profiles import SLOTS
 
 EQUILIBRIUM_GUESS_S = 300.0  # for the estimate only: the real wait is measured
 COOLDOWN_GUESS_S = 300.0

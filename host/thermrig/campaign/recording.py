@@ -25,7 +25,7 @@ from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nv
 from thermrig.fio.runner import fio_version
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.simulated_rig import SimulatedRig
+from thermrig.sim.simulated_rig import SimulatedRig
 
 FINISH_FLUSH_S = 10.0  # at a run's end, with InfluxDB answering: the last second's points
 

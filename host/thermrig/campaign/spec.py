@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.fio.workloads import KINDS, Workload, WorkloadError
-from thermrig.plant.chassis_profiles import ChassisProfile, load_profile, parse_profile
-from thermrig.plant.drive_profiles import drive_names
-from thermrig.plant.firmware import FIRMWARES
-from thermrig.plant.profiles import HEATSINKS, SLOTS, ProfileError
+from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
+from thermrig.hardware.drive_profiles import drive_names
+from thermrig.sim.firmware import FIRMWARES
+from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.toml_file import TomlError, TomlFile
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
@@ -80,7 +80,7 @@ class Campaign:
     randomize: bool = True
     baseline_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
-    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.plant.firmware)
+    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.sim.firmware)
 
 
 def load_campaign(path: str | Path) -> Campaign:

@@ -27,8 +27,8 @@ from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.firmware_identity import older_than_host
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.drive_profiles import load_drive_profile
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]

@@ -25,8 +25,8 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
 from thermrig.link.rig_link import RigLink, RigTimeout
-from thermrig.plant.chassis_profiles import load_profile
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 BAND_C = 0.5
 

@@ -16,8 +16,8 @@ from thermrig.config import resolve_port
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.plant.firmware import FIRMWARES
-from thermrig.plant.simulated_rig import SimConfig, SimulatedRig
+from thermrig.sim.firmware import FIRMWARES
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
 

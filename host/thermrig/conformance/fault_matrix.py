@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from thermrig.conformance.result import Check, expect
 from thermrig.conformance.target import Target
-from thermrig.plant.faults import FaultKind
+from thermrig.sim.faults import FaultKind
 from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry
 
 HEAT_ABOVE_ROOM_C = 10.0  # each case heats this far above the chassis air it starts from

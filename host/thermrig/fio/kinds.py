@@ -27,7 +27,7 @@ class WorkloadRun:
 
 def starts_filled(workload: Workload) -> bool:
     """Whether the workload's job fills the drive (a consistency run's fill, SNIA preconditioning): the
-    virtual drive can set the state that leaves at once instead (thermrig.plant.fast_fill)."""
+    virtual drive can set the state that leaves at once instead (thermrig.virtual_drive.fast_fill)."""
     return workload.kind == "snia_precondition" or (workload.kind == "consistency" and workload.fill)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from thermrig.config import ConfigError, resolve_port
 from thermrig.firmware_identity import checkout_version
 from thermrig.flash.base import Flasher, FlashError, run_tool
-from thermrig.plant.firmware.micropython import firmware_dir, stamp_version
+from thermrig.sim.firmware.micropython import firmware_dir, stamp_version
 
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
 SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")

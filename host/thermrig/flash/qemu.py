@@ -10,8 +10,8 @@ from pathlib import Path
 from thermrig.config import sim_state_file
 from thermrig.flash.base import Flasher, FlashError, run_tool, stamped_version
 from thermrig.paths import REPO_ROOT
-from thermrig.plant.control import request
-from thermrig.plant.firmware.zephyr import zephyr_image
+from thermrig.sim.control import request
+from thermrig.sim.firmware.zephyr import zephyr_image
 
 BUILD_DIR = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from thermrig.paths import REPO_ROOT
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
-from thermrig.plant.firmware.bridged import BridgedFirmware
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.firmware.bridged import BridgedFirmware
 
 
 def firmware_dir() -> Path:

@@ -16,12 +16,10 @@ import os
 import tempfile
 import threading
 
-from thermrig.plant import nbd_protocol as nbd
-from thermrig.plant.drive_model import DriveModel
-from thermrig.plant.drive_profiles import DriveProfile
-from thermrig.plant.model import Plant
-from thermrig.plant.nbd_server import NbdServer
-from thermrig.plant.wires import TICK_S
+from thermrig.virtual_drive import nbd_protocol as nbd
+from thermrig.virtual_drive.drive_model import DriveModel
+from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.virtual_drive.nbd_server import NbdServer
 
 CATCH_UP_S = 0.5  # how long an idle pipeline keeps its place: host stalls this short cost no throughput
 
@@ -66,12 +64,12 @@ class VirtualDrive:
 
     # --- the plant side ------------------------------------------------------------------------------
 
-    def on_tick(self, plant: Plant) -> None:
-        """PlantServer hook, once per tick before the plant steps: the work served since the last tick
-        sets the drive's power, and the model re-evaluates its throttle."""
-        s = plant.state
+    def tick(self, dt: float, ctrl_c: float, board_c: float) -> float:
+        """Once per plant tick, before the plant steps: the work served in the last dt seconds sets the
+        drive's power (returned, W), and the model re-evaluates its throttle at the controller's and
+        the board's temperatures."""
         with self._lock:
-            plant.drive_power_w = self.model.tick(TICK_S, s.ctrl, s.board)
+            return self.model.tick(dt, ctrl_c, board_c)
 
     def idle(self) -> None:
         """Between workloads: the pipeline forgets any backlog and any place it kept."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from thermrig.plant.firmware.base import Firmware
-from thermrig.plant.model import Plant
-from thermrig.plant.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.plant.wires import SensorBank
+from thermrig.sim.firmware.base import Firmware
+from thermrig.sim.plant import Plant
+from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
+from thermrig.sim.wires import SensorBank
 
 
 class FaultKind(StrEnum):

@@ -11,8 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from thermrig.plant.model import Plant
-from thermrig.plant.wires import TICK_S, SensorBank, parse_outputs
+from thermrig.sim.plant import Plant
+from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
 TickHook = Callable[[Plant], None]
 MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may fall before it re-anchors

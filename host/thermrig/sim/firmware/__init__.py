@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 
 # name -> module in this package; imported on use, so a firmware's tools are needed only when it runs
 FIRMWARES: dict[str, str] = {

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 from thermrig.paths import REPO_ROOT
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError
-from thermrig.plant.firmware.bridged import BridgedFirmware
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
+from thermrig.sim.firmware.bridged import BridgedFirmware
 
 QEMU = "qemu-system-arm"
 EM_ARM = 40  # ELF e_machine of ARM images

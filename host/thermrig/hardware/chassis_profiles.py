@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.plant.profiles import ProfileError, profile_file
+from thermrig.hardware.profiles import ProfileError, profile_file
 from thermrig.toml_file import TomlFile
 
 KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat"}

@@ -148,5 +148,5 @@ def load_drive_thermal(heatsink: str) -> DriveThermalParams:
 
 def load_chassis_profiles() -> dict[str, dict[str, Any]]:
     """The chassis profiles file as tables (the calibration fits and rewrites their air_c); parsed
-    profiles come from thermrig.plant.chassis_profiles."""
+    profiles come from thermrig.hardware.chassis_profiles."""
     return profile_file("chassis_profiles.toml").data

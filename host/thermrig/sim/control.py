@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thermrig.plant.faults import FaultError, FaultInjector, FaultKind
-from thermrig.plant.firmware.base import SimError
+from thermrig.sim.faults import FaultError, FaultInjector, FaultKind
+from thermrig.sim.firmware.base import SimError
 
 
 class ControlServer:

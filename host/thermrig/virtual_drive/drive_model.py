@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from thermrig.plant.drive_profiles import DriveProfile
-from thermrig.plant.lba_map import LbaMap
+from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.virtual_drive.lba_map import LbaMap
 
 KELVIN = 273.15
 

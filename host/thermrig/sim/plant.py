@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from thermrig.plant.profiles import ChassisParams, DriveThermalParams, SlotParams
+from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotParams
 
 SUBSTEPS = 4  # explicit Euler substeps per control tick; the fastest node (controller) has tau ~2 s
 

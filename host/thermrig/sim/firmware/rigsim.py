@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from thermrig.paths import rigsim_binary
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 
 
 class Rigsim(Firmware):

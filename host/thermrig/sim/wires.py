@@ -7,8 +7,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from thermrig.plant.model import Plant
-from thermrig.plant.sensors import Tach, Thermocouple, max31855_word, sht3x_raw
+from thermrig.sim.plant import Plant
+from thermrig.sim.sensors import Tach, Thermocouple, max31855_word, sht3x_raw
 
 TICK_S = 0.1
 
@@ -54,7 +54,7 @@ class SensorBank:
         c = self.plant.chassis
         self.tc_names = tuple(names)
         self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in names]
-        # Fault injection (thermrig.plant.faults): what each sensor reports instead of the truth.
+        # Fault injection (thermrig.sim.faults): what each sensor reports instead of the truth.
         self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
         self.tc_stuck: list[float | None] = [None] * len(names)  # a reading frozen at this value
         self.tc_extra_noise = [0.0] * len(names)  # extra noise, C (1 sigma): a loose or crushed junction

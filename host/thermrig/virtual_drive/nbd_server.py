@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Protocol
 
-from thermrig.plant import nbd_protocol as nbd
+from thermrig.virtual_drive import nbd_protocol as nbd
 
 BUFFER = 1 << 20  # receive buffer per connection: many requests (or several 128 KiB payloads) per recv
 SOCKET_BUFFER = 4 << 20  # kernel buffers: deep queues of large requests do not stall on the socket

@@ -3,7 +3,7 @@ instead of writing up to twice the capacity through the wire (docs/virtual-drive
 
 from __future__ import annotations
 
-from thermrig.plant.drive_model import DriveModel
+from thermrig.virtual_drive.drive_model import DriveModel
 
 PASSES = {"consistency": 1, "snia_precondition": 2}  # a fill; SNIA PTS's 2x capacity sequential
 

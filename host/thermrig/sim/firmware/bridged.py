@@ -9,8 +9,8 @@ import subprocess
 import time
 from abc import abstractmethod
 
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
-from thermrig.plant.serial_bridge import SerialBridge
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.serial_bridge import SerialBridge
 
 CONNECT_TIMEOUT_S = 15.0
 PR_SET_PDEATHSIG = 1

@@ -8,15 +8,15 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from thermrig.plant import firmware as firmwares
-from thermrig.plant.drive_profiles import load_drive_profile
-from thermrig.plant.faults import FaultInjector
-from thermrig.plant.firmware.base import Firmware, LaunchContext, SimError, SimTruth
-from thermrig.plant.model import Plant
-from thermrig.plant.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
-from thermrig.plant.server import PlantServer
-from thermrig.plant.virtual_drive import VirtualDrive
-from thermrig.plant.wires import SensorBank
+from thermrig.sim import firmware as firmwares
+from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.sim.faults import FaultInjector
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.plant import Plant
+from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
+from thermrig.sim.server import PlantServer
+from thermrig.virtual_drive.served import VirtualDrive
+from thermrig.sim.wires import TICK_S, SensorBank
 
 __all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
 
@@ -34,7 +34,7 @@ class SimConfig:
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
-    firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.plant.firmware)
+    firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
 
 
 class SimulatedRig:
@@ -54,7 +54,7 @@ class SimulatedRig:
         self.server = PlantServer(self.plant, self.sensors, sock, speed, cfg.stepped)
         if profile is not None:
             self.drive = VirtualDrive(profile, cfg.drive_scale)
-            self.server.hooks.append(self.drive.on_tick)
+            self.server.hooks.append(self._drive_tick)
         self._ctx = ctx = LaunchContext(
             plant_sock=sock,
             link=cfg.link or Path(self._tmp.name) / "rig-tty",
@@ -76,6 +76,11 @@ class SimulatedRig:
         self.faults = FaultInjector(self.plant, self.sensors, self.firmware)
         if cfg.stepped:
             self.server.wait_ready()
+
+    def _drive_tick(self, plant: Plant) -> None:
+        """PlantServer hook: the drive's power for the next tick from the work it served."""
+        assert self.drive is not None
+        plant.drive_power_w = self.drive.tick(TICK_S, plant.state.ctrl, plant.state.board)
 
     def restart_firmware(self, image: Path | None = None) -> None:
         """Run the firmware again, from `image` if given (what flashing does to a real board: the MCU

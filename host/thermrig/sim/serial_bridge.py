@@ -15,7 +15,7 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.plant.model import Plant
+from thermrig.sim.plant import Plant
 
 SLOW_READER_S = 1.0  # paced runs: how long a full pty may block before the bridge drops output
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.errors import ThermrigError
-from thermrig.plant.server import PlantServer
+from thermrig.sim.server import PlantServer
 
 
 class SimError(ThermrigError, RuntimeError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from thermrig.plant.profiles import DriveThermalParams, profile_file
+from thermrig.hardware.profiles import DriveThermalParams, profile_file
 from thermrig.toml_file import TomlFile
 
 GB = 1_000_000_000
