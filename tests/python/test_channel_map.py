@@ -13,10 +13,10 @@ from campaign_helpers import CampaignFile, file_drive, manifests, run_args, ther
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.paths import rigsim_binary
-from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.channels import ChannelError, ChannelKind, ChannelMap
 from thermrig.protocol.frame import decode
 from thermrig.protocol.messages import ProtocolError, Telemetry
+from thermrig.sim.simulated_rig import SimulatedRig
 
 V1_MAP = "tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
 TEL = (

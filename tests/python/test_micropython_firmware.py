@@ -14,9 +14,9 @@ from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
+from thermrig.protocol.frame import decode, encode
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
-from thermrig.protocol.frame import decode, encode
 
 
 def run_micropython(code: str) -> str:

@@ -18,11 +18,11 @@ from thermrig.analysis.throttle import per_second, throttle_of
 from thermrig.calibration.profile_writer import set_values
 from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workloads import KINDS, Target, Workload, job_file
-from thermrig.link.rig_link import RigLink
-from thermrig.virtual_drive import nbd_protocol as nbd
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.virtual_drive.lba_map import CHUNK
+from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive import nbd_protocol as nbd
+from thermrig.virtual_drive.lba_map import CHUNK
 from thermrig.virtual_drive.served import VirtualDrive
 
 SCALE = 0.05

@@ -29,7 +29,6 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.replay import condition, replay
-from thermrig.virtual_drive.drive_model import Pattern
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.hardware.profiles import (
     SLOTS,
@@ -40,6 +39,7 @@ from thermrig.hardware.profiles import (
     load_drive_thermal,
     load_slot,
 )
+from thermrig.virtual_drive.drive_model import Pattern
 
 SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
 RAND_WRITE = Pattern(write=True, random=True, bs=4096)

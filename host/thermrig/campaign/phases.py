@@ -19,8 +19,8 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
+from thermrig.sim.simulated_rig import SimulatedRig
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
 

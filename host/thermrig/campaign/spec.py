@@ -11,8 +11,8 @@ from typing import Any
 from thermrig.fio.workloads import KINDS, Workload, WorkloadError
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
-from thermrig.sim.firmware import FIRMWARES
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
+from thermrig.sim.firmware import FIRMWARES
 from thermrig.toml_file import TomlError, TomlFile
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand

@@ -22,8 +22,8 @@ from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summa
 from thermrig.fio.kinds import run_workload, starts_filled
 from thermrig.fio.runner import LiveSample
 from thermrig.fio.workloads import Target, parse_size
-from thermrig.virtual_drive.fast_fill import fast_fill
 from thermrig.sim.simulated_rig import SimulatedRig
+from thermrig.virtual_drive.fast_fill import fast_fill
 
 
 class WorkloadPhase:

@@ -26,10 +26,10 @@ from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.firmware_identity import older_than_host
-from thermrig.link.rig_link import RigLink
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelKind
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
 

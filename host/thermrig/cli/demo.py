@@ -24,8 +24,8 @@ from thermrig.db.schema import RunTags
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
-from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 BAND_C = 0.5

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from thermrig.conformance.result import Check, expect
 from thermrig.conformance.target import Target
-from thermrig.sim.faults import FaultKind
 from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry
+from thermrig.sim.faults import FaultKind
 
 HEAT_ABOVE_ROOM_C = 10.0  # each case heats this far above the chassis air it starts from
 

@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, field
 
 from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.protocol.messages import Telemetry
 from thermrig.sim.faults import FaultInjector
 from thermrig.sim.simulated_rig import SimulatedRig
-from thermrig.protocol.messages import Telemetry
 
 HEARTBEAT_S = 0.5  # how often the host speaks while heating: well inside the 3 s deadline
 

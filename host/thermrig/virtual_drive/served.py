@@ -16,9 +16,9 @@ import os
 import tempfile
 import threading
 
+from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.virtual_drive import nbd_protocol as nbd
 from thermrig.virtual_drive.drive_model import DriveModel
-from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.virtual_drive.nbd_server import NbdServer
 
 CATCH_UP_S = 0.5  # how long an idle pipeline keeps its place: host stalls this short cost no throughput
