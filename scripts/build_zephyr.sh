@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the rig's Zephyr app (zephyr/ + firmware/) for each board given, against the pinned Zephyr 3.5.0
-# with Debian's arm-none-eabi-gcc, plain CMake + Ninja, into build/zephyr/<board>/ (make firmware).
+# with Debian's arm-none-eabi-gcc, plain CMake + Ninja, into build/zephyr/<board>/ (make firmware). The
+# Zephyr tree comes from the pinned archives or PlatformIO's framework-zephyr (scripts/zephyr_tree.sh).
 #
 #   scripts/build_zephyr.sh nucleo_f411re nucleo_f446re
 #
@@ -9,7 +10,6 @@
 # devicetree inputs changed since the last one; Ninja rebuilds what changed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-tree="$root/build/toolchains/zephyr-3.5.0"
 python="$root/.venv/bin/python"
 overlays="$root/firmware/zephyr/boards"
 
@@ -17,26 +17,30 @@ if [ $# -eq 0 ]; then
   echo "usage: scripts/build_zephyr.sh BOARD..." >&2
   exit 2
 fi
-bash "$root/scripts/setup_toolchains.sh"
+mapfile -t tree < <(bash "$root/scripts/zephyr_tree.sh"; echo "rc=$?")
+if [ ${#tree[@]} -ne 4 ] || [ "${tree[3]}" != rc=0 ]; then
+  exit 1  # zephyr_tree.sh said why, in one line
+fi
+zephyr_base="${tree[0]}" hal_stm32="${tree[1]}" cmsis="${tree[2]}"
 if [ ! -x "$python" ]; then
   echo "firmware: no venv at $root/.venv (the Zephyr build imports its packages): run 'make venv'." >&2
   exit 1
 fi
 known="$(cd "$overlays" && ls -- *.overlay | sed 's/\.overlay$//' | tr '\n' ' ')"
 for board in "$@"; do
-  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$tree/zephyr/boards/*/$board/$board.dts" >/dev/null; then
+  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/$board/$board.dts" >/dev/null; then
     echo "firmware: unknown board '$board': the boards with an overlay are ${known% }" \
       "(a new board needs firmware/zephyr/boards/$board.overlay, see docs/firmware.md)." >&2
     exit 1
   fi
 done
 
-export ZEPHYR_BASE="$tree/zephyr" ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb GNUARMEMB_TOOLCHAIN_PATH=/usr
+export ZEPHYR_BASE="$zephyr_base" ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb GNUARMEMB_TOOLCHAIN_PATH=/usr
 # Zephyr asks git for its version; the unpacked tree is not a repository, so say it (no warning).
 version="$(awk '/^VERSION_MAJOR/{a=$3} /^VERSION_MINOR/{b=$3} /^PATCHLEVEL/{c=$3} END{print "v" a "." b "." c}' \
   "$ZEPHYR_BASE/VERSION")"
 for board in "$@"; do
-  out="$root/build/zephyr/$board"
+  out="${THERMRIG_ZEPHYR_OUT:-$root/build/zephyr}/$board"
   mkdir -p "$out"
   stale=""
   if [ -f "$out/build.ninja" ] && [ -f "$out/configure.log" ]; then
@@ -45,16 +49,22 @@ for board in "$@"; do
   else
     stale=yes
   fi
+  # Configured against another Zephyr tree (the archives' or PlatformIO's): configure afresh.
+  if [ "$(cat "$out/zephyr-tree" 2>/dev/null)" != "$zephyr_base" ]; then
+    stale=yes
+    rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"
+  fi
   if [ -n "$stale" ]; then
     echo "firmware: $board: configure"
     if ! cmake -G Ninja -S "$root/zephyr" -B "$out" -DBOARD="$board" -DPython3_EXECUTABLE="$python" \
-      -DZEPHYR_MODULES="$tree/modules/hal/stm32;$tree/modules/hal/cmsis" -DBUILD_VERSION="$version" \
+      -DZEPHYR_MODULES="$hal_stm32;$cmsis" -DBUILD_VERSION="$version" \
       -DUSER_CACHE_DIR="$root/build/zephyr/.cache" >"$out/configure.log" 2>&1; then
       tail -n 30 "$out/configure.log" >&2
       rm -f "$out/configure.log"
       echo "firmware: $board: configure failed (log above)." >&2
       exit 1
     fi
+    echo "$zephyr_base" >"$out/zephyr-tree"
   fi
   echo "firmware: $board: build"
   if ! ninja -C "$out" >"$out/build.log" 2>&1; then

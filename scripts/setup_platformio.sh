@@ -22,6 +22,21 @@ PIO_VERSION=6.2.0
 SCONS_VERSION=4.11.1
 stamp="$pio_dir/.installed-$PIO_VERSION"
 
+# No pinned archives (and nothing unpacked from them): a machine with internet access, where `pio run`
+# fetches ststm32 17.2.0 and its Zephyr itself; fetch the platform now so that no access is one line.
+src="${THERMRIG_TOOLCHAINS:-$root/../shared/toolchains}"
+if [ ! -f "$src/SHA256SUMS" ] && [ ! -f "$root/build/toolchains/.unpacked" ]; then
+  if ! "$venv/bin/pio" --version 2>/dev/null | grep -q "$PIO_VERSION"; then
+    "$venv/bin/pip" install -q "platformio==$PIO_VERSION" >/dev/null 2>&1 || true
+  fi
+  if ! "$venv/bin/pio" pkg install -g -p platformio/ststm32@17.2.0 >/dev/null 2>&1; then
+    echo "pio: no pinned archives at $src (set THERMRIG_TOOLCHAINS to their folder) and PlatformIO could not" \
+      "fetch ststm32 17.2.0 (no internet access?): copy the archives from ../shared/toolchains, or run with" \
+      "internet access (docs/firmware.md)." >&2
+    exit 1
+  fi
+  exit 0
+fi
 bash "$root/scripts/setup_toolchains.sh"
 if [ -f "$stamp" ] && [ "$stamp" -nt "$root/build/toolchains/.unpacked" ] && [ -x "$venv/bin/pio" ]; then
   exit 0

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from zephyr_boards import REPO, archives_dir, board_build, firmware_boards
+from zephyr_boards import REPO, TOOLCHAINS, archives_dir, board_build, firmware_boards
 
 # What a clean Zephyr 3.5 configure prints besides CMake's "-- " status lines: Kconfig's progress.
 KCONFIG_PROGRESS = re.compile(
@@ -79,4 +79,67 @@ def test_missing_archives_say_where_to_put_them(tmp_path: Path) -> None:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert f"not at {tmp_path / 'none'}: set THERMRIG_TOOLCHAINS" in lines[0] and "PlatformIO or west" in lines[0]
+    assert not (tmp_path / "build").exists()
+
+
+def platformio_core_from_archives(core: Path) -> Path:
+    """A PlatformIO core dir holding framework-zephyr as PlatformIO installs it (the Zephyr tree at the
+    package's root, package.json, the west projects install-deps.py clones under _pio/), made from the
+    unpacked archives with hard links: what a machine with internet access has after PlatformIO fetched it."""
+    if not TOOLCHAINS.exists():
+        pytest.skip(f"no unpacked archives at {TOOLCHAINS} to make a PlatformIO package tree from")
+    fw = core / "packages" / "framework-zephyr"
+    fw.parent.mkdir(parents=True)
+    subprocess.run(["cp", "-al", str(TOOLCHAINS / "zephyr"), str(fw)], check=True)
+    (fw / "package.json").write_text('{"name": "framework-zephyr", "version": "2.30500.231204"}\n')
+    for module in ("stm32", "cmsis"):
+        dest = fw / "_pio" / "modules" / "hal" / module
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-al", str(TOOLCHAINS / "modules" / "hal" / module), str(dest)], check=True)
+    return fw
+
+
+def section_sizes(elf: Path) -> dict[str, int]:
+    from elftools.elf.elffile import ELFFile
+
+    with elf.open("rb") as f:
+        return {s.name: s["sh_size"] for s in ELFFile(f).iter_sections() if s["sh_flags"] & 0x2}  # SHF_ALLOC
+
+
+def test_the_cmake_build_takes_platformios_zephyr_when_there_are_no_archives(tmp_path: Path) -> None:
+    fw = platformio_core_from_archives(tmp_path / "core")
+    res = run(
+        ["bash", "scripts/build_zephyr.sh", "qemu_cortex_m3"],
+        THERMRIG_ZEPHYR_SOURCE="platformio",
+        PLATFORMIO_CORE_DIR=str(tmp_path / "core"),
+        THERMRIG_ZEPHYR_OUT=str(tmp_path / "out"),
+    )
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out" / "qemu_cortex_m3"
+    assert (out / "zephyr-tree").read_text().strip() == str(fw)
+    assert f"ZEPHYR_BASE={fw}" in (out / "CMakeCache.txt").read_text().replace(":PATH", "")
+    # The same sources from either tree: the same image, section for section (rodata holds the trees'
+    # paths in assertion messages, so only its size may differ, by their lengths).
+    ours, theirs = (section_sizes(b / "zephyr" / "zephyr.elf") for b in (out, board_build("qemu_cortex_m3")))
+    assert ours.keys() == theirs.keys()
+    assert {k: v for k, v in ours.items() if k != "rodata"} == {k: v for k, v in theirs.items() if k != "rodata"}
+    assert abs(ours["rodata"] - theirs["rodata"]) <= 4 * abs(len(str(fw)) - len(str(TOOLCHAINS / "zephyr"))) + 8
+
+
+def test_no_archives_and_no_platformio_is_one_line_saying_how_to_get_them(tmp_path: Path) -> None:
+    # A fresh checkout offline: no archives, nothing unpacked, no framework-zephyr, PlatformIO not reachable
+    # (no venv to run it from here, so the fetch fails at once).
+    (tmp_path / "scripts").mkdir()
+    for script in ("zephyr_tree.sh", "setup_toolchains.sh"):
+        shutil.copy(REPO / "scripts" / script, tmp_path / "scripts")
+    res = run(
+        ["bash", str(tmp_path / "scripts" / "zephyr_tree.sh")],
+        THERMRIG_TOOLCHAINS=str(tmp_path / "none"),
+        PLATFORMIO_CORE_DIR=str(tmp_path / "core"),
+    )
+    assert res.returncode == 1 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert f"no pinned archives at {tmp_path / 'none'}" in lines[0]
+    assert "framework-zephyr 2.30500.231204" in lines[0] and "internet access" in lines[0]
     assert not (tmp_path / "build").exists()
