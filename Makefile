@@ -142,6 +142,11 @@ bench: setup build
 grafana: venv
 	$(VENV)/bin/thermrig grafana --out docs/grafana
 
+# The harness diagrams in docs/wiring, drawn with WireViz from hardware/README.md's wiring table.
+.PHONY: wiring
+wiring: venv
+	$(PY) scripts/wiring_diagrams.py
+
 clean:
 	rm -rf $(BUILD)
 

@@ -19,6 +19,7 @@ declare -A NEED=(
   [dtc]=device-tree-compiler          # the Zephyr build (make firmware-qemu)
   [gperf]=gperf
   [chromium]=chromium  # the report test looks at the HTML report in headless Chromium
+  [dot]=graphviz       # WireViz draws the harness diagrams with it (make wiring)
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

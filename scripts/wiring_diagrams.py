@@ -1,0 +1,148 @@
+"""Harness diagrams of each board's rig wiring, drawn with WireViz from the one source of the pins: the
+wiring table in hardware/README.md (which tests/python/test_board_pins.py checks against the Zephyr
+overlays as built). `make wiring` writes docs/wiring/<board>.yml (the WireViz input) and renders
+<board>.svg beside it; tests/python/test_wiring_diagrams.py fails when the committed
+diagrams no longer follow the table.
+
+    python scripts/wiring_diagrams.py [--out docs/wiring] [--no-render]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE = REPO / "hardware" / "README.md"
+OUT = REPO / "docs" / "wiring"
+
+# Table row (its signal cell) -> the signals it holds, in the order its pin cells list them.
+ROWS = {
+    "SPI0 SCK / MISO": ("sck", "miso"),
+    "MAX31855 CS #0..#3": ("cs0", "cs1", "cs2", "cs3"),
+    "I2C0 SDA / SCL": ("sda", "scl"),
+    "fan0 / fan1 PWM": ("fan0_pwm", "fan1_pwm"),
+    "fan0 / fan1 tach": ("fan0_tach", "fan1_tach"),
+    "heater PWM": ("heater",),
+}
+BOARD_TITLES = {"pico": "Raspberry Pi Pico", "nucleo_f411re": "Nucleo-F411RE", "nucleo_f446re": "Nucleo-F446RE"}
+
+
+class WiringTableError(ValueError):
+    pass
+
+
+def read_table(text: str) -> dict[str, dict[str, str]]:
+    """Board -> signal -> pin ("PA5 (D13)", "GP18") from the "Wiring and pins" table."""
+    section = text[text.index("## Wiring and pins") :]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    header = [cell.strip().strip("`") for cell in rows[0].strip("|").split("|")]
+    boards = ["pico" if h == "Pico GPIO" else h for h in header[1:-1]]
+    pins: dict[str, dict[str, str]] = {b: {} for b in boards}
+    seen = set()
+    for row in rows[2:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        signals = ROWS.get(cells[0])
+        if signals is None:
+            continue
+        seen.add(cells[0])
+        for board, cell in zip(boards, cells[1:-1], strict=True):
+            values = [v.strip() for v in re.split(r" / |, ", cell)]
+            if len(values) != len(signals):
+                raise WiringTableError(f"{TABLE.name}: row {cells[0]!r}, {board}: {cell!r} is not {len(signals)} pins")
+            pins[board].update(zip(signals, values, strict=True))
+    missing = set(ROWS) - seen
+    if missing:
+        raise WiringTableError(f"{TABLE.name}: the wiring table has no row {sorted(missing)}")
+    return pins
+
+
+def _peripheral(kind: str, labels: list[str], color: str = "") -> dict[str, object]:
+    return {"type": kind, "pinlabels": labels, **({"color": color} if color else {})}
+
+
+def harness(board: str, pins: dict[str, str]) -> dict[str, object]:
+    """The WireViz harness of one board: the board's rig pins, each peripheral's, and a cable each."""
+    mcu_signals = ["3V3", "GND", *(s for signals in ROWS.values() for s in signals)]
+    mcu_labels = ["3V3", "GND", *(f"{pins[s]} {s}" for s in mcu_signals[2:])]
+    at = {s: i + 1 for i, s in enumerate(mcu_signals)}  # signal -> MCU pin number in the diagram
+    connectors: dict[str, object] = {"MCU": {"type": BOARD_TITLES[board], "pinlabels": mcu_labels}}
+    cables: dict[str, object] = {}
+    connections: list[object] = []
+
+    def wire(name: str, target: str, pairs: list[tuple[str, int]], colors: list[str]) -> None:
+        cables[name] = {"wirecount": len(pairs), "colors": colors, "gauge": "26 AWG"}
+        connections.append(
+            [
+                {"MCU": [at[s] for s, _ in pairs]},
+                {name: list(range(1, len(pairs) + 1))},
+                {target: [p for _, p in pairs]},
+            ]
+        )
+
+    for i in range(4):
+        x = f"TC{i}"
+        connectors[x] = _peripheral("MAX31855K breakout", ["VIN", "GND", "SCK", "SO", "CS"])
+        wire(
+            f"W_{x}",
+            x,
+            [("3V3", 1), ("GND", 2), ("sck", 3), ("miso", 4), (f"cs{i}", 5)],
+            ["RD", "BK", "YE", "GN", "BU"],
+        )
+    connectors["AMB"] = _peripheral("SHT31 breakout (I2C 0x44)", ["VIN", "GND", "SDA", "SCL"])
+    wire("W_AMB", "AMB", [("3V3", 1), ("GND", 2), ("sda", 3), ("scl", 4)], ["RD", "BK", "BU", "YE"])
+    for i in range(2):
+        x = f"FAN{i}"
+        connectors[x] = _peripheral("4-pin PWM fan (12 V from its own supply)", ["GND", "+12V", "TACH", "PWM"])
+        wire(f"W_{x}", x, [("GND", 1), (f"fan{i}_tach", 3), (f"fan{i}_pwm", 4)], ["BK", "GN", "BU"])
+    connectors["HEATER"] = _peripheral("heater MOSFET / SSR input (10 kOhm gate pull-down)", ["IN", "GND"])
+    wire("W_HEATER", "HEATER", [("heater", 1), ("GND", 2)], ["WH", "BK"])
+    return {
+        "metadata": {"title": f"thermrig rig wiring: {BOARD_TITLES[board]}", "source": "hardware/README.md"},
+        "connectors": connectors,
+        "cables": cables,
+        "connections": connections,
+    }
+
+
+def harness_yaml(board: str, pins: dict[str, str]) -> str:
+    head = "# Generated by scripts/wiring_diagrams.py from hardware/README.md's wiring table: do not edit.\n"
+    return head + yaml.safe_dump(harness(board, pins), sort_keys=False, width=120)
+
+
+def render(yml: Path) -> None:
+    """WireViz draws <name>.svg beside the YAML (its BOM, HTML and GraphViz source are removed)."""
+    wireviz = shutil.which("wireviz") or str(Path(sys.executable).with_name("wireviz"))
+    subprocess.run([wireviz, "-f", "s", str(yml)], check=True, capture_output=True, text=True)
+    for extra in (".bom.tsv", ".html", ".gv"):
+        yml.with_suffix(extra).unlink(missing_ok=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write <board>.yml and <board>.svg")
+    parser.add_argument("--no-render", action="store_true", help="write the WireViz YAML only")
+    args = parser.parse_args()
+    try:
+        boards = read_table(TABLE.read_text())
+    except WiringTableError as e:
+        print(f"wiring: {e}", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    for board, pins in boards.items():
+        yml = args.out / f"{board}.yml"
+        yml.write_text(harness_yaml(board, pins))
+        if not args.no_render:
+            render(yml)
+        print(f"wiring: {board}: {yml}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
