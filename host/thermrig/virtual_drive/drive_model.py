@@ -63,6 +63,7 @@ class DriveModel:
         self.tmt1_count = self.tmt2_count = 0
         self.tmt1_time = self.tmt2_time = 0.0
         self.warning_time = 0.0  # seconds above WCTEMP (never, when the drive reports none)
+        self.hctm = 0  # host-controlled thermal management: TMT1 << 16 | TMT2 in kelvin, 0 = off
         self._since_step = 0.0
         self._busy_read = self._busy_write = 0.0  # full-speed seconds of work since the last tick
         self._next_write = -1  # the offset a sequential write stream continues at
@@ -258,15 +259,16 @@ class DriveModel:
         between two; full speed again once the allowance is back at full power and the controller is
         `hysteresis_c` below tmt1."""
         p = self.profile
-        states, t = p.states, self.ctrl_c
+        states = p.states
         top, floor = states[0].max_w, states[-1].max_w
-        if t >= p.tmt2_c:
+        over1, over2 = self._over_thresholds()
+        if over2 >= 0:
             allow = floor
         elif self.allow_w is None:
-            allow = states[1].max_w if t >= p.tmt1_c else None
+            allow = states[1].max_w if over1 >= 0 else None
         else:
-            allow = min(top, max(floor, self.allow_w + p.throttle_gain * (p.tmt1_c - t) * p.step_s))
-            if allow >= top and t < p.tmt1_c - p.hysteresis_c:
+            allow = min(top, max(floor, self.allow_w - p.throttle_gain * over1 * p.step_s))
+            if allow >= top and over1 < -p.hysteresis_c:
                 allow = None
         self.allow_w = allow
         new = 0 if allow is None else self._state_for(allow)
@@ -278,6 +280,19 @@ class DriveModel:
             self.tmt1_count += 1
         self.state = new
         self.transitions.append((self.uptime, new))
+
+    def _over_thresholds(self) -> tuple[float, float]:
+        """How far the drive is past its light and heavy throttle thresholds (K, negative below): its
+        own on the controller's temperature, and the host's HCTM TMT1/TMT2 on the composite temperature
+        where the host set them (NVMe: the drive throttles at whichever it reaches first)."""
+        p = self.profile
+        over1, over2 = self.ctrl_c - p.tmt1_c, self.ctrl_c - p.tmt2_c
+        tmt1_k, tmt2_k = (self.hctm >> 16) & 0xFFFF, self.hctm & 0xFFFF
+        if tmt1_k:
+            over1 = max(over1, self.composite_c + KELVIN - tmt1_k)
+        if tmt2_k:
+            over2 = max(over2, self.composite_c + KELVIN - tmt2_k)
+        return over1, over2
 
     def _state_for(self, allow: float) -> int:
         """The power state a throttle allowance falls in: the deepest one whose maximum covers it; the
@@ -334,6 +349,36 @@ class DriveModel:
             "power_state": self.state,  # not in smart-log; `nvme get-feature -f 2` on a real drive
             "power_state_name": p.states[self.state].name,
         }
+
+    def id_ctrl(self) -> dict[str, object]:
+        """What `nvme id-ctrl -o json` (nvme-cli 2.x) would print of the thermal fields: no WCTEMP or
+        CCTEMP (the 950 Pro reports none), HCTM supported from 0 °C up to the drive's own TMT2, and a
+        power state descriptor per power state (MXPS 0: centiwatts)."""
+        p = self.profile
+        return {
+            "mn": p.model,
+            "sn": p.serial,
+            "fr": p.firmware,
+            "wctemp": 0,
+            "cctemp": 0,
+            "hctma": 1,
+            "mntmt": round(KELVIN),
+            "mxtmt": round(p.tmt2_c + KELVIN),
+            "npss": len(p.states) - 1,
+            "psds": [
+                {"max_power": round(s.max_w * 100), "max_power_scale": 0, "non-operational_state": 0} for s in p.states
+            ],
+        }
+
+    def set_hctm(self, value: int) -> None:
+        """`nvme set-feature -f 0x10 -v VALUE`: TMT1 << 16 | TMT2 in kelvin (0 turns a threshold off).
+        Values outside MNTMT..MXTMT, or TMT1 not below TMT2, are refused as a drive refuses them
+        (Invalid Field in Command)."""
+        tmt1, tmt2 = (value >> 16) & 0xFFFF, value & 0xFFFF
+        lo, hi = round(KELVIN), round(self.profile.tmt2_c + KELVIN)
+        if any(t and not lo <= t <= hi for t in (tmt1, tmt2)) or (tmt1 and tmt2 and tmt1 >= tmt2):
+            raise ValueError(f"HCTM value {value:#010x}: Invalid Field in Command")
+        self.hctm = value
 
     def smart_log_json(self) -> str:
         return json.dumps(self.smart_log(), indent=2)
