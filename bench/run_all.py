@@ -21,6 +21,7 @@ BENCHES = [
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",
+    "bench_identify",
 ]
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 
 from thermrig.cli.errors import user_errors
+from thermrig.cli.identify_cmd import identify
 from thermrig.cli.record_cmd import record
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.view import info_table, telemetry_view
@@ -136,3 +137,4 @@ def watch(
 
 app.command("selftest")(selftest)
 app.command("record")(record)
+app.command("identify")(identify)

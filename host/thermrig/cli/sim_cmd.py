@@ -15,7 +15,7 @@ from rich.console import Console
 
 from thermrig.cli.errors import user_errors
 from thermrig.config import ConfigError, sim_state_file
-from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
+from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError, load_chassis
 from thermrig.sim.control import ControlServer, request
 from thermrig.sim.faults import FaultKind
 from thermrig.sim.firmware import FIRMWARES
@@ -41,6 +41,10 @@ def sim(
     firmware: Annotated[
         str, typer.Option(help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (Zephyr in QEMU).")
     ] = "rigsim",
+    chassis: Annotated[
+        str | None,
+        typer.Option(help="A named chassis (`thermrig rig identify` writes one); default: hardware/profiles."),
+    ] = None,
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
@@ -67,7 +71,10 @@ def sim(
         room_c=room,
         link=link,
         firmware=firmware,
+        chassis=chassis,
     )
+    if chassis is not None:
+        load_chassis(chassis)  # a missing or malformed chassis file: one line before anything starts
     console = Console()
     state = sim_state_file()
     stop = threading.Event()
@@ -80,7 +87,8 @@ def sim(
             json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path), "firmware": firmware})
         )
         console.print(
-            f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x)"
+            f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
+            f"{f', chassis {chassis}' if chassis else ''})"
         )
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(rig.port, flush=True)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thermrig.paths import data_dir
 from thermrig.toml_file import TomlError, TomlFile
 
 SLOTS = ("top", "bottom", "upright", "underside")
@@ -78,8 +80,28 @@ class DriveThermalParams:
     sink_area: float
 
 
-def load_chassis() -> ChassisParams:
-    r = profile_file("chassis.toml")
+def chassis_path(name: str | None = None) -> Path:
+    """The chassis file: hardware/profiles/chassis.toml, or a named one (`thermrig rig identify` writes
+    them): the user's data dir's chassis/NAME.toml, else hardware/profiles/chassis/NAME.toml."""
+    if name is None:
+        return hardware_dir() / "profiles" / "chassis.toml"
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name.startswith("."):
+        raise ProfileError(f"chassis name {name!r}: use letters, digits, '-', '_' and '.'")
+    for folder in (data_dir() / "chassis", hardware_dir() / "profiles" / "chassis"):
+        if (folder / f"{name}.toml").exists():
+            return folder / f"{name}.toml"
+    known = sorted(
+        {p.stem for f in (data_dir() / "chassis", hardware_dir() / "profiles" / "chassis") for p in f.glob("*.toml")}
+    )
+    raise ProfileError(
+        f"no chassis {name!r} in {data_dir() / 'chassis'} or {hardware_dir() / 'profiles' / 'chassis'}"
+        f" (known: {', '.join(known) or 'none'}; `thermrig rig identify --name {name}` makes one)"
+    )
+
+
+def load_chassis(name: str | None = None) -> ChassisParams:
+    path = chassis_path(name)
+    r = TomlFile.read(path, ProfileError, "set THERMRIG_HARDWARE_DIR to the hardware/ folder")
 
     def n(sec: str, key: str, lo: float, hi: float) -> float:
         return r.number(r.section(sec), sec, key, lo, hi)
@@ -102,6 +124,23 @@ def load_chassis() -> ChassisParams:
         tc_lag_s=n("sensors", "tc_lag_s", 0.01, 30),
         amb_noise_c=n("sensors", "amb_noise_c", 0, 2),
         rh_noise_pct=n("sensors", "rh_noise_pct", 0, 10),
+    )
+
+
+def chassis_toml(c: ChassisParams, note: str) -> str:
+    """A chassis file holding c, in the form load_chassis reads; note: comment lines at its top."""
+    head = "".join(f"# {line}\n" for line in note.splitlines())
+    return (
+        f"{head}\n[room]\ntemp_c = {c.room_c:.6g}\nhumidity_pct = {c.room_rh:.6g}\n\n"
+        f"[air]\ncapacity_j_per_k = {c.air_capacity:.6g}\ng_still_w_per_k = {c.g_still:.6g}\n"
+        f"g_fan_w_per_k = {c.g_fan:.6g}\n\n"
+        f"[heater]\nmax_w = {c.heater_max_w:.6g}\ncapacity_j_per_k = {c.heater_capacity:.6g}\n"
+        f"g_air_w_per_k = {c.g_heater_air:.6g}\n\n"
+        f"[fans]\nmax_rpm = {c.fan_max_rpm:.6g}\nmin_duty = {c.fan_min_duty:.6g}\n"
+        f"min_rpm_fraction = {c.fan_min_rpm_fraction:.6g}\nspinup_s = {c.fan_spinup_s:.6g}\n"
+        f"pulses_per_rev = {c.pulses_per_rev}\n\n"
+        f"[sensors]\ntc_noise_c = {c.tc_noise_c:.6g}\ntc_lag_s = {c.tc_lag_s:.6g}\n"
+        f"amb_noise_c = {c.amb_noise_c:.6g}\nrh_noise_pct = {c.rh_noise_pct:.6g}\n"
     )
 
 

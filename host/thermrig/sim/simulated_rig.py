@@ -35,12 +35,13 @@ class SimConfig:
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
+    chassis: str | None = None  # a named chassis (`thermrig rig identify`); None: hardware/profiles/chassis.toml
 
 
 class SimulatedRig:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = cfg = config or SimConfig()
-        chassis = load_chassis()
+        chassis = load_chassis(cfg.chassis)
         self.drive: VirtualDrive | None = None
         self.firmware: Firmware | None = None
         self._restarting = threading.Lock()

@@ -1,0 +1,125 @@
+"""Fit the plant's chassis parameters to a rig's recorded step sequence (`thermrig rig identify`): the
+chassis air's heat capacity and its conductances to the room with the fans still and at full chassis-fan
+airflow, found by bounded least squares on the air temperature, the plant (thermrig.sim.plant) driven
+by the heater and fan duties the rig recorded. The heater's power is the user's (its nameplate): with
+temperatures alone, power, capacity and conductances scale together, so one of them must be known. The
+heater element's own capacity and coupling set a lag of seconds that 1 s data cannot separate from the
+thermocouple's, and stay the base chassis's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from thermrig.errors import ThermrigError
+from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
+from thermrig.sim.plant import Plant
+
+# (ChassisParams field, lower bound, upper bound): the bounds the chassis file's reader enforces
+FITTED = (("air_capacity", 50.0, 50_000.0), ("g_still", 0.1, 100.0), ("g_fan", 0.01, 200.0))
+STEP_S = 1.0  # the fit compares 1 s means
+
+
+class IdentifyError(ThermrigError, ValueError):
+    pass
+
+
+class Sample(Protocol):
+    """What the rig measured, as the fit needs it (thermrig.calibration.chassis_steps.StepSample)."""
+
+    @property
+    def t_s(self) -> float: ...
+    @property
+    def heater_pct(self) -> float: ...
+    @property
+    def fan_pct(self) -> tuple[float, float]: ...
+    @property
+    def air_c(self) -> float: ...
+    @property
+    def room_c(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Second:
+    """One second of the recording: mean heater duty, air and room; the fans' duty at its end."""
+
+    t_s: float
+    heater_pct: float
+    fan_pct: tuple[float, float]
+    air_c: float
+    room_c: float
+
+
+@dataclass(frozen=True)
+class ChassisFit:
+    chassis: ChassisParams
+    rms_c: float  # residual: measured against modelled chassis air, over every second
+    max_c: float
+    seconds: int
+    start: ChassisParams
+
+
+def per_second(samples: Sequence[Sample]) -> list[Second]:
+    """1 s means (the fans' last duty in each second: a step lands on its second)."""
+    out: list[Second] = []
+    t = np.array([s.t_s for s in samples])
+    for k in range(int(t[-1] // STEP_S) + 1):
+        idx = np.nonzero((t >= k * STEP_S) & (t < (k + 1) * STEP_S))[0]
+        if len(idx) == 0:
+            continue
+        chunk = [samples[i] for i in idx]
+        out.append(
+            Second(
+                t_s=k * STEP_S,
+                heater_pct=float(np.mean([s.heater_pct for s in chunk])),
+                fan_pct=chunk[-1].fan_pct,
+                air_c=float(np.mean([s.air_c for s in chunk])),
+                room_c=float(np.mean([s.room_c for s in chunk])),
+            )
+        )
+    return out
+
+
+def simulate(chassis: ChassisParams, seconds: Sequence[Second]) -> np.ndarray:
+    """The chassis air the plant gives for the recorded duties, second by second, from the first
+    measured air temperature."""
+    plant = Plant(chassis, load_slot("top"), load_drive_thermal("none"), room_c=seconds[0].room_c)
+    plant.state.air = plant.state.heater = seconds[0].air_c
+    out = np.empty(len(seconds))
+    for i, s in enumerate(seconds):
+        out[i] = plant.state.air
+        plant.room_c = s.room_c
+        plant.heater_duty = s.heater_pct / 100.0
+        plant.fan_duty = [s.fan_pct[0] / 100.0, s.fan_pct[1] / 100.0]
+        plant.step(STEP_S)
+    return out
+
+
+def fit_chassis(samples: Sequence[Sample], base: ChassisParams, heater_w: float) -> ChassisFit:
+    """The base chassis with its air capacity and conductances fitted to the samples; heater_w: the
+    heater's full power (W)."""
+    seconds = per_second(samples)
+    if len(seconds) < 120:
+        raise IdentifyError(f"{len(seconds)} s of data: identification needs at least 120 s of steps")
+    if max(s.heater_pct for s in seconds) < 5:
+        raise IdentifyError("the heater never ran during the recording: nothing to identify")
+    start = replace(base, heater_max_w=heater_w)
+    measured = np.array([s.air_c for s in seconds])
+
+    def chassis_at(x: np.ndarray) -> ChassisParams:
+        return replace(start, **{name: float(np.exp(v)) for (name, _, _), v in zip(FITTED, x, strict=True)})
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return simulate(chassis_at(x), seconds) - measured
+
+    x0 = np.log([min(max(getattr(start, n), lo), hi) for n, lo, hi in FITTED])
+    lo, hi = np.log([b[1] for b in FITTED]), np.log([b[2] for b in FITTED])
+    result = least_squares(residual, x0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-3)
+    r = residual(result.x)
+    return ChassisFit(
+        chassis_at(result.x), float(np.sqrt(np.mean(r**2))), float(np.max(np.abs(r))), len(seconds), start
+    )
