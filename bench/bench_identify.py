@@ -9,7 +9,6 @@ import dataclasses
 import os
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from common import figure
@@ -26,17 +25,6 @@ CASES = {
 }
 
 
-def stepped_steps(sim: SimulatedRig, link: RigLink) -> list:  # type: ignore[type-arg]
-    """The default sequence with virtual time advanced a second at a time, the host's heartbeat between."""
-    out: list[list] = []  # type: ignore[type-arg]
-    recorder = threading.Thread(target=lambda: out.append(record_steps(link, StepPlan())))
-    recorder.start()
-    while recorder.is_alive():
-        link.ping()
-        sim.advance(1.0)
-    return out[0]
-
-
 def main() -> int:
     os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="thermrig-bench-identify-")
     base = load_chassis()
@@ -48,7 +36,7 @@ def main() -> int:
         path.write_text(chassis_toml(truth, case))
         with SimulatedRig(SimConfig(chassis="truth", stepped=True, seed=5)) as sim, RigLink(sim.port) as link:
             link.hello()
-            samples = stepped_steps(sim, link)
+            samples = sim.run_alongside(link, lambda: record_steps(link, StepPlan()))
         fit = fit_chassis(samples, base, truth.heater_max_w)
         for name, _, _ in FITTED:
             got, want = getattr(fit.chassis, name), getattr(truth, name)

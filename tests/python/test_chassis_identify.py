@@ -4,11 +4,10 @@ step sequence on the real firmware, fitted, and recovered; the profile it writes
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import pytest
 
-from thermrig.calibration.chassis_steps import StepError, StepPlan, StepSample, record_steps
+from thermrig.calibration.chassis_steps import StepError, StepPlan, record_steps
 from thermrig.hardware.profiles import ProfileError, chassis_path, chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import data_dir
@@ -16,20 +15,6 @@ from thermrig.sim.chassis_fit import IdentifyError, fit_chassis
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 TOLERANCE = 0.05  # each identified parameter within 5 % of the truth (make bench: within 1.4 %)
-
-
-def stepped(sim: SimulatedRig, link: RigLink, plan: StepPlan) -> list[StepSample]:
-    """The sequence on a stepped simulation: virtual time advances a second at a time with the host's
-    heartbeat between, whatever the machine's load, while record_steps follows the telemetry."""
-    out: list[list[StepSample]] = []
-    recorder = threading.Thread(target=lambda: out.append(record_steps(link, plan)))
-    recorder.start()
-    while recorder.is_alive():
-        link.ping()
-        sim.advance(1.0)
-    recorder.join()
-    assert out, "record_steps failed (its error is in the thread's output)"
-    return out[0]
 
 
 def write_chassis(name: str, chassis: object) -> None:
@@ -70,7 +55,7 @@ def test_identify_recovers_a_non_default_chassis(isolated_env: dict[str, str]) -
     plan = StepPlan()
     with SimulatedRig(SimConfig(chassis="truth", stepped=True, seed=3)) as sim, RigLink(sim.port) as link:
         link.hello()
-        samples = stepped(sim, link, plan)
+        samples = sim.run_alongside(link, lambda: record_steps(link, plan))
         sim.advance(1.0)
         assert not link.latest.heat_enabled  # off at the end, as after any end
     assert samples[-1].t_s >= plan.duration_s - 1

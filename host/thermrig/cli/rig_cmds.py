@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
+from thermrig.cli.bringup_cmd import bringup_cmd
 from thermrig.cli.errors import user_errors
 from thermrig.cli.identify_cmd import identify
 from thermrig.cli.record_cmd import record
@@ -138,3 +139,4 @@ def watch(
 app.command("selftest")(selftest)
 app.command("record")(record)
 app.command("identify")(identify)
+app.command("bringup")(bringup_cmd)

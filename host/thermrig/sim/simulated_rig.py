@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
+from thermrig.link.rig_link import RigLink
 from thermrig.sim import firmware as firmwares
 from thermrig.sim.faults import FaultInjector
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
@@ -19,6 +22,7 @@ from thermrig.sim.wires import TICK_S, SensorBank
 from thermrig.virtual_drive.served import VirtualDrive
 
 __all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class SimConfig:
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
+    swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
     chassis: str | None = None  # a named chassis (`thermrig rig identify`); None: hardware/profiles/chassis.toml
 
 
@@ -48,7 +53,7 @@ class SimulatedRig:
         profile = load_drive_profile(cfg.drive) if cfg.drive else None
         self._drive_profile = profile
         self.plant = Plant(chassis, load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c)
-        self.sensors = SensorBank(self.plant, cfg.seed)
+        self.sensors = SensorBank(self.plant, cfg.seed, swapped=cfg.swapped_tcs)
         self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
         sock = str(Path(self._tmp.name) / "plant.sock")
         speed = None if cfg.speed is None and not cfg.stepped else (cfg.speed or 0.0)
@@ -137,6 +142,29 @@ class SimulatedRig:
         self.server.advance(seconds)
         assert self.firmware is not None
         self.firmware.settle()
+
+    def run_alongside(self, link: RigLink, work: Callable[[], T], step_s: float = 1.0) -> T:
+        """A stepped simulation with a host procedure: work() runs in a thread while virtual time advances
+        step_s at a time, the host's heartbeat (a PING on link) between, whatever the machine's load;
+        returns its result or raises its exception."""
+        result: list[T] = []
+        error: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                result.append(work())
+            except BaseException as exc:  # handed to the caller
+                error.append(exc)
+
+        worker = threading.Thread(target=run, name="sim-host-procedure")
+        worker.start()
+        while worker.is_alive():
+            link.ping()
+            self.advance(step_s)
+        worker.join()
+        if error:
+            raise error[0]
+        return result[0]
 
     @property
     def virtual_time(self) -> float:

@@ -24,6 +24,7 @@ TC_PLACES: dict[str, Callable[[Plant], float]] = {
 }
 # Protocol v1's thermocouples, for a firmware that does not send its channel table on the wires.
 DEFAULT_TCS = ("drive_ctrl", "drive_nand", "heatsink", "chassis_air")
+FINGER_C = 34.0  # a bead held between two fingers (a bring-up touch) reads skin temperature
 
 
 class WiringError(ValueError):
@@ -36,6 +37,7 @@ class SensorBank:
 
     plant: Plant
     seed: int = 0
+    swapped: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
@@ -53,6 +55,15 @@ class SensorBank:
             raise WiringError(f"the plant has no place for thermocouple(s) {', '.join(unknown)}")
         c = self.plant.chassis
         self.tc_names = tuple(names)
+        # Where each channel's bead really is: its name's place, unless the rig is miswired.
+        places = list(names)
+        if self.swapped is not None:
+            a, b = self.swapped
+            if not (0 <= a < len(places) and 0 <= b < len(places)) or a == b:
+                raise WiringError(f"cannot swap thermocouples {a} and {b} of {len(places)}")
+            places[a], places[b] = places[b], places[a]
+        self.tc_places = tuple(places)
+        self.touched: set[str] = set()  # places whose bead an operator holds (bring-up)
         self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in names]
         # Fault injection (thermrig.sim.faults): what each sensor reports instead of the truth.
         self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
@@ -67,7 +78,16 @@ class SensorBank:
         self.wire_thermocouples([name for key, name in pairs if key.startswith("tc")])
 
     def true_channels(self) -> list[float]:
-        return [TC_PLACES[name](self.plant) for name in self.tc_names]
+        return [
+            max(TC_PLACES[place](self.plant), FINGER_C) if place in self.touched else TC_PLACES[place](self.plant)
+            for place in self.tc_places
+        ]
+
+    def touch(self, place: str, held: bool = True) -> None:
+        """An operator holds (or lets go of) the bead at a place: it warms to skin temperature."""
+        if place not in self.tc_places:
+            raise WiringError(f"no thermocouple at {place!r} (beads at {', '.join(self.tc_places)})")
+        (self.touched.add if held else self.touched.discard)(place)
 
     def sample_line(self, dt: float) -> str:
         """The plant's "S" message: MCU-visible raw values at the plant's current time."""

@@ -1,0 +1,242 @@
+"""The bring-up's phases, in order: thermocouples at room temperature, the ambient sensor, a touch of each
+bead (its own channel must rise, no other), each fan and its tach, and, with the operator's go-ahead, a
+short heater pulse that must warm the chassis air first. Every wait is in rig time (any simulation
+speed); each phase gives one Step: PASS or FAIL, what it measured, and what to fix."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from thermrig.bringup.operator import Operator
+from thermrig.link.rig_link import RigLink
+from thermrig.protocol.channels import ChannelKind
+from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry, flag_names
+
+ROOM_BAND_C = 3.0  # every thermocouple within this of the ambient sensor at power-up
+TOUCH_RISE_C = 2.0  # a held bead rises at least this over its baseline ...
+TOUCH_WAIT_S = 20.0  # ... within this long
+SETTLE_WAIT_S = 30.0  # after letting go, back within 1 °C of the baseline (then the next bead)
+FAN_SPIN_S = 6.0  # a fan's speed settles (spin-up about 1.5 s) ...
+PULSE_RISE_C = 1.0  # the heater pulse: the first channel to rise this much must be chassis air
+PULSE_MAX_S = 40.0
+AIR = "chassis_air"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    passed: bool | None  # None: skipped (the operator declined)
+    measured: str
+    fix: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return {True: "PASS", False: "FAIL", None: "SKIP"}[self.passed]
+
+
+class Frames:
+    """The rig's telemetry from a subscription, in rig time."""
+
+    def __init__(self, link: RigLink) -> None:
+        self.link = link
+        self.q = link.subscribe()
+        self.last: Telemetry = self.next()
+
+    def next(self) -> Telemetry:
+        try:
+            self.last = self.q.get(timeout=10)
+        except queue.Empty as exc:
+            raise TimeoutError("no telemetry from the rig for 10 s") from exc
+        return self.last
+
+    def over(self, seconds: float) -> list[Telemetry]:
+        """The frames of the next `seconds` of rig time."""
+        end = self.last.uptime_ms + seconds * 1000
+        out = []
+        while self.last.uptime_ms < end:
+            out.append(self.next())
+        return out
+
+    def until(self, seconds: float, done: Callable[[Telemetry], bool]) -> Telemetry | None:
+        """The first frame within `seconds` for which done() holds, else None."""
+        end = self.last.uptime_ms + seconds * 1000
+        while self.last.uptime_ms < end:
+            if done(tel := self.next()):
+                return tel
+        return None
+
+    def close(self) -> None:
+        self.link.unsubscribe(self.q)
+
+
+def _mean(frames: list[Telemetry], name: str) -> float:
+    return statistics.fmean(f.named(name).value for f in frames)
+
+
+def thermocouples(frames: Frames) -> list[str]:
+    return [c.name for c in frames.last.channels.of_kind(ChannelKind.THERMOCOUPLE)]
+
+
+def room(frames: Frames) -> Step:
+    seen = frames.over(3.0)
+    amb = _mean(seen, "ambient_t")
+    bad, far = [], []
+    for name in thermocouples(frames):
+        status = ChannelStatus(0)
+        for f in seen:
+            status |= f.named(name).status
+        if status & (ChannelStatus.OPEN | ChannelStatus.SHORT_GND | ChannelStatus.SHORT_VCC):
+            bad.append(f"{name} ({frames.last.channels.key_of(name)}) {flag_names(status)}")
+        elif abs(_mean(seen, name) - amb) > ROOM_BAND_C:
+            far.append(f"{name} {_mean(seen, name):.1f} °C")
+    measured = f"ambient {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in thermocouples(frames))
+    if bad:
+        return Step(
+            "room temperature",
+            False,
+            measured,
+            f"{'; '.join(bad)}: check that thermocouple's plug "
+            "and its MAX31855's wiring (an open bead or a lead shorted to ground or 3.3 V)",
+        )
+    if far:
+        return Step(
+            "room temperature",
+            False,
+            measured,
+            f"{', '.join(far)}: more than {ROOM_BAND_C:g} °C from "
+            "ambient with the rig cold: a reversed thermocouple lead or a bead on something warm",
+        )
+    return Step("room temperature", True, measured)
+
+
+def ambient(frames: Frames) -> Step:
+    r = frames.last.named("ambient_t")
+    measured = f"ambient {r.value:.1f} °C, {frames.last.humidity.value:.0f} % RH ({flag_names(r.status)})"
+    if r.status & ChannelStatus.NO_DATA:
+        return Step(
+            "ambient sensor", False, measured, "the SHT31 does not answer: check SDA/SCL, its 3.3 V and address 0x44"
+        )
+    return Step("ambient sensor", True, measured)
+
+
+def touch(frames: Frames, operator: Operator, name: str) -> Step:
+    channels = frames.last.channels
+    names = thermocouples(frames)
+    seen = frames.over(2.0)
+    base = {n: _mean(seen, n) for n in names}
+    operator.touch(name, channels.key_of(name))
+    try:
+        rose = frames.until(TOUCH_WAIT_S, lambda f: any(f.named(n).value - base[n] >= TOUCH_RISE_C for n in names))
+        risen = [n for n in names if rose is not None and rose.named(n).value - base[n] >= TOUCH_RISE_C]
+    finally:
+        operator.let_go(name)
+    frames.until(SETTLE_WAIT_S, lambda f: all(f.named(n).value - base[n] < 1.0 for n in names))
+    key = channels.key_of(name)
+    cleared = _stuck_on_cleared(frames) if AIR in risen else ""
+    if risen == [name]:
+        measured = f"{name} ({key}) rose {rose.named(name).value - base[name]:+.1f} °C"  # type: ignore[union-attr]
+        return Step(f"touch {name}", True, measured + cleared)
+    if not risen:
+        fix = f"is the {name} bead attached and was it held? check {key}'s thermocouple and MAX31855"
+        return Step(f"touch {name}", False, f"no channel rose {TOUCH_RISE_C:g} °C in {TOUCH_WAIT_S:g} s", fix)
+    others = [n for n in risen if n != name]
+    shown = ", ".join(f"{n} ({channels.key_of(n)})" for n in others)
+    return Step(
+        f"touch {name}",
+        False,
+        f"the {name} bead raised {shown}" + (f" and {name}" if name in risen else ""),
+        f"the chip selects of {key} and {', '.join(channels.key_of(n) for n in others)} are swapped: "
+        "check the MAX31855 CS wires against the wiring table (hardware/README.md)",
+    )
+
+
+def _stuck_on_cleared(frames: Frames) -> str:
+    """The chassis-air channel warmed with the heater off is what the firmware's heater-stuck-on check
+    looks for (2 °C in 20 s): it latches that fault, as it should. Seen within the check's window, it is
+    cleared, and the step says so."""
+    seen = frames.until(20.0, lambda f: bool(f.faults & Fault.HEATER_STUCK))
+    if seen is None:
+        return ""
+    frames.link.command("CLEAR")
+    return "; the firmware latched heater stuck-on (a warm air bead, heater off), as it should: cleared"
+
+
+def fans(frames: Frames, link: RigLink) -> list[Step]:
+    out = []
+    keys = [c.key for c in frames.last.channels.of_kind(ChannelKind.FAN_RPM)]
+    for i, rpm_key in enumerate(keys):
+        speeds = []
+        for duty in (40, 100):
+            link.set(**{f"fan{i}": duty * 10})
+            speeds.append(statistics.fmean(f.rpm[rpm_key].value for f in frames.over(FAN_SPIN_S)[-10:]))
+        measured = f"fan{i} {speeds[0]:.0f} rpm at 40 %, {speeds[1]:.0f} rpm at 100 %"
+        if speeds[1] <= 0:
+            step = Step(f"fan{i}", False, measured, f"no tach pulses: check fan{i}'s tach wire and its pull-up")
+        elif not speeds[1] > speeds[0] * 1.2:
+            step = Step(f"fan{i}", False, measured, f"fan{i} does not follow its duty: check its PWM wire")
+        else:
+            step = Step(f"fan{i}", True, measured)
+        out.append(step)
+    link.set(fan0=1000, fan1=1000)
+    return out
+
+
+def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
+    if not operator.go_ahead("Heat for up to 40 s (chassis air +5 °C)? The heater must be connected through its fuse."):
+        return Step("heater pulse", None, "skipped by the operator")
+    names = thermocouples(frames)
+    seen = frames.over(2.0)
+    base = {n: _mean(seen, n) for n in names}
+    if frames.last.faults:
+        fix = "clear it (`thermrig rig clear`) once its cause is fixed, then run the bring-up again"
+        return Step("heater pulse", False, f"a fault is latched: {flag_names(frames.last.faults)}", fix)
+    link.set(air=round((base[AIR] + 5.0) * 100), hlim=1000, heat=1)
+    try:
+        first = frames.until(PULSE_MAX_S, lambda f: any(f.named(n).value - base[n] >= PULSE_RISE_C for n in names))
+    finally:
+        link.set(heat=0)
+    if first is None:
+        fix = "the heater does not heat: check its supply, the thermal fuse and the switch on the heater pin"
+        return Step("heater pulse", False, f"nothing rose {PULSE_RISE_C:g} °C in {PULSE_MAX_S:g} s of heat", fix)
+    risen = [n for n in names if first.named(n).value - base[n] >= PULSE_RISE_C]
+    measured = f"first to rise: {', '.join(risen)} (+{max(first.named(n).value - base[n] for n in risen):.1f} °C)"
+    if risen == [AIR]:
+        return Step("heater pulse", True, measured)
+    fix = (
+        f"the heater warms another bead before the chassis air: aim it at the air and keep the {AIR} bead"
+        " in the airflow between heater and slot, away from the drive"
+    )
+    return Step("heater pulse", False, measured, fix)
+
+
+def bringup(link: RigLink, operator: Operator, report: Callable[[Step], None] | None = None) -> list[Step]:
+    """Every phase in order on a rig whose link is open and kept alive; heater off and fans full at the end."""
+    frames = Frames(link)
+    steps: list[Step] = []
+
+    def add(step: Step) -> None:
+        steps.append(step)
+        if report is not None:
+            report(step)
+
+    try:
+        add(room(frames))
+        add(ambient(frames))
+        for name in thermocouples(frames):
+            add(touch(frames, operator, name))
+        for step in fans(frames, link):
+            add(step)
+        add(heater_pulse(frames, link, operator))
+    finally:
+        frames.close()
+        with contextlib.suppress(Exception):
+            link.set(heat=0, fan0=1000, fan1=1000)
+    return steps
+
+
+def passed(steps: list[Step]) -> bool:
+    return all(s.passed is not False for s in steps)
