@@ -134,7 +134,7 @@ static void test_handshake_and_naks(void)
     CHECK_INT(count_type(" EVT BOOT cause=0*"), 1);
     CHECK_INT(count_type(" TEL up=5000 "), 1);
     const char *hello = send("HELLO proto=1");
-    CHECK(strstr(hello, " fw=thermrig-core ver=" RIG_FW_VERSION " proto=1 board=sim-posix ch=tc0:drive_ctrl,") != NULL);
+    CHECK(strstr(hello, " fw=thermrig-core ver=" RIG_FW_VERSION " proto=1 board=sim-posix hto=3000 ch=tc0:drive_ctrl,") != NULL);
     CHECK_STR(reply("HELLO proto=2"), "NAK VERSION proto=1");
     CHECK_STR(reply("HELLO proto=x"), "NAK ARG proto");
     CHECK_STR(reply("FLY"), "NAK UNKNOWN");
