@@ -7,9 +7,9 @@ from .frame import parse_int
 _SET_KEYS = (
     (b"air", c.AIR_TARGET_MIN_CC, c.AIR_TARGET_MAX_CC),
     (b"heat", 0, 1),
-    (b"hlim", 0, 1000),
-    (b"fan0", 0, 1000),
-    (b"fan1", 0, 1000),
+    (b"hlim", 0, c.FULL_SCALE_PM),
+    (b"fan0", 0, c.FULL_SCALE_PM),
+    (b"fan1", 0, c.FULL_SCALE_PM),
     (b"rpm0", 0, c.FAN_MAX_RPM),
     (b"rpm1", 0, c.FAN_MAX_RPM),
     (b"rate", 0, c.TEL_MAX_MS),
@@ -42,6 +42,7 @@ def _hello(rig, f):
     tx.kv(b"proto", c.PROTO_VERSION)
     tx.s(b" board=")
     tx.s(rig.board)
+    tx.kv(b"hto", c.HOST_TIMEOUT_MS)  # how long heating goes without a host frame: the host's keepalive
     tx.s(b" ch=")
     tx.s(c.CHANNEL_MAP)
     rig.send()
@@ -111,9 +112,7 @@ def _ping(rig, f):
 
 
 def _safe(rig, f):
-    rig.heat_enabled = False
-    for fan in rig.fans:
-        fan.set_duty(1000)
+    rig.go_safe()
     _ack(rig, f)
 
 

@@ -63,14 +63,13 @@ class Rig:
         self.boot_reported = False
         self.reported_faults = 0
         self.air_target_cc = 0
-        self.heat_enabled = False
-        self.heat_limit_pm = 1000
+        self.heat_limit_pm = c.FULL_SCALE_PM
         self.pid.reset()
         for fan in self.fans:
             fan.reset()
-            # Every reset boots safe (docs/safety.md): fans full until the host sets them, as a 4-pin
-            # fan runs with its PWM line undriven while the MCU restarts.
-            fan.set_duty(1000)
+        # Every reset boots safe (docs/safety.md): fans full until the host sets them, as a 4-pin fan
+        # runs with its PWM line undriven while the MCU restarts.
+        self.go_safe()
         self.safety.reset()
         self.safety.latch(reset_cause & c.FAULT_WATCHDOG)
         for i in range(c.NUM_TC):
@@ -86,10 +85,19 @@ class Rig:
         self.last_reply_n = 0
         self.tel_period_ms = c.TEL_DEFAULT_MS
         self.next_tel_ms = 0
-        # Safe outputs until the first tick: heater off, fans full.
+        self.safe_outputs()  # until the first tick
+
+    def safe_outputs(self):
+        """The safe state's outputs (rig_safe.c): heater off, fans at full scale."""
         self.heater_pm = 0
         for i in range(c.NUM_FANS):
-            self.fan_pm[i] = 1000
+            self.fan_pm[i] = c.FULL_SCALE_PM
+
+    def go_safe(self):
+        """The commanded safe state (reset, SAFE): heating off, fans full, until the host sets them."""
+        self.heat_enabled = False
+        for fan in self.fans:
+            fan.set_duty(c.FULL_SCALE_PM)
 
     def heating(self):
         """Whether the heater is under closed-loop control (enabled and no fault latched)."""
@@ -225,12 +233,13 @@ class Rig:
             safety.latch(c.FAULT_HOST_LOST)
         if not self.heating():
             self.pid.reset()
-            self.heater_pm = 0
+            # A latched fault: the safe state. Otherwise an idle rig runs its fans as last commanded.
             tripped = safety.tripped()
+            self.safe_outputs()
             for i in range(c.NUM_FANS):
                 fan = self.fans[i]
-                # Safe state: fans full. Otherwise an idle rig runs its fans as last commanded.
-                self.fan_pm[i] = 1000 if tripped else fan.update(dt_ms)
+                if not tripped:
+                    self.fan_pm[i] = fan.update(dt_ms)
                 fan.out_pm = self.fan_pm[i]
             return
         duty = self.pid.update(self.air_target_cc, air, dt_ms)
