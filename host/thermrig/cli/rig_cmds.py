@@ -98,7 +98,9 @@ def set_(
         Console().print(f"[green]set[/] {' '.join(f'{k}={v}' for k, v in values.items())}")
         if heat:
             Console().print(
-                "[yellow]heating is on: the rig goes safe after 3 s without a host; run `thermrig rig watch`"
+                "[yellow]heating is on: the rig goes safe after "
+                f"{link.info.host_timeout_s if link.info else limits.HOST_TIMEOUT_S:g} s without a host; "
+                "run `thermrig rig watch`"
             )
 
 
