@@ -82,8 +82,8 @@ typedef struct {
  * starts in the safe state, heater off and fans full, until the host sets them. */
 void rig_init(rig_t *rig, uint32_t reset_cause);
 /* The safe state (rig_safe.c), the one definition every path uses: the core when a fault is latched,
- * at reset and on SAFE; HALs before the first step and on any error. */
-/* The outputs of the safe state: heater off, fans at full scale. */
+ * at reset and on SAFE; HALs before the first step and on any error. Its outputs: heater off, fans at
+ * full scale. */
 rig_outputs_t rig_safe_outputs(void);
 /* The commanded safe state (reset, SAFE): heating off, fan duties at the safe outputs', until the host
  * sets them again. */
