@@ -115,7 +115,7 @@ pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
 
-# The receive path under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
+# The receive path and the virtual-wires codec under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
 # 600), `make fuzz-smoke` (part of make test) for a short one.
 FUZZ_SECONDS ?= 600
 fuzz: system venv

@@ -47,7 +47,7 @@ void fan_tach(fan_t *fan, uint16_t pulses, uint32_t dt_ms)
 
 static uint16_t clamp_pm(float v)
 {
-    return (uint16_t)(v < 0.0f ? 0.0f : (v > 1000.0f ? 1000.0f : v + 0.5f));
+    return (uint16_t)(v < 0.0f ? 0.0f : (v > (float)RIG_FULL_SCALE_PM ? (float)RIG_FULL_SCALE_PM : v + 0.5f));
 }
 
 uint16_t fan_update(fan_t *fan, uint32_t dt_ms)
@@ -62,7 +62,7 @@ uint16_t fan_update(fan_t *fan, uint32_t dt_ms)
         return 0u;
     }
     float err = (float)fan->target_rpm - (float)fan->rpm;
-    float ff = 1000.0f * (float)fan->target_rpm / (float)RIG_FAN_MAX_RPM;
+    float ff = (float)RIG_FULL_SCALE_PM * (float)fan->target_rpm / (float)RIG_FAN_MAX_RPM;
     fan->integral += FAN_RPM_KI * err * ((float)dt_ms / 1000.0f);
     if (fan->integral > FAN_RPM_I_LIMIT) {
         fan->integral = FAN_RPM_I_LIMIT;

@@ -2,7 +2,7 @@
 #include "rig.h"
 
 #include "rig_channels.h"
-#include "rig_internal.h"
+#include "rig_cmd.h"
 #include "sht3x.h"
 
 #define HEX_FAULT_DIGITS 4u
@@ -13,12 +13,12 @@ void rig_init(rig_t *rig, uint32_t reset_cause)
     linebuf_init(&rig->rx);
     safety_init(&rig->safety);
     safety_latch(&rig->safety, reset_cause & FAULT_WATCHDOG);
-    pid_init(&rig->pid, RIG_AIR_KP, RIG_AIR_KI, RIG_AIR_KD, 0.0f, 1000.0f, RIG_AIR_D_FILTER_S);
+    pid_init(&rig->pid, RIG_AIR_KP, RIG_AIR_KI, RIG_AIR_KD, 0.0f, (float)RIG_FULL_SCALE_PM, RIG_AIR_D_FILTER_S);
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
         fan_init(&rig->fans[i]);
     }
     rig->reset_cause = reset_cause;
-    rig->heat_limit_pm = 1000u;
+    rig->heat_limit_pm = RIG_FULL_SCALE_PM;
     rig->tel_period_ms = RIG_TEL_DEFAULT_MS;
     for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
         rig->tc_status[i] = CH_NO_DATA;
@@ -28,91 +28,14 @@ void rig_init(rig_t *rig, uint32_t reset_cause)
     rig->out = rig_safe_outputs();
 }
 
-rig_outputs_t rig_safe_outputs(void)
-{
-    rig_outputs_t out = {.heater_pm = 0u};
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        out.fan_pm[i] = 1000u;
-    }
-    return out;
-}
-
 bool rig_heating(const rig_t *rig)
 {
     return rig->heat_enabled && !safety_tripped(&rig->safety);
 }
 
-void rig_set_air_target(rig_t *rig, int32_t cc)
+/* Every frame the rig sends: the next SEQ, then CRC and newline; one that does not fit is dropped. */
+static void send_frame(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
 {
-    rig->air_target_cc = cc;
-}
-
-void rig_set_heat_limit(rig_t *rig, uint16_t pm)
-{
-    rig->heat_limit_pm = pm;
-}
-
-void rig_set_heating(rig_t *rig, bool on)
-{
-    if (on && !rig->heat_enabled) {
-        pid_reset(&rig->pid);
-    }
-    rig->heat_enabled = on;
-}
-
-void rig_set_fan_duty(rig_t *rig, uint8_t fan, uint16_t pm)
-{
-    fan_set_duty(&rig->fans[fan], pm);
-}
-
-void rig_set_fan_rpm(rig_t *rig, uint8_t fan, uint16_t rpm)
-{
-    fan_set_rpm(&rig->fans[fan], rpm);
-}
-
-void rig_set_telemetry_period(rig_t *rig, uint32_t ms)
-{
-    rig->tel_period_ms = ms;
-    rig->next_tel_us = rig->now_us;
-}
-
-void rig_go_safe(rig_t *rig)
-{
-    rig->heat_enabled = false;
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        fan_set_duty(&rig->fans[i], 1000u);
-    }
-}
-
-void rig_clear_faults(rig_t *rig)
-{
-    safety_clear(&rig->safety);
-    rig->reported_faults = 0u;
-    rig->heat_enabled = false;
-}
-
-bool rig_tripped(const rig_t *rig)
-{
-    return safety_tripped(&rig->safety);
-}
-
-uint64_t rig_now_us(const rig_t *rig)
-{
-    return rig->now_us;
-}
-
-void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
-{
-    if (rig->capture_reply) {
-        const char *body = tb->buf;
-        while (*body != ' ' && *body != '\0') {
-            body++;
-        }
-        textbuf_t keep;
-        tb_init(&keep, rig->last_reply, sizeof rig->last_reply);
-        tb_str(&keep, body); /* " ACK 5 us=..." */
-        rig->capture_reply = false;
-    }
     rig->tx_seq++;
     if (!frame_end(tb) || tx->len + tb->len > RIG_TX_CAP) {
         tx->dropped++;
@@ -123,25 +46,20 @@ void rig_send(rig_t *rig, rig_tx_t *tx, textbuf_t *tb)
     }
 }
 
-void rig_nak(rig_t *rig, rig_tx_t *tx, int32_t host_seq, const char *reason, const char *detail)
+/* A reply ("ACK ..." or "NAK ...") framed under the rig's next SEQ; an empty body (a reply that
+ * overflowed its buffer) is dropped as any frame too long is. */
+static void send_reply(rig_t *rig, rig_tx_t *tx, const char *body)
 {
     char buf[FRAME_MAX_LEN + 2u];
     textbuf_t tb;
-    frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "NAK");
+    tb_init(&tb, buf, sizeof buf);
+    tb_u64(&tb, rig->tx_seq);
     tb_char(&tb, ' ');
-    if (host_seq < 0) {
-        tb_char(&tb, '-');
-    } else {
-        tb_i64(&tb, host_seq);
+    tb_str(&tb, body);
+    if (body[0] == '\0') {
+        tb.overflow = true;
     }
-    tb_char(&tb, ' ');
-    tb_str(&tb, reason);
-    if (detail != NULL) {
-        tb_char(&tb, ' ');
-        tb_str(&tb, detail);
-    }
-    rig->count.naks++;
-    rig_send(rig, tx, &tb);
+    send_frame(rig, tx, &tb);
 }
 
 static void handle_line(rig_t *rig, line_status_t st, rig_tx_t *tx)
@@ -152,28 +70,37 @@ static void handle_line(rig_t *rig, line_status_t st, rig_tx_t *tx)
         return; /* blank line: a person pressing Enter in a terminal */
     }
     if (err != FRAME_OK) {
+        char body[32];
+        textbuf_t reply;
+        tb_init(&reply, body, sizeof body);
+        rig_reply_nak(&reply, -1, frame_err_name(err), NULL);
         rig->count.errors++;
-        rig_nak(rig, tx, -1, frame_err_name(err), NULL);
+        rig->count.naks++;
+        send_reply(rig, tx, body);
         return;
     }
     rig->count.frames++;
     rig->last_host_us = rig->now_us;
     if (rig->have_last_cmd && f.seq == rig->last_cmd_seq && f.crc == rig->last_cmd_crc) {
-        char buf[FRAME_MAX_LEN + 2u];
-        textbuf_t tb;
-        tb_init(&tb, buf, sizeof buf);
-        tb_u64(&tb, rig->tx_seq);
-        tb_str(&tb, rig->last_reply);
         rig->count.repeats++;
-        rig_send(rig, tx, &tb);
+        send_reply(rig, tx, rig->last_reply);
         return;
+    }
+    /* The reply is written straight into the kept one: a resend (same SEQ and CRC) gets it again and
+     * is not applied twice. */
+    textbuf_t reply;
+    tb_init(&reply, rig->last_reply, sizeof rig->last_reply);
+    rig_command(rig, &f, &reply);
+    if (reply.overflow) {
+        rig->last_reply[0] = '\0';
+    }
+    if (rig->last_reply[0] == 'N') {
+        rig->count.naks++;
     }
     rig->have_last_cmd = true;
     rig->last_cmd_seq = f.seq;
     rig->last_cmd_crc = f.crc;
-    rig->capture_reply = true;
-    rig_command(rig, &f, tx);
-    rig->capture_reply = false;
+    send_reply(rig, tx, rig->last_reply);
 }
 
 void rig_rx(rig_t *rig, const uint8_t *bytes, size_t n, uint64_t now_us, rig_tx_t *tx)
@@ -222,10 +149,12 @@ static void control(rig_t *rig, uint32_t dt_ms)
     }
     if (!rig_heating(rig)) {
         pid_reset(&rig->pid);
-        rig->out.heater_pm = 0u;
+        /* A latched fault: the safe state. Otherwise an idle rig runs its fans as last commanded. */
+        bool tripped = safety_tripped(&rig->safety);
+        const rig_outputs_t safe = rig_safe_outputs();
+        rig->out.heater_pm = safe.heater_pm;
         for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-            /* Safe state: fans full. Otherwise an idle rig runs its fans as last commanded. */
-            rig->out.fan_pm[i] = safety_tripped(&rig->safety) ? 1000u : fan_update(&rig->fans[i], dt_ms);
+            rig->out.fan_pm[i] = tripped ? safe.fan_pm[i] : fan_update(&rig->fans[i], dt_ms);
             rig->fans[i].out_pm = rig->out.fan_pm[i];
         }
         return;
@@ -289,7 +218,7 @@ static void send_telemetry(rig_t *rig, rig_tx_t *tx)
     tb_str(&tb, " flt=");
     tb_hex(&tb, rig->safety.latched, HEX_FAULT_DIGITS);
     tb_kv_i64(&tb, "err", rig->count.errors);
-    rig_send(rig, tx, &tb);
+    send_frame(rig, tx, &tb);
 }
 
 static void report_events(rig_t *rig, rig_tx_t *tx)
@@ -301,7 +230,7 @@ static void report_events(rig_t *rig, rig_tx_t *tx)
         frame_begin(&tb, buf, sizeof buf, rig->tx_seq, "EVT");
         tb_str(&tb, " BOOT");
         tb_kv_i64(&tb, "cause", rig->reset_cause);
-        rig_send(rig, tx, &tb);
+        send_frame(rig, tx, &tb);
     }
     uint32_t fresh = rig->safety.latched & ~rig->reported_faults;
     rig->reported_faults = rig->safety.latched;
@@ -311,7 +240,7 @@ static void report_events(rig_t *rig, rig_tx_t *tx)
         tb_hex(&tb, rig->safety.latched, HEX_FAULT_DIGITS);
         tb_str(&tb, " new=");
         tb_hex(&tb, fresh, HEX_FAULT_DIGITS);
-        rig_send(rig, tx, &tb);
+        send_frame(rig, tx, &tb);
     }
 }
 

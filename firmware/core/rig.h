@@ -71,8 +71,7 @@ typedef struct {
     bool have_last_cmd;
     uint16_t last_cmd_seq;
     uint16_t last_cmd_crc;
-    bool capture_reply;
-    char last_reply[FRAME_MAX_LEN + 1u]; /* the reply frame after its SEQ, before its '*' */
+    char last_reply[FRAME_MAX_LEN + 1u]; /* the reply's body: after its SEQ and space, before its '*' */
 
     uint32_t tel_period_ms;
     uint64_t next_tel_us;
@@ -82,8 +81,13 @@ typedef struct {
 /* reset_cause: 0 power-on, FAULT_WATCHDOG when the watchdog reset the MCU (latched at boot). Every reset
  * starts in the safe state, heater off and fans full, until the host sets them. */
 void rig_init(rig_t *rig, uint32_t reset_cause);
-/* The outputs of the safe state, for a HAL to drive before the first step (rig_init sets the same). */
+/* The safe state (rig_safe.c), the one definition every path uses: the core when a fault is latched,
+ * at reset and on SAFE; HALs before the first step and on any error. Its outputs: heater off, fans at
+ * full scale. */
 rig_outputs_t rig_safe_outputs(void);
+/* The commanded safe state (reset, SAFE): heating off, fan duties at the safe outputs', until the host
+ * sets them again. */
+void rig_go_safe(rig_t *rig);
 /* Process received bytes at MCU time now_us (replies go to tx at once, e.g. PING timestamps). */
 void rig_rx(rig_t *rig, const uint8_t *bytes, size_t n, uint64_t now_us, rig_tx_t *tx);
 /* One control tick: received bytes first, then sensors, control, safety, telemetry. */

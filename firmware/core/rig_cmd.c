@@ -1,8 +1,10 @@
-/* Host commands: HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before anything applies. */
+/* Host commands: HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before anything applies. Each
+ * command changes the rig's state and writes its reply into the caller's buffer. */
+#include "rig_cmd.h"
+
 #include <string.h>
 
 #include "rig_channels.h"
-#include "rig_internal.h"
 
 #define RIG_STR_(x) #x
 #define RIG_STR(x) RIG_STR_(x)
@@ -18,67 +20,106 @@ enum { K_AIR, K_HEAT, K_HLIM, K_FAN0, K_FAN1, K_RPM0, K_RPM1, K_RATE, K_COUNT };
 static const set_key_t SET_KEYS[K_COUNT] = {
     [K_AIR] = {"air", RIG_AIR_TARGET_MIN_CC, RIG_AIR_TARGET_MAX_CC},
     [K_HEAT] = {"heat", 0, 1},
-    [K_HLIM] = {"hlim", 0, 1000},
-    [K_FAN0] = {"fan0", 0, 1000},
-    [K_FAN1] = {"fan1", 0, 1000},
+    [K_HLIM] = {"hlim", 0, (int32_t)RIG_FULL_SCALE_PM},
+    [K_FAN0] = {"fan0", 0, (int32_t)RIG_FULL_SCALE_PM},
+    [K_FAN1] = {"fan1", 0, (int32_t)RIG_FULL_SCALE_PM},
     [K_RPM0] = {"rpm0", 0, (int32_t)RIG_FAN_MAX_RPM},
     [K_RPM1] = {"rpm1", 0, (int32_t)RIG_FAN_MAX_RPM},
     [K_RATE] = {"rate", 0, (int32_t)RIG_TEL_MAX_MS},
 };
 
-static void ack_begin(rig_t *rig, textbuf_t *tb, char *buf, size_t cap, uint16_t host_seq)
+void rig_reply_nak(textbuf_t *reply, int32_t host_seq, const char *reason, const char *detail)
 {
-    frame_begin(tb, buf, cap, rig->tx_seq, "ACK");
-    tb_char(tb, ' ');
-    tb_u64(tb, host_seq);
+    tb_str(reply, "NAK ");
+    if (host_seq < 0) {
+        tb_char(reply, '-');
+    } else {
+        tb_i64(reply, host_seq);
+    }
+    tb_char(reply, ' ');
+    tb_str(reply, reason);
+    if (detail != NULL) {
+        tb_char(reply, ' ');
+        tb_str(reply, detail);
+    }
 }
 
-static void ack(rig_t *rig, rig_tx_t *tx, uint16_t host_seq)
+static void ack(textbuf_t *reply, uint16_t host_seq)
 {
-    char buf[FRAME_MAX_LEN + 2u];
-    textbuf_t tb;
-    ack_begin(rig, &tb, buf, sizeof buf, host_seq);
-    rig_send(rig, tx, &tb);
+    tb_str(reply, "ACK ");
+    tb_u64(reply, host_seq);
 }
 
-static void cmd_hello(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+static void cmd_hello(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
+    (void)rig;
     for (uint8_t i = 0; i < f->nargs; i++) {
         if (strncmp(f->args[i], "proto=", 6) == 0) {
             int32_t v;
             if (parse_i32(f->args[i] + 6, 0, 65535, &v) != PARSE_OK) {
-                rig_nak(rig, tx, f->seq, "ARG", "proto");
+                rig_reply_nak(reply, f->seq, "ARG", "proto");
                 return;
             }
             if (v != RIG_PROTO_VERSION) {
-                rig_nak(rig, tx, f->seq, "VERSION", "proto=" RIG_STR(RIG_PROTO_VERSION));
+                rig_reply_nak(reply, f->seq, "VERSION", "proto=" RIG_STR(RIG_PROTO_VERSION));
                 return;
             }
         }
     }
-    char buf[FRAME_MAX_LEN + 2u];
-    textbuf_t tb;
-    ack_begin(rig, &tb, buf, sizeof buf, f->seq);
-    tb_str(&tb, " fw=" RIG_FW_NAME " ver=" RIG_FW_VERSION);
-    tb_kv_i64(&tb, "proto", RIG_PROTO_VERSION);
-    tb_str(&tb, " board=" RIG_BOARD " ch=");
+    ack(reply, f->seq);
+    tb_str(reply, " fw=" RIG_FW_NAME " ver=" RIG_FW_VERSION);
+    tb_kv_i64(reply, "proto", RIG_PROTO_VERSION);
+    tb_str(reply, " board=" RIG_BOARD);
+    /* How long heating may go without a host frame: the host's keepalive follows it. */
+    tb_kv_i64(reply, "hto", RIG_HOST_TIMEOUT_MS);
+    tb_str(reply, " ch=");
     for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
         if (i > 0u) {
-            tb_char(&tb, ',');
+            tb_char(reply, ',');
         }
-        tb_str(&tb, RIG_CHANNELS[i].key);
-        tb_char(&tb, ':');
-        tb_str(&tb, RIG_CHANNELS[i].name);
+        tb_str(reply, RIG_CHANNELS[i].key);
+        tb_char(reply, ':');
+        tb_str(reply, RIG_CHANNELS[i].name);
     }
-    rig_send(rig, tx, &tb);
 }
 
-static void cmd_set(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+/* What SET changes, once every key has passed. Turning heating on restarts the PID, so a stale
+ * integral does not kick the heater; another telemetry period starts at once. */
+static void apply_set(rig_t *rig, const int32_t *val, const bool *given)
+{
+    if (given[K_AIR]) {
+        rig->air_target_cc = val[K_AIR];
+    }
+    if (given[K_HLIM]) {
+        rig->heat_limit_pm = (uint16_t)val[K_HLIM];
+    }
+    if (given[K_HEAT]) {
+        bool on = val[K_HEAT] == 1;
+        if (on && !rig->heat_enabled) {
+            pid_reset(&rig->pid);
+        }
+        rig->heat_enabled = on;
+    }
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        if (given[K_FAN0 + i]) {
+            fan_set_duty(&rig->fans[i], (uint16_t)val[K_FAN0 + i]);
+        }
+        if (given[K_RPM0 + i]) {
+            fan_set_rpm(&rig->fans[i], (uint16_t)val[K_RPM0 + i]);
+        }
+    }
+    if (given[K_RATE]) {
+        rig->tel_period_ms = (uint32_t)val[K_RATE];
+        rig->next_tel_us = rig->now_us;
+    }
+}
+
+static void cmd_set(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
     int32_t val[K_COUNT];
     bool given[K_COUNT] = {false};
     if (f->nargs == 0u) {
-        rig_nak(rig, tx, f->seq, "ARG", NULL);
+        rig_reply_nak(reply, f->seq, "ARG", NULL);
         return;
     }
     for (uint8_t i = 0; i < f->nargs; i++) {
@@ -89,7 +130,7 @@ static void cmd_set(rig_t *rig, const frame_t *f, rig_tx_t *tx)
             k++;
         }
         if (k == K_COUNT) {
-            rig_nak(rig, tx, f->seq, "ARG", NULL);
+            rig_reply_nak(reply, f->seq, "ARG", NULL);
             return;
         }
         parse_result_t pr = parse_i32(eq + 1, SET_KEYS[k].min, SET_KEYS[k].max, &val[k]);
@@ -97,74 +138,55 @@ static void cmd_set(rig_t *rig, const frame_t *f, rig_tx_t *tx)
             pr = PARSE_RANGE;
         }
         if (pr != PARSE_OK) {
-            rig_nak(rig, tx, f->seq, pr == PARSE_RANGE ? "RANGE" : "ARG", SET_KEYS[k].key);
+            rig_reply_nak(reply, f->seq, pr == PARSE_RANGE ? "RANGE" : "ARG", SET_KEYS[k].key);
             return;
         }
         given[k] = true;
     }
-    if (given[K_HEAT] && val[K_HEAT] == 1 && rig_tripped(rig)) {
-        rig_nak(rig, tx, f->seq, "STATE", "heat");
+    if (given[K_HEAT] && val[K_HEAT] == 1 && safety_tripped(&rig->safety)) {
+        rig_reply_nak(reply, f->seq, "STATE", "heat");
         return;
     }
-    if (given[K_AIR]) {
-        rig_set_air_target(rig, val[K_AIR]);
-    }
-    if (given[K_HLIM]) {
-        rig_set_heat_limit(rig, (uint16_t)val[K_HLIM]);
-    }
-    if (given[K_HEAT]) {
-        rig_set_heating(rig, val[K_HEAT] == 1);
-    }
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        if (given[K_FAN0 + i]) {
-            rig_set_fan_duty(rig, i, (uint16_t)val[K_FAN0 + i]);
-        }
-        if (given[K_RPM0 + i]) {
-            rig_set_fan_rpm(rig, i, (uint16_t)val[K_RPM0 + i]);
-        }
-    }
-    if (given[K_RATE]) {
-        rig_set_telemetry_period(rig, (uint32_t)val[K_RATE]);
-    }
-    ack(rig, tx, f->seq);
+    apply_set(rig, val, given);
+    ack(reply, f->seq);
 }
 
-static void cmd_clear(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+static void cmd_clear(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
-    /* A cleared rig does not resume heating by itself: the host enables it again. */
-    rig_clear_faults(rig);
-    ack(rig, tx, f->seq);
+    /* Faults unlatched and reported afresh. A cleared rig does not resume heating by itself: the host
+     * enables it again. */
+    safety_clear(&rig->safety);
+    rig->reported_faults = 0u;
+    rig->heat_enabled = false;
+    ack(reply, f->seq);
 }
 
-static void cmd_ping(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+static void cmd_ping(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
-    char buf[FRAME_MAX_LEN + 2u];
-    textbuf_t tb;
-    ack_begin(rig, &tb, buf, sizeof buf, f->seq);
-    tb_str(&tb, " us=");
-    tb_u64(&tb, rig_now_us(rig));
-    rig_send(rig, tx, &tb);
+    ack(reply, f->seq);
+    tb_str(reply, " us=");
+    tb_u64(reply, rig->now_us);
 }
 
-static void cmd_safe(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+static void cmd_safe(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
     rig_go_safe(rig);
-    ack(rig, tx, f->seq);
+    ack(reply, f->seq);
 }
 
-void rig_command(rig_t *rig, const frame_t *f, rig_tx_t *tx)
+void rig_command(rig_t *rig, const frame_t *f, textbuf_t *reply)
 {
     static const struct {
         const char *name;
-        void (*fn)(rig_t *, const frame_t *, rig_tx_t *);
+        void (*fn)(rig_t *, const frame_t *, textbuf_t *);
     } COMMANDS[] = {
         {"HELLO", cmd_hello}, {"SET", cmd_set}, {"CLEAR", cmd_clear}, {"PING", cmd_ping}, {"SAFE", cmd_safe},
     };
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
         if (strcmp(f->type, COMMANDS[i].name) == 0) {
-            COMMANDS[i].fn(rig, f, tx);
+            COMMANDS[i].fn(rig, f, reply);
             return;
         }
     }
-    rig_nak(rig, tx, f->seq, "UNKNOWN", NULL);
+    rig_reply_nak(reply, f->seq, "UNKNOWN", NULL);
 }

@@ -28,6 +28,9 @@
 #define RIG_NUM_FANS 2
 #define RIG_TC_CHASSIS_AIR 3 /* the thermocouple the heater regulates */
 
+/* Full scale of every actuator output and duty limit: heater, fans and hlim are in permille. */
+#define RIG_FULL_SCALE_PM 1000u
+
 /* Control tick: the MAX31855 converts at about 10 Hz. */
 #define RIG_TICK_MS 100u
 

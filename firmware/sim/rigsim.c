@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "rig.h"
-#include "rig_channels.h"
+#include "rig_wires.h"
 
 typedef struct {
     const char *plant_path;
@@ -152,127 +152,82 @@ static void flush_tx(sim_t *sim, const options_t *opt, rig_tx_t *tx)
     tx->len = 0;
 }
 
-static int send_outputs(const sim_t *sim, const rig_outputs_t *out)
+static int send_line(const sim_t *sim, const textbuf_t *tb)
 {
-    char line[64];
-    int n = snprintf(line, sizeof line, "A %u %u %u\n", out->heater_pm, out->fan_pm[0], out->fan_pm[1]);
-    return write(sim->plant, line, (size_t)n) == n ? 0 : -1;
+    return !tb->overflow && write(sim->plant, tb->buf, tb->len) == (ssize_t)tb->len ? 0 : -1;
 }
 
-/* "C key:name,...": the channel table, so the plant wires one sensor per channel where its name says. */
+static int send_outputs(const sim_t *sim, const rig_outputs_t *out)
+{
+    char line[WIRES_LINE_MAX];
+    textbuf_t tb;
+    tb_init(&tb, line, sizeof line);
+    wires_put_outputs(&tb, out);
+    return send_line(sim, &tb);
+}
+
 static int send_channels(const sim_t *sim)
 {
     char line[FRAME_MAX_LEN];
-    size_t n = (size_t)snprintf(line, sizeof line, "C ");
-    for (uint8_t i = 0; i < RIG_NUM_CHANNELS && n < sizeof line; i++) {
-        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s:%s", i ? "," : "", RIG_CHANNELS[i].key,
-                              RIG_CHANNELS[i].name);
-    }
-    n += (size_t)snprintf(line + n, sizeof line - n, "\n");
-    return n < sizeof line && write(sim->plant, line, n) == (ssize_t)n ? 0 : -1;
-}
-
-static bool parse_hex_bytes(const char *s, uint8_t *out, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) {
-            return false;
-        }
-        out[i] = (uint8_t)v;
-    }
-    return true;
+    textbuf_t tb;
+    tb_init(&tb, line, sizeof line);
+    wires_put_channels(&tb);
+    return send_line(sim, &tb);
 }
 
 /* Fault injection on the serial side (docs/plant.md): garbage, silence, unplug. */
-static int handle_serial_fault(sim_t *sim, const options_t *opt, rig_t *rig, const char *line, rig_tx_t *tx)
+static void serial_fault(sim_t *sim, const options_t *opt, rig_t *rig, const wires_msg_t *m, rig_tx_t *tx)
 {
-    if (line[0] == 'G') { /* "G R|H <hex>": garbage into the rig's receiver or toward the host */
-        char dir = line[2];
-        const char *hex = line + 4;
-        uint8_t bytes[512];
-        size_t n = strlen(hex) / 2u;
-        if (n > sizeof bytes || !parse_hex_bytes(hex, bytes, n)) {
-            return -1;
-        }
-        if (dir == 'R') {
-            rig_rx(rig, bytes, n, mcu_now_us(sim, opt), tx);
+    switch (m->kind) {
+    case WIRES_GARBAGE:
+        if (!m->toward_host) {
+            rig_rx(rig, m->garbage, m->garbage_len, mcu_now_us(sim, opt), tx);
         } else {
             size_t room = RIG_TX_CAP - tx->len;
-            size_t k = n < room ? n : room;
-            memcpy(tx->buf + tx->len, bytes, k);
+            size_t k = m->garbage_len < room ? m->garbage_len : room;
+            memcpy(tx->buf + tx->len, m->garbage, k);
             tx->len += k;
         }
         flush_tx(sim, opt, tx);
-        return 0;
-    }
-    uint64_t ms = strtoull(line + 2, NULL, 10);
-    if (line[0] == 'Q') { /* "Q <ms>": the line goes dead for ms of plant time */
-        sim->silent_until_us = sim->plant_t_us + ms * 1000u;
-        return 0;
-    }
-    if (line[0] == 'U' && !sim->unplugged) { /* "U <ms>": unplugged, back as a new device after ms */
-        close_pty(sim, opt);
-        sim->replug_at_us = sim->plant_t_us + ms * 1000u;
-        return 0;
-    }
-    return line[0] == 'U' ? 0 : -1;
-}
-
-/* The plant's sample message: "S t_us <one MAX31855 word per thermocouple of the channel table> sht
- * tach0 tach1". */
-static bool parse_samples(const char *line, unsigned long long *t_us, rig_samples_t *s, char *sht, size_t sht_cap)
-{
-    char *end;
-    if (line[0] != 'S' || line[1] != ' ') {
-        return false;
-    }
-    *t_us = strtoull(line + 2, &end, 10);
-    for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
-        const char *word = end;
-        s->tc_word[i] = (uint32_t)strtoul(word, &end, 16);
-        if (end == word) {
-            return false;
+        break;
+    case WIRES_SILENCE: /* the line goes dead for ms of plant time */
+        sim->silent_until_us = sim->plant_t_us + (uint64_t)m->ms * 1000u;
+        break;
+    case WIRES_UNPLUG: /* unplugged, back as a new device after ms */
+        if (!sim->unplugged) {
+            close_pty(sim, opt);
+            sim->replug_at_us = sim->plant_t_us + (uint64_t)m->ms * 1000u;
         }
+        break;
+    default:
+        break;
     }
-    int used = 0;
-    unsigned tach[RIG_NUM_FANS];
-    if (sscanf(end, " %15s %u %u%n", sht, &tach[0], &tach[1], &used) != 3 || end[used] != '\0' ||
-        strlen(sht) >= sht_cap) {
-        return false;
-    }
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        s->tach_pulses[i] = (uint16_t)tach[i];
-    }
-    return true;
 }
 
-/* One message from the plant: a sample ("S ..."), "R cause" (MCU reset), or a serial fault. */
-static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char *line, rig_outputs_t *out,
+/* One message from the plant: a sample ("S ..."), "R cause" (MCU reset), or a serial fault. Returns 1
+ * after a step (the plant waits for the next request), 0 otherwise, -1 on a message rigsim cannot take. */
+static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, const char *line, rig_outputs_t *out,
                              rig_tx_t *tx)
 {
-    if (line[0] == 'R') {
-        rig_init(rig, (uint32_t)strtoul(line + 1, NULL, 10));
+    static wires_msg_t m;
+    switch (wires_parse(line, &m)) {
+    case WIRES_RESET:
+        rig_init(rig, m.cause);
         sim->reset_base_us = sim_time_us(sim, opt);
         return 0;
-    }
-    if (line[0] == 'G' || line[0] == 'Q' || line[0] == 'U') {
-        if (handle_serial_fault(sim, opt, rig, line, tx) != 0) {
-            fprintf(stderr, "rigsim: bad fault message: %s\n", line);
-            return -1;
-        }
+    case WIRES_GARBAGE:
+    case WIRES_SILENCE:
+    case WIRES_UNPLUG:
+        serial_fault(sim, opt, rig, &m, tx);
         return 0;
-    }
-    rig_samples_t s = {0};
-    unsigned long long t_us;
-    char sht[16];
-    if (!parse_samples(line, &t_us, &s, sht, sizeof sht)) {
+    case WIRES_SAMPLE:
+        break;
+    default:
         fprintf(stderr, "rigsim: bad plant message (expected %d thermocouples): %s\n", RIG_NUM_TC, line);
         return -1;
     }
-    s.sht_present = strcmp(sht, "-") != 0 && strlen(sht) == 12u && parse_hex_bytes(sht, s.sht_raw, 6u);
-    sim->plant_t_us = t_us;
-    if (sim->unplugged && t_us >= sim->replug_at_us) {
+    sim->plant_t_us = m.t_us;
+    if (sim->unplugged && m.t_us >= sim->replug_at_us) {
         char name[128];
         if (open_pty(sim, opt, name, sizeof name) != 0) {
             perror("rigsim: replug");
@@ -280,7 +235,7 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, char 
         }
         announce(sim, opt, name);
     }
-    rig_step(rig, &s, mcu_now_us(sim, opt), NULL, 0u, out, tx);
+    rig_step(rig, &m.samples, mcu_now_us(sim, opt), NULL, 0u, out, tx);
     flush_tx(sim, opt, tx);
     return 1;
 }

@@ -134,7 +134,10 @@ static void test_handshake_and_naks(void)
     CHECK_INT(count_type(" EVT BOOT cause=0*"), 1);
     CHECK_INT(count_type(" TEL up=5000 "), 1);
     const char *hello = send("HELLO proto=1");
-    CHECK(strstr(hello, " fw=thermrig-core ver=" RIG_FW_VERSION " proto=1 board=sim-posix ch=tc0:drive_ctrl,") != NULL);
+    CHECK(strstr(hello, " fw=thermrig-core ver=" RIG_FW_VERSION " proto=1 board=sim-posix hto=3000 ch=tc0:drive_ctrl,") != NULL);
+    char hto[32];
+    snprintf(hto, sizeof hto, " hto=%u ", (unsigned)RIG_HOST_TIMEOUT_MS); /* the timeout the rig applies */
+    CHECK(strstr(hello, hto) != NULL);
     CHECK_STR(reply("HELLO proto=2"), "NAK VERSION proto=1");
     CHECK_STR(reply("HELLO proto=x"), "NAK ARG proto");
     CHECK_STR(reply("FLY"), "NAK UNKNOWN");
@@ -440,6 +443,18 @@ static void test_resent_commands_apply_once(void)
     *strchr(first_ping, '*') = '\0';
     *strchr(again, '*') = '\0';
     CHECK_STR(again, first_ping);
+    /* A refused command resent: the same NAK again, counted once; nothing applied either time. */
+    uint32_t naks = rig.count.naks;
+    char refused[FRAME_MAX_LEN + 2u];
+    snprintf(refused, sizeof refused, "%s", send_seq(602, "SET fan0=300 air=9999"));
+    char refused_again[FRAME_MAX_LEN + 2u];
+    snprintf(refused_again, sizeof refused_again, "%s", send_seq(602, "SET fan0=300 air=9999"));
+    *strchr(refused, '*') = '\0';
+    *strchr(refused_again, '*') = '\0';
+    CHECK_STR(refused, " NAK 602 RANGE air");
+    CHECK_STR(refused_again, refused);
+    CHECK_INT(rig.count.naks, naks + 1u);
+    CHECK_INT(rig.fans[0].duty_pm, 100);
 }
 
 static void test_heater_stuck_on(void)

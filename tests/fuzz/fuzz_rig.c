@@ -20,10 +20,10 @@ static void require(int ok)
 
 static void check_output(const rig_outputs_t *out)
 {
-    require(out->heater_pm <= 1000u && out->heater_pm <= rig.heat_limit_pm);
+    require(out->heater_pm <= RIG_FULL_SCALE_PM && out->heater_pm <= rig.heat_limit_pm);
     require(!safety_tripped(&rig.safety) || out->heater_pm == 0u);
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        require(out->fan_pm[i] <= 1000u);
+        require(out->fan_pm[i] <= RIG_FULL_SCALE_PM);
     }
     require(rig.air_target_cc >= RIG_AIR_TARGET_MIN_CC && rig.air_target_cc <= RIG_AIR_TARGET_MAX_CC);
     /* Every frame the rig sent decodes. */

@@ -23,9 +23,10 @@ class ScriptedPort:
 
     baudrate = 115200
 
-    def __init__(self, answer: Answer, board: str = "scripted") -> None:
+    def __init__(self, answer: Answer, board: str = "scripted", hello: tuple[str, ...] = ()) -> None:
         self.answer = answer
         self.board = board
+        self.hello = hello  # more HELLO fields
         self.sent: list[Frame] = []
         self.raw: list[bytes] = []
         self._rx = bytearray()
@@ -55,7 +56,7 @@ class ScriptedPort:
         self.sent.append(frame)
         attempt = sum(1 for f in self.sent if f.seq == frame.seq)
         if frame.type == "HELLO":
-            reply: tuple[str, tuple[str, ...]] | None = ("ACK", (*HELLO_REPLY, f"board={self.board}"))
+            reply: tuple[str, tuple[str, ...]] | None = ("ACK", (*HELLO_REPLY, f"board={self.board}", *self.hello))
         else:
             reply = self.answer(frame, attempt)
         if reply is not None:
@@ -138,3 +139,22 @@ def test_a_command_sent_while_the_port_is_away_goes_through_after_the_reopen() -
         reply = link.command("SAFE", timeout=0.2, retries=20)  # written to the dead port, then resent
         assert reply.type == "ACK" and any(f.type == "SAFE" for f in second.sent)
         assert link.stats.reconnects == 1
+
+
+def test_the_keepalive_follows_the_host_timeout_the_rig_reports() -> None:
+    port = ScriptedPort(ack, hello=("hto=600",))
+    with link_to(port) as link:
+        assert link.keepalive_interval() == 1.0  # before HELLO: the protocol's 3 s, three pings in it
+        assert link.hello().host_timeout_s == 0.6
+        assert link.keepalive_interval() == pytest.approx(0.2)
+        assert link.keepalive_interval(speed=10) == pytest.approx(0.01)  # six per timeout, in rig seconds
+        link.start_keepalive()
+        assert wait_for(lambda: sum(f.type == "PING" for f in port.sent) >= 3)
+
+
+def test_a_firmware_without_hto_gets_the_protocols_three_seconds() -> None:
+    with link_to(ScriptedPort(ack)) as link:
+        assert link.hello().host_timeout_s == 3.0
+        assert link.keepalive_interval() == 1.0
+        assert link.keepalive_interval(speed=1) == 0.5
+        assert link.keepalive_interval(speed=10) == pytest.approx(0.05)

@@ -1,5 +1,7 @@
 # Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before
-# anything applies. Commands are rare (about one a second), so they may allocate; the tick path does not.
+# anything applies. Each command changes the rig and writes its reply's body ("ACK s ..." or "NAK s
+# REASON") into the caller's buffer; the rig frames, sends and keeps it. Commands are rare (about one a
+# second), so they may allocate; the tick path does not.
 from . import config as c
 from .frame import parse_int
 
@@ -7,9 +9,9 @@ from .frame import parse_int
 _SET_KEYS = (
     (b"air", c.AIR_TARGET_MIN_CC, c.AIR_TARGET_MAX_CC),
     (b"heat", 0, 1),
-    (b"hlim", 0, 1000),
-    (b"fan0", 0, 1000),
-    (b"fan1", 0, 1000),
+    (b"hlim", 0, c.FULL_SCALE_PM),
+    (b"fan0", 0, c.FULL_SCALE_PM),
+    (b"fan1", 0, c.FULL_SCALE_PM),
     (b"rpm0", 0, c.FAN_MAX_RPM),
     (b"rpm1", 0, c.FAN_MAX_RPM),
     (b"rate", 0, c.TEL_MAX_MS),
@@ -18,38 +20,51 @@ _AIR, _HEAT, _HLIM, _FAN0, _FAN1, _RPM0, _RPM1, _RATE = range(8)
 _HELLO_ID = b"fw=" + c.FW_NAME + b" ver=" + c.FW_VERSION
 
 
-def _ack(rig, f):
-    rig.ack_begin(f.seq)
-    rig.send()
+def ack(reply, host_seq):
+    reply.s(b"ACK ")
+    reply.u(host_seq)
 
 
-def _hello(rig, f):
+def nak(reply, host_seq, reason, detail=None):
+    """A NAK's body; host_seq < 0 writes '-' (the frame could not be read)."""
+    reply.s(b"NAK ")
+    if host_seq < 0:
+        reply.ch(0x2D)
+    else:
+        reply.u(host_seq)
+    reply.ch(0x20)
+    reply.s(reason)
+    if detail is not None:
+        reply.ch(0x20)
+        reply.s(detail)
+
+
+def _hello(rig, f, reply):
     buf = f.buf
     for k in range(2, f.ntok):
         s, e = f.starts[k], f.ends[k]
         if buf[s : min(s + 6, e)] == b"proto=":
             v = parse_int(buf, s + 6, e)
             if v is None or not 0 <= v <= 65535:
-                rig.nak(f.seq, b"ARG", b"proto")
+                nak(reply, f.seq, b"ARG", b"proto")
                 return
             if v != c.PROTO_VERSION:
-                rig.nak(f.seq, b"VERSION", b"proto=1")
+                nak(reply, f.seq, b"VERSION", b"proto=1")
                 return
-    rig.ack_begin(f.seq)
-    tx = rig.tx
-    tx.ch(0x20)
-    tx.s(_HELLO_ID)
-    tx.kv(b"proto", c.PROTO_VERSION)
-    tx.s(b" board=")
-    tx.s(rig.board)
-    tx.s(b" ch=")
-    tx.s(c.CHANNEL_MAP)
-    rig.send()
+    ack(reply, f.seq)
+    reply.ch(0x20)
+    reply.s(_HELLO_ID)
+    reply.kv(b"proto", c.PROTO_VERSION)
+    reply.s(b" board=")
+    reply.s(rig.board)
+    reply.kv(b"hto", c.HOST_TIMEOUT_MS)  # how long heating goes without a host frame: the host's keepalive
+    reply.s(b" ch=")
+    reply.s(c.CHANNEL_MAP)
 
 
-def _set(rig, f):
+def _set(rig, f, reply):
     if f.nargs == 0:
-        rig.nak(f.seq, b"ARG")
+        nak(reply, f.seq, b"ARG")
         return
     buf = f.buf
     given = [None] * len(_SET_KEYS)
@@ -63,19 +78,19 @@ def _set(rig, f):
         while idx < len(_SET_KEYS) and _SET_KEYS[idx][0] != key:
             idx += 1
         if idx == len(_SET_KEYS):
-            rig.nak(f.seq, b"ARG")
+            nak(reply, f.seq, b"ARG")
             return
         name, lo, hi = _SET_KEYS[idx]
         v = parse_int(buf, eq + 1, e)
         if v is None:
-            rig.nak(f.seq, b"ARG", name)
+            nak(reply, f.seq, b"ARG", name)
             return
         if not lo <= v <= hi or (idx == _RATE and v != 0 and v < c.TEL_MIN_MS):
-            rig.nak(f.seq, b"RANGE", name)
+            nak(reply, f.seq, b"RANGE", name)
             return
         given[idx] = v
     if given[_HEAT] == 1 and rig.safety.tripped():
-        rig.nak(f.seq, b"STATE", b"heat")
+        nak(reply, f.seq, b"STATE", b"heat")
         return
     if given[_AIR] is not None:
         rig.air_target_cc = given[_AIR]
@@ -93,36 +108,33 @@ def _set(rig, f):
     if given[_RATE] is not None:
         rig.tel_period_ms = given[_RATE]
         rig.next_tel_ms = rig.now_ms
-    _ack(rig, f)
+    ack(reply, f.seq)
 
 
-def _clear(rig, f):
+def _clear(rig, f, reply):
     rig.safety.clear()
     rig.reported_faults = 0
     rig.heat_enabled = False  # a cleared rig does not resume heating by itself: the host enables it again
-    _ack(rig, f)
+    ack(reply, f.seq)
 
 
-def _ping(rig, f):
-    rig.ack_begin(f.seq)
-    rig.tx.s(b" us=")
-    rig.tx.u(rig.now_us)
-    rig.send()
+def _ping(rig, f, reply):
+    ack(reply, f.seq)
+    reply.s(b" us=")
+    reply.u(rig.now_us)
 
 
-def _safe(rig, f):
-    rig.heat_enabled = False
-    for fan in rig.fans:
-        fan.set_duty(1000)
-    _ack(rig, f)
+def _safe(rig, f, reply):
+    rig.go_safe()
+    ack(reply, f.seq)
 
 
 _COMMANDS = ((b"HELLO", _hello), (b"SET", _set), (b"CLEAR", _clear), (b"PING", _ping), (b"SAFE", _safe))
 
 
-def dispatch(rig, f):
+def dispatch(rig, f, reply):
     for name, fn in _COMMANDS:
         if f.type_is(name):
-            fn(rig, f)
+            fn(rig, f, reply)
             return
-    rig.nak(f.seq, b"UNKNOWN")
+    nak(reply, f.seq, b"UNKNOWN")

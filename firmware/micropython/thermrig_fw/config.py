@@ -15,6 +15,7 @@ NUM_TC = const(4)
 NUM_FANS = const(2)
 TC_CHASSIS_AIR = const(3)
 
+FULL_SCALE_PM = const(1000)  # heater duty, fan duty and the heater limit are permille of full scale
 TICK_MS = const(100)  # the MAX31855 converts at about 10 Hz
 
 # Per-thermocouple plausibility window and the largest plausible change per 100 ms sample, centi-degC.

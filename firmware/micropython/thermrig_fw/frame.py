@@ -201,6 +201,7 @@ class TxBuffer:
 
     def clear(self):
         self.n = 0
+        self.overflow = False
 
     def open(self, seq):
         """Start a frame with its SEQ; the caller writes the rest (a kept reply is resent this way)."""

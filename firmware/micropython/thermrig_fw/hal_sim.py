@@ -78,7 +78,7 @@ class SimHal:
         self.i2c = PlantI2c()
         self.sht = Sht3x(self.i2c)
         self.tach = [0] * c.NUM_FANS
-        self.outputs = b"A 0 1000 1000\n"
+        self.outputs = b"A 0 %d %d\n" % (c.FULL_SCALE_PM, c.FULL_SCALE_PM)  # safe until the first tick
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(struct.pack("H", socket.AF_UNIX) + plant_path.encode() + b"\x00")
         sock.setblocking(False)

@@ -6,7 +6,7 @@ from micropython import const
 
 from . import config as c
 from . import frame, max31855, sht3x
-from .commands import dispatch
+from .commands import dispatch, nak
 from .fan import Fan
 from .pid import Pid
 from .safety import Safety
@@ -38,7 +38,10 @@ class Rig:
         self.safety = Safety()
         self.tc_cc = array("i", bytes(4 * c.NUM_TC))
         self.tc_status = bytearray(c.NUM_TC)
-        self.last_reply = bytearray(frame.MAX_LEN)  # the kept reply after its SEQ, before its '*'
+        # The last command's reply body (after its SEQ, before its '*'): commands write it here, and a
+        # resent command gets it again. Bad frames' NAKs are written apart.
+        self.reply = frame.TxBuffer(frame.MAX_LEN + 1)
+        self.err_reply = frame.TxBuffer(32)
         self.heater_pm = 0
         self.fan_pm = array("H", bytes(2 * c.NUM_FANS))
         self.init(0)
@@ -63,14 +66,13 @@ class Rig:
         self.boot_reported = False
         self.reported_faults = 0
         self.air_target_cc = 0
-        self.heat_enabled = False
-        self.heat_limit_pm = 1000
+        self.heat_limit_pm = c.FULL_SCALE_PM
         self.pid.reset()
         for fan in self.fans:
             fan.reset()
-            # Every reset boots safe (docs/safety.md): fans full until the host sets them, as a 4-pin
-            # fan runs with its PWM line undriven while the MCU restarts.
-            fan.set_duty(1000)
+        # Every reset boots safe (docs/safety.md): fans full until the host sets them, as a 4-pin fan
+        # runs with its PWM line undriven while the MCU restarts.
+        self.go_safe()
         self.safety.reset()
         self.safety.latch(reset_cause & c.FAULT_WATCHDOG)
         for i in range(c.NUM_TC):
@@ -82,14 +84,22 @@ class Rig:
         self.have_last_cmd = False
         self.last_cmd_seq = 0
         self.last_cmd_crc = 0
-        self.capture_reply = False
-        self.last_reply_n = 0
+        self.reply.clear()
         self.tel_period_ms = c.TEL_DEFAULT_MS
         self.next_tel_ms = 0
-        # Safe outputs until the first tick: heater off, fans full.
+        self.safe_outputs()  # until the first tick
+
+    def safe_outputs(self):
+        """The safe state's outputs (rig_safe.c): heater off, fans at full scale."""
         self.heater_pm = 0
         for i in range(c.NUM_FANS):
-            self.fan_pm[i] = 1000
+            self.fan_pm[i] = c.FULL_SCALE_PM
+
+    def go_safe(self):
+        """The commanded safe state (reset, SAFE): heating off, fans full, until the host sets them."""
+        self.heat_enabled = False
+        for fan in self.fans:
+            fan.set_duty(c.FULL_SCALE_PM)
 
     def heating(self):
         """Whether the heater is under closed-loop control (enabled and no fault latched)."""
@@ -101,38 +111,20 @@ class Rig:
         self.tx.begin(self.tx_seq, type_)
 
     def send(self):
-        """Finish the frame being written; a command's reply is kept for a resend of that command."""
-        tx = self.tx
-        if self.capture_reply:
-            i = tx.start
-            while i < tx.n and tx.buf[i] != 0x20:
-                i += 1
-            n = tx.n - i
-            self.last_reply[:n] = tx.buf[i : tx.n]
-            self.last_reply_n = n
-            self.capture_reply = False
+        """Finish the frame being written under the next SEQ."""
         self.tx_seq = (self.tx_seq + 1) & 0xFFFF
-        tx.end()
+        self.tx.end()
 
-    def ack_begin(self, host_seq):
-        self.begin(b"ACK")
-        self.tx.ch(0x20)
-        self.tx.u(host_seq)
-
-    def nak(self, host_seq, reason, detail=None):
-        self.begin(b"NAK")
+    def _send_reply(self, body):
+        """A reply body framed under the next SEQ; an empty one (it overflowed) is dropped as too long."""
         tx = self.tx
+        tx.open(self.tx_seq)
         tx.ch(0x20)
-        if host_seq < 0:
-            tx.ch(0x2D)
-        else:
-            tx.u(host_seq)
-        tx.ch(0x20)
-        tx.s(reason)
-        if detail is not None:
-            tx.ch(0x20)
-            tx.s(detail)
-        self.naks += 1
+        buf = body.buf
+        for i in range(body.n):
+            tx.ch(buf[i])
+        if body.n == 0:
+            tx.overflow = True
         self.send()
 
     # -- frames in --------------------------------------------------------------------------------
@@ -156,23 +148,29 @@ class Rig:
         err = frame.ERR_LONG if st == frame.LINE_LONG else frame.decode(lines.buf, lines.n, f)
         if err != frame.OK:
             self.errors += 1
-            self.nak(-1, frame.ERR_NAMES[err])
+            self.naks += 1
+            r = self.err_reply
+            r.clear()
+            nak(r, -1, frame.ERR_NAMES[err])
+            self._send_reply(r)
             return
         self.frames += 1
         self.last_host_ms = self.now_ms
         if self.have_last_cmd and f.seq == self.last_cmd_seq and f.crc == self.last_cmd_crc:
-            self.tx.open(self.tx_seq)
-            for i in range(self.last_reply_n):
-                self.tx.ch(self.last_reply[i])
             self.repeats += 1
-            self.send()
+            self._send_reply(self.reply)
             return
+        r = self.reply
+        r.clear()
+        dispatch(self, f, r)
+        if r.overflow:
+            r.n = 0
+        if r.n > 0 and r.buf[0] == 0x4E:  # "NAK"
+            self.naks += 1
         self.have_last_cmd = True
         self.last_cmd_seq = f.seq
         self.last_cmd_crc = f.crc
-        self.capture_reply = True
-        dispatch(self, f)
-        self.capture_reply = False
+        self._send_reply(r)
 
     # -- the control tick -------------------------------------------------------------------------
 
@@ -225,12 +223,13 @@ class Rig:
             safety.latch(c.FAULT_HOST_LOST)
         if not self.heating():
             self.pid.reset()
-            self.heater_pm = 0
+            # A latched fault: the safe state. Otherwise an idle rig runs its fans as last commanded.
             tripped = safety.tripped()
+            self.safe_outputs()
             for i in range(c.NUM_FANS):
                 fan = self.fans[i]
-                # Safe state: fans full. Otherwise an idle rig runs its fans as last commanded.
-                self.fan_pm[i] = 1000 if tripped else fan.update(dt_ms)
+                if not tripped:
+                    self.fan_pm[i] = fan.update(dt_ms)
                 fan.out_pm = self.fan_pm[i]
             return
         duty = self.pid.update(self.air_target_cc, air, dt_ms)

@@ -8,8 +8,7 @@
 #include <zephyr/sys/ring_buffer.h>
 
 #include "rig_hal.h"
-
-#define WIRES_LINE_MAX 128u
+#include "rig_wires.h"
 
 static const struct device *const WIRES = DEVICE_DT_GET(DT_CHOSEN(thermrig_wires));
 
@@ -17,6 +16,8 @@ RING_BUF_DECLARE(wires_ring, 256);
 static struct k_sem *wake_main;
 static char line[WIRES_LINE_MAX];
 static size_t line_len;
+static bool line_long; /* longer than any message this board takes: dropped whole */
+static wires_msg_t msg;
 
 static bool configured;
 static bool realtime;   /* the firmware's clock paces the ticks; otherwise the plant does */
@@ -24,7 +25,7 @@ static uint32_t boot_cause;
 static bool requested;  /* an "A" is waiting for its sample */
 static bool sample_ready;
 static rig_samples_t sample;
-static rig_outputs_t outputs = {.heater_pm = 0u, .fan_pm = {1000u, 1000u}};
+static rig_outputs_t outputs; /* main() puts the safe outputs here first (rig_hal_safe) */
 static int64_t next_tick_ms;
 static bool have_base;
 static uint64_t base_us;  /* plant time of the first sample since boot: paced uptime starts there */
@@ -49,92 +50,39 @@ static void send_line(const char *s)
     }
 }
 
-/* Parsing without a libc scanf: unsigned numbers in base 10 or 16, separated by single spaces. */
-static bool next_number(const char **p, unsigned base, uint64_t *value)
-{
-    const char *s = *p;
-    uint64_t v = 0;
-    if (*s == ' ') {
-        s++;
-    }
-    const char *start = s;
-    for (;; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9') {
-            d = (unsigned)(*s - '0');
-        } else if (base == 16u && *s >= 'A' && *s <= 'F') {
-            d = (unsigned)(*s - 'A' + 10);
-        } else {
-            break;
-        }
-        v = v * base + d;
-    }
-    *p = s;
-    *value = v;
-    return s != start;
-}
-
-/* "S t_us tc0 tc1 tc2 tc3 sht tach0 tach1": the SHT3x's 6 bytes as 12 hex digits or "-". */
-static bool parse_sample(const char *s, rig_samples_t *out, uint64_t *t_us)
-{
-    uint64_t v;
-    if (!next_number(&s, 10u, t_us)) {
-        return false;
-    }
-    for (uint8_t i = 0; i < RIG_NUM_TC; i++) {
-        if (!next_number(&s, 16u, &v)) {
-            return false;
-        }
-        out->tc_word[i] = (uint32_t)v;
-    }
-    if (s[0] == ' ' && s[1] == '-') {
-        out->sht_present = false;
-        s += 2;
-    } else {
-        const char *start = s + 1;
-        if (!next_number(&s, 16u, &v) || s - start != 12) {
-            return false;
-        }
-        for (uint8_t i = 0; i < 6u; i++) { /* 12 hex digits exceed 32 bits but fit in 48 */
-            out->sht_raw[i] = (uint8_t)(v >> (40u - 8u * i));
-        }
-        out->sht_present = true;
-    }
-    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        if (!next_number(&s, 10u, &v)) {
-            return false;
-        }
-        out->tach_pulses[i] = (uint16_t)v;
-    }
-    return *s == '\0';
-}
-
 static void send_request(void)
 {
-    char buf[32];
-    snprintk(buf, sizeof buf, "A %u %u %u\n", outputs.heater_pm, outputs.fan_pm[0], outputs.fan_pm[1]);
+    char buf[WIRES_LINE_MAX];
+    textbuf_t tb;
+    tb_init(&tb, buf, sizeof buf);
+    wires_put_outputs(&tb, &outputs);
     send_line(buf);
     requested = true;
 }
 
 static void handle_line(const char *s)
 {
-    uint64_t a;
-    uint64_t b;
-    const char *p = s + 1;
-    if (s[0] == 'M' && next_number(&p, 10u, &a) && next_number(&p, 10u, &b)) {
-        realtime = a != 0u;
-        boot_cause = (uint32_t)b;
+    switch (wires_parse(s, &msg)) {
+    case WIRES_MODE:
+        realtime = msg.realtime;
+        boot_cause = msg.cause;
         configured = true;
-    } else if (s[0] == 'R') {
+        break;
+    case WIRES_RESET:
         sys_reboot(SYS_REBOOT_COLD); /* the plant tells the new boot its cause ("M") */
-    } else if (s[0] == 'S' && parse_sample(s + 1, &sample, &plant_us)) {
+        break;
+    case WIRES_SAMPLE:
+        sample = msg.samples;
+        plant_us = msg.t_us;
         if (!have_base) {
             base_us = plant_us;
             have_base = true;
         }
         requested = false;
         sample_ready = true;
+        break;
+    default:
+        break; /* serial faults are the bridge's (docs/plant.md); nothing else is for this board */
     }
 }
 
@@ -144,10 +92,15 @@ static void pump_lines(void)
     while (ring_buf_get(&wires_ring, &byte, 1) == 1u) {
         if (byte == '\n') {
             line[line_len] = '\0';
-            handle_line(line);
+            if (!line_long) {
+                handle_line(line);
+            }
             line_len = 0;
+            line_long = false;
         } else if (line_len < WIRES_LINE_MAX - 1u) {
             line[line_len++] = (char)byte;
+        } else {
+            line_long = true;
         }
     }
 }
@@ -160,7 +113,11 @@ int rig_hal_init(struct k_sem *wake)
     }
     uart_irq_callback_user_data_set(WIRES, wires_isr, NULL);
     uart_irq_rx_enable(WIRES);
-    send_line("B\n");
+    char boot[4];
+    textbuf_t tb;
+    tb_init(&tb, boot, sizeof boot);
+    wires_put_boot(&tb);
+    send_line(boot);
     while (!configured) {
         (void)k_sem_take(wake, K_FOREVER);
         pump_lines();
@@ -216,7 +173,7 @@ void rig_hal_output(const rig_outputs_t *out)
 
 void rig_hal_safe(void)
 {
-    outputs = (rig_outputs_t){.heater_pm = 0u, .fan_pm = {1000u, 1000u}};
+    outputs = rig_safe_outputs();
 }
 
 /* The emulated board has no watchdog Zephyr drives; docs/firmware.md says what stands in. */

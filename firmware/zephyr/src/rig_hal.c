@@ -101,7 +101,7 @@ void rig_hal_sample(rig_samples_t *samples)
 
 static void set_duty(const struct pwm_dt_spec *pwm, uint16_t permille)
 {
-    (void)pwm_set_pulse_dt(pwm, (uint32_t)(((uint64_t)pwm->period * permille) / 1000u));
+    (void)pwm_set_pulse_dt(pwm, (uint32_t)(((uint64_t)pwm->period * permille) / RIG_FULL_SCALE_PM));
 }
 
 void rig_hal_output(const rig_outputs_t *out)

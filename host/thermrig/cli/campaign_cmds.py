@@ -173,7 +173,7 @@ def run(
         info = link.hello()  # refuses a rig of another protocol (VersionMismatch)
         if (warning := older_than_host(info.version)) is not None:
             console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-        link.start_keepalive(interval=min(1.0, 0.5 / c.sim_speed) if sim else 1.0)
+        link.start_keepalive(speed=c.sim_speed if sim else None)
 
         def ask(message: str) -> None:
             if no_prompt:

@@ -63,7 +63,7 @@ def demo(
         info = link.hello()
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
-        link.start_keepalive(interval=min(1.0, 0.5 / speed))
+        link.start_keepalive(speed=speed)
         recorder = Recorder(link, spool, tags)
         writer.start()
         recorder.start()

@@ -18,6 +18,7 @@ from thermrig.cli.view import info_table, telemetry_view
 from thermrig.config import resolve_port
 from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.link.rig_link import RigLink
+from thermrig.protocol import limits
 
 app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
 PortOpt = Annotated[
@@ -57,26 +58,33 @@ def info(port: PortOpt = None) -> None:
 @user_errors
 def set_(
     port: PortOpt = None,
-    air: Annotated[float | None, typer.Option(help="Chassis-air target, °C (0-65).")] = None,
+    air: Annotated[
+        float | None,
+        typer.Option(help=f"Chassis-air target, °C ({limits.AIR_TARGET_MIN_C:g}-{limits.AIR_TARGET_MAX_C:g})."),
+    ] = None,
     heat: Annotated[bool | None, typer.Option("--heat/--no-heat", help="Enable closed-loop heating.")] = None,
     heater_limit: Annotated[float | None, typer.Option(help="Heater duty limit, % (0-100).")] = None,
     fan0: Annotated[float | None, typer.Option(help="Chassis fan duty, % (0-100).")] = None,
     fan1: Annotated[float | None, typer.Option(help="Slot fan duty, % (0-100).")] = None,
     rpm0: Annotated[int | None, typer.Option(help="Chassis fan closed-loop speed, RPM.")] = None,
     rpm1: Annotated[int | None, typer.Option(help="Slot fan closed-loop speed, RPM.")] = None,
-    rate: Annotated[int | None, typer.Option(help="Telemetry period, ms (100-60000; 0 stops).")] = None,
+    rate: Annotated[
+        int | None,
+        typer.Option(help=f"Telemetry period, ms ({limits.TEL_MIN_MS}-{limits.TEL_MAX_MS}; 0 stops)."),
+    ] = None,
 ) -> None:
     """Change rig settings. The rig checks every value against its limits and refuses what is out of range.
 
-    While heating, the firmware needs to hear from a host at least every 3 s or it goes to its safe state:
+    While heating, the firmware needs to hear from a host within the host timeout it reports in HELLO
+    (3 s on this repository's firmwares) or it goes to its safe state:
     keep `thermrig rig watch` (or a recording) running after --heat.
     """
     values: dict[str, int] = {}
     for key, value, scale in (
         ("air", air, 100),
-        ("hlim", heater_limit, 10),
-        ("fan0", fan0, 10),
-        ("fan1", fan1, 10),
+        ("hlim", heater_limit, limits.FULL_SCALE_PM / 100),
+        ("fan0", fan0, limits.FULL_SCALE_PM / 100),
+        ("fan1", fan1, limits.FULL_SCALE_PM / 100),
         ("rpm0", rpm0, 1),
         ("rpm1", rpm1, 1),
         ("rate", rate, 1),
@@ -92,7 +100,9 @@ def set_(
         Console().print(f"[green]set[/] {' '.join(f'{k}={v}' for k, v in values.items())}")
         if heat:
             Console().print(
-                "[yellow]heating is on: the rig goes safe after 3 s without a host; run `thermrig rig watch`"
+                "[yellow]heating is on: the rig goes safe after "
+                f"{link.info.host_timeout_s if link.info else limits.HOST_TIMEOUT_S:g} s without a host; "
+                "run `thermrig rig watch`"
             )
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from thermrig.conformance.result import Check, CheckFailed, expect
 from thermrig.conformance.target import Target
 from thermrig.link.rig_link import NakError
+from thermrig.protocol import limits
 from thermrig.protocol.channels import ChannelKind
 from thermrig.protocol.frame import PROTO_VERSION, encode
 from thermrig.protocol.messages import Fault, Nak
@@ -16,7 +17,6 @@ from thermrig.protocol.messages import Fault, Nak
 # Channels any rig declares, whatever else it has: the one the heater regulates, the one the
 # cool-down watches, and one ambient sensor (temperature and humidity).
 ROLES = ("chassis_air", "drive_ctrl", "ambient_t", "ambient_rh")
-HOST_TIMEOUT_S = 3.0
 
 
 def _refused(t: Target, command: str, *args: str) -> Nak:
@@ -37,7 +37,10 @@ def handshake(t: Target) -> str:
     expect(bool(frames) and list(frames[-1].readings) == list(info.channels), "telemetry channels are not the map's")
     reply, _, _ = t.link.exchange("HELLO", ("proto=99",), 0.5, 2)
     expect(reply.type == "NAK" and reply.args[1:] == ("VERSION", f"proto={PROTO_VERSION}"), f"HELLO proto=99: {reply}")
-    return f"{info.firmware} {info.version} on {info.board}, {len(info.channels)} channels"
+    return (
+        f"{info.firmware} {info.version} on {info.board}, {len(info.channels)} channels, "
+        f"host timeout {info.host_timeout_s:g} s"
+    )
 
 
 def commands(t: Target) -> str:
@@ -46,11 +49,11 @@ def commands(t: Target) -> str:
     for cmd in accepted:
         t.link.command(*cmd)
     refused = {
-        ("SET", "air=6501"): ("RANGE", "air"),
+        ("SET", f"air={round(limits.AIR_TARGET_MAX_C * 100) + 1}"): ("RANGE", "air"),
         ("SET", "air=-1"): ("RANGE", "air"),
-        ("SET", "hlim=1001"): ("RANGE", "hlim"),
-        ("SET", "fan1=2000"): ("RANGE", "fan1"),
-        ("SET", "rpm0=3001"): ("RANGE", "rpm0"),
+        ("SET", f"hlim={limits.FULL_SCALE_PM + 1}"): ("RANGE", "hlim"),
+        ("SET", f"fan1={2 * limits.FULL_SCALE_PM}"): ("RANGE", "fan1"),
+        ("SET", f"rpm0={limits.FAN_MAX_RPM + 1}"): ("RANGE", "rpm0"),
         ("SET", "rate=50"): ("RANGE", "rate"),
         ("SET", "heat=2"): ("RANGE", "heat"),
         ("SET", "air=warm"): ("ARG", "air"),
@@ -131,16 +134,18 @@ def heartbeat_failsafe(t: Target) -> str:
     room = t.room_c()
     t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
     t.run_for(1.0)
+    # The timeout the rig reports in HELLO (the host's keepalive follows it): held to its word here.
+    timeout_s = t.link.info.host_timeout_s if t.link.info is not None else limits.HOST_TIMEOUT_S
     last_word_us = t.link.ping().mcu_us
-    frames = t.run_for(HOST_TIMEOUT_S + 1.0, heartbeat=False)
+    frames = t.run_for(timeout_s + 1.0, heartbeat=False)
     tripped = next((f for f in frames if f.faults), None)
-    expect(tripped is not None, f"no safe state {HOST_TIMEOUT_S + 1:.0f} s after the host fell silent")
+    expect(tripped is not None, f"no safe state {timeout_s + 1:.0f} s after the host fell silent")
     assert tripped is not None
     reaction = tripped.uptime_ms / 1000 - last_word_us / 1e6
     expect(tripped.faults == Fault.HOST_LOST, f"faults {tripped.faults!r}")
     expect(tripped.heater_pct == 0 and min(tripped.fan_pct.values()) == 100, "not in the safe state")
-    expect(reaction <= HOST_TIMEOUT_S + 0.25, f"safe state {reaction:.2f} s after the last host frame")
-    return f"safe state {reaction:.2f} s after the host's last frame (deadline {HOST_TIMEOUT_S:.0f} s)"
+    expect(reaction <= timeout_s + 0.25, f"safe state {reaction:.2f} s after the last host frame")
+    return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
 def latch_and_clear(t: Target) -> str:

@@ -31,12 +31,15 @@ from thermrig.protocol.frame import (
     decode,
     encode,
 )
+from thermrig.protocol.limits import HOST_TIMEOUT_S
 from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
 
 COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
 RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in between (a path check is cheap)
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
+KEEPALIVE_PER_TIMEOUT = 3  # keepalive PINGs per host timeout (HELLO's hto=)
+KEEPALIVE_MAX_S = 1.0
 
 # Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
 # write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
@@ -323,11 +326,21 @@ class RigLink:
         self.sync.add(sample)
         return sample
 
-    def start_keepalive(self, interval: float = 1.0) -> None:
-        """Ping every interval seconds: the heartbeat the firmware needs while heating, and time sync."""
+    def keepalive_interval(self, speed: float | None = None) -> float:
+        """Seconds between keepalive PINGs: three per host timeout the rig reported in HELLO (3 s for a
+        firmware that reports none), at most one a second. A simulation running `speed` times real time
+        counts that timeout in its own seconds, and its host may be starved, so it pings six times."""
+        timeout_s = self.info.host_timeout_s if self.info is not None else HOST_TIMEOUT_S
+        if speed is None:
+            return min(KEEPALIVE_MAX_S, timeout_s / KEEPALIVE_PER_TIMEOUT)
+        return min(KEEPALIVE_MAX_S, timeout_s / (2 * KEEPALIVE_PER_TIMEOUT) / speed)
+
+    def start_keepalive(self, speed: float | None = None) -> None:
+        """Ping at keepalive_interval(speed): the heartbeat the firmware needs while heating, and time
+        sync. The interval follows the rig's HELLO, a re-handshake included."""
 
         def loop() -> None:
-            while not self._stop.wait(interval):
+            while not self._stop.wait(self.keepalive_interval(speed)):
                 with contextlib.suppress(RigTimeout, OSError, serial.SerialException):
                     self.ping()
 

@@ -9,13 +9,15 @@ from enum import IntFlag
 from thermrig.errors import ThermrigError
 from thermrig.protocol.channels import SCALE, ChannelError, ChannelKind, ChannelMap, kind_of
 from thermrig.protocol.frame import Frame
+from thermrig.protocol.limits import HOST_TIMEOUT_S, pct_of_pm
 
 _READING = re.compile(r"(-?[0-9]+):([0-9A-Fa-f]{2})")  # a channel's value and status in TEL
 _FAN_DUTY = re.compile(r"fan[0-9]+")
 
 
 class Fault(IntFlag):
-    """Latched fault bits (firmware/core/safety.h). Any of them puts the rig in its safe state."""
+    """Latched fault bits (firmware/core/safety.h; tests/python/test_constants.py compares them). Any of
+    them puts the rig in its safe state. WATCHDOG is also the reset cause a watchdog reset reports."""
 
     TC_OPEN = 0x0001
     TC_SHORT_GND = 0x0002
@@ -32,7 +34,7 @@ class Fault(IntFlag):
 
 
 class ChannelStatus(IntFlag):
-    """Per-channel status flags carried after each telemetry value."""
+    """Per-channel status flags carried after each telemetry value (safety.h's CH_*)."""
 
     OPEN = 0x01
     SHORT_GND = 0x02
@@ -66,12 +68,19 @@ class RigInfo:
     proto: int
     board: str
     channels: ChannelMap  # wire key -> channel name, e.g. "tc0" -> "drive_ctrl", in the rig's order
+    # How long the rig heats without a host frame before it latches HOST_LOST (HELLO's hto=, ms; a
+    # firmware without the field: the protocol's 3 s).
+    host_timeout_s: float = HOST_TIMEOUT_S
 
     @classmethod
     def from_ack(cls, frame: Frame) -> RigInfo:
         kv = frame.kv()
         try:
-            return cls(kv["fw"], kv["ver"], int(kv["proto"]), kv["board"], ChannelMap.parse(kv["ch"]))
+            host_timeout_s = int(kv["hto"]) / 1000 if "hto" in kv else HOST_TIMEOUT_S
+            if host_timeout_s <= 0:
+                raise ValueError("hto must be positive")
+            channels = ChannelMap.parse(kv["ch"])
+            return cls(kv["fw"], kv["ver"], int(kv["proto"]), kv["board"], channels, host_timeout_s)
         except (KeyError, ValueError) as exc:
             raise ProtocolError(f"malformed HELLO reply: {' '.join(frame.args)}") from exc
 
@@ -125,11 +134,11 @@ class Telemetry:
                 temps=by_kind[_GROUPS[0]],
                 humidity=humidity,
                 rpm=by_kind[_GROUPS[2]],
-                heater_pct=int(kv["heat"]) / 10.0,
-                fan_pct={k: int(v) / 10.0 for k, v in kv.items() if _FAN_DUTY.fullmatch(k)},
+                heater_pct=pct_of_pm(int(kv["heat"])),
+                fan_pct={k: pct_of_pm(int(v)) for k, v in kv.items() if _FAN_DUTY.fullmatch(k)},
                 air_target_c=int(kv["air"]) / 100.0,
                 heat_enabled=kv["hen"] == "1",
-                heat_limit_pct=int(kv["hlim"]) / 10.0,
+                heat_limit_pct=pct_of_pm(int(kv["hlim"])),
                 faults=Fault(int(kv["flt"], 16)),
                 rx_errors=int(kv["err"]),
                 channels=channels,

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import Firmware
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.sim.wires import SensorBank
+from thermrig.sim.wires import Garbage, Reset, SensorBank, Silence, Unplug
 
 
 class FaultKind(StrEnum):
@@ -47,7 +48,6 @@ PERSISTENT = {
     FaultKind.TACH_MISSING,
 }
 _TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
-WATCHDOG_CAUSE = 1024  # the WATCHDOG fault bit (docs/protocol.md): the reset cause a watchdog reports
 GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
 
 
@@ -102,15 +102,15 @@ class FaultInjector:
         elif kind is FaultKind.TACH_MISSING:
             s.tach_missing[channel] = True
         elif kind is FaultKind.SERIAL_GARBAGE:
-            self.firmware.serial_fault(f"G {'R' if channel == 0 else 'H'} {GARBAGE.hex().upper()}")
+            self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:
-            self.firmware.serial_fault(f"Q {round((value if value is not None else 5.0) * 1000)}")
+            self.firmware.serial_fault(Silence(value if value is not None else 5.0))
         elif kind is FaultKind.USB_UNPLUG:
-            self.firmware.serial_fault(f"U {round((value if value is not None else 2.0) * 1000)}")
+            self.firmware.serial_fault(Unplug(value if value is not None else 2.0))
         elif kind is FaultKind.MCU_RESET:
-            self.firmware.reset(0)
+            self.firmware.reset(Reset())
         elif kind is FaultKind.WATCHDOG_RESET:
-            self.firmware.reset(WATCHDOG_CAUSE)
+            self.firmware.reset(Reset(Fault.WATCHDOG))  # the cause a watchdog reset reports
         elif kind is FaultKind.ROOM_STEP:
             p.room_c += value if value is not None else 5.0
         if kind in PERSISTENT:

@@ -7,10 +7,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from thermrig.protocol import limits
+from thermrig.protocol.messages import Fault
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import Tach, Thermocouple, max31855_word, sht3x_raw
 
-TICK_S = 0.1
+TICK_S = limits.TICK_S
 
 # Where a thermocouple of each name sits in the plant: the firmware's channel table names its
 # thermocouples ("C" message), the plant places one on the matching node.
@@ -118,5 +120,55 @@ def parse_outputs(line: str) -> tuple[float, float, float]:
     parts = line.split()
     if len(parts) != 4 or parts[0] != "A":
         raise ValueError(f"bad actuator message from the firmware: {line!r}")
-    heater, fan0, fan1 = (int(x) / 1000.0 for x in parts[1:])
+    heater, fan0, fan1 = (int(x) / limits.FULL_SCALE_PM for x in parts[1:])
     return heater, fan0, fan1
+
+
+# What the plant sends a firmware besides samples: an MCU reset and the serial-line faults, as typed
+# values; `line()` is their virtual-wires message (docs/plant.md), which rigsim parses.
+
+POWER_ON = Fault(0)  # the reset cause of a power-on, a reset pin or a reboot
+
+
+@dataclass(frozen=True)
+class Reset:
+    """The MCU restarts; `cause` is what its EVT BOOT reports: Fault(0) power-on, Fault.WATCHDOG."""
+
+    cause: Fault = POWER_ON
+
+    def line(self) -> str:
+        return f"R {int(self.cause)}\n"
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """Bytes on the serial line: into the rig's receiver, or toward the host."""
+
+    data: bytes
+    toward_host: bool = False
+
+    def line(self) -> str:
+        return f"G {'H' if self.toward_host else 'R'} {self.data.hex().upper()}\n"
+
+
+@dataclass(frozen=True)
+class Silence:
+    """The serial line dead both ways for `seconds` of plant time."""
+
+    seconds: float
+
+    def line(self) -> str:
+        return f"Q {round(self.seconds * 1000)}\n"
+
+
+@dataclass(frozen=True)
+class Unplug:
+    """The serial port gone (a USB unplug), back as a new device after `seconds` of plant time."""
+
+    seconds: float
+
+    def line(self) -> str:
+        return f"U {round(self.seconds * 1000)}\n"
+
+
+SerialFault = Garbage | Silence | Unplug

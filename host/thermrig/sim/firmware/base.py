@@ -11,6 +11,7 @@ from pathlib import Path
 
 from thermrig.errors import ThermrigError
 from thermrig.sim.server import PlantServer
+from thermrig.sim.wires import Reset, SerialFault
 
 
 class SimError(ThermrigError, RuntimeError):
@@ -53,12 +54,12 @@ class Firmware(ABC):
     truth: SimTruth
 
     @abstractmethod
-    def reset(self, cause: int) -> None:
-        """Reset the MCU (cause: 0 power-on, the WATCHDOG fault bit for a watchdog reset)."""
+    def reset(self, reset: Reset) -> None:
+        """Reset the MCU with the cause its EVT BOOT reports."""
 
     @abstractmethod
-    def serial_fault(self, message: str) -> None:
-        """A serial-line fault in the virtual-wires notation: `G R|H <hex>`, `Q <ms>` or `U <ms>`."""
+    def serial_fault(self, fault: SerialFault) -> None:
+        """A serial-line fault: garbage, silence or an unplug."""
 
     @abstractmethod
     def settle(self) -> None:

@@ -11,6 +11,7 @@ from abc import abstractmethod
 
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.serial_bridge import SerialBridge
+from thermrig.sim.wires import Garbage, Reset, SerialFault, Silence
 
 CONNECT_TIMEOUT_S = 15.0
 PR_SET_PDEATHSIG = 1
@@ -61,11 +62,16 @@ class BridgedFirmware(Firmware):
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         """The firmware's command line: it connects its serial stream to serial_sock, its wires to the plant."""
 
-    def reset(self, cause: int) -> None:
-        self.server.reset(cause)
+    def reset(self, reset: Reset) -> None:
+        self.server.reset(int(reset.cause))
 
-    def serial_fault(self, message: str) -> None:
-        self.bridge.fault(message)
+    def serial_fault(self, fault: SerialFault) -> None:
+        if isinstance(fault, Garbage):
+            self.bridge.garbage(fault.toward_host, fault.data)
+        elif isinstance(fault, Silence):
+            self.bridge.silence(fault.seconds)
+        else:
+            self.bridge.unplug(fault.seconds)
 
     def settle(self) -> None:
         self.bridge.settle()

@@ -8,6 +8,7 @@ import subprocess
 
 from thermrig.paths import rigsim_binary
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.wires import Reset, SerialFault
 
 
 class Rigsim(Firmware):
@@ -35,11 +36,11 @@ class Rigsim(Firmware):
         self.port = str(ctx.link)
         self.truth = SimTruth(int(hello["t0_unix_us"]), float(hello["ppm"]), int(hello["offset_us"]))
 
-    def reset(self, cause: int) -> None:
-        self.server.send_raw(f"R {cause}\n")
+    def reset(self, reset: Reset) -> None:
+        self.server.send_raw(reset.line())
 
-    def serial_fault(self, message: str) -> None:
-        self.server.send_raw(message + "\n")
+    def serial_fault(self, fault: SerialFault) -> None:
+        self.server.send_raw(fault.line())
 
     def settle(self) -> None:
         """Nothing to wait for: rigsim writes its frames to the pty before it asks for the next sample."""

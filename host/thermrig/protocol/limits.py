@@ -1,0 +1,31 @@
+"""The rig's limits and timings as the firmware declares them (firmware/core/rig_config.h), in the
+host's units. Declared once here for the host; tests/python/test_constants.py reads the C headers and
+the MicroPython firmware's config.py and fails if any of the three disagree."""
+
+from __future__ import annotations
+
+FULL_SCALE_PM = 1000  # heater duty, fan duty and the heater limit are permille of full scale
+TICK_S = 0.1  # the control tick (the MAX31855 converts at about 10 Hz)
+
+AIR_TARGET_MIN_C = 0.0  # the chassis-air setpoints SET air= accepts
+AIR_TARGET_MAX_C = 65.0
+
+# Host heartbeat: heating latches HOST_LOST after this long without a host frame. A firmware reports its
+# own in HELLO (hto=, ms); this is the value of one that does not (protocol 1 before the field).
+HOST_TIMEOUT_S = 3.0
+
+# Thermal protection while holding (Marlin THERMAL_PROTECTION): falling HOLD_HYST_C below a reached
+# target for HOLD_PERIOD_S latches HOLD_LOST.
+HOLD_HYST_C = 4.0
+HOLD_PERIOD_S = 40.0
+
+TEL_MIN_MS = 100  # telemetry period bounds (SET rate=; 0 stops telemetry)
+TEL_MAX_MS = 60000
+TEL_DEFAULT_MS = 100
+
+FAN_MAX_RPM = 3000  # SET rpm0=/rpm1= bound
+
+
+def pct_of_pm(permille: int) -> float:
+    """A permille output (heater, fan, limit) as a percentage of full scale."""
+    return permille * 100.0 / FULL_SCALE_PM
