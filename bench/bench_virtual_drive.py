@@ -16,11 +16,12 @@ from pathlib import Path
 
 from common import figure
 
+from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import run_fio
-from thermrig.link.rig_link import RigLink
-from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive.drive_model import DriveModel
 
 RUNTIME_S = 6
 WIRE_IOPS = {1: 2_000, 32: 20_000}  # random I/O: the rate the wire is asked for at most, by queue depth
@@ -91,7 +92,10 @@ def job(case: Case, uri: str, log: str) -> str:
 def run_case(case: Case, tmp: Path) -> None:
     model_iops = modelled_iops(case)
     scale = case.seq_scale if case.rw in ("read", "write") else min(1.0, WIRE_IOPS[case.qd] / model_iops)
-    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=scale)) as sim, RigLink(sim.port) as link:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=scale)) as sim,
+        RigLink(sim.port) as link,
+    ):
         link.hello()  # a host reading the rig, as in a campaign
         assert sim.drive is not None
         folder = tmp / case.name.replace(" ", "_").replace("/", "-")

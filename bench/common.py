@@ -6,8 +6,8 @@ import time
 from dataclasses import dataclass
 
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.protocol.messages import Telemetry
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 
 def figure(name: str, value: str, target: str = "") -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 from thermrig.link.rig_link import RigLink
+from thermrig.protocol.messages import Telemetry
 from thermrig.sim.faults import FaultKind
 from thermrig.sim.simulated_rig import SimulatedRig
-from thermrig.protocol.messages import Telemetry
 
 
 def frames_after(link: RigLink, sim: SimulatedRig, seconds: float) -> list[Telemetry]:

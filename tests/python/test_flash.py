@@ -19,9 +19,9 @@ import pytest
 
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
+from thermrig.protocol.messages import Telemetry
 from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
-from thermrig.protocol.messages import Telemetry
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
 STAMP = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3" / "rig_version.h"

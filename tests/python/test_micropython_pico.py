@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.protocol.frame import Frame, decode, encode
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 
 FAKE_PICO = Path(__file__).with_name("fake_pico")
 

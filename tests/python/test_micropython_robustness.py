@@ -9,8 +9,8 @@ import random
 import subprocess
 from pathlib import Path
 
-from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.protocol.frame import LineAssembler, decode, encode
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 
 RUNNER = Path(__file__).with_name("micropython_rx_runner.py")
 KEYS = ["air", "heat", "hlim", "fan0", "fan1", "rpm0", "rpm1", "rate", "proto", "x", ""]

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from thermrig.sim.plant import Plant
 from thermrig.hardware.profiles import (
     SLOTS,
     ProfileError,
@@ -14,6 +13,7 @@ from thermrig.hardware.profiles import (
     load_drive_thermal,
     load_slot,
 )
+from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, max31855_word, sht3x_crc8, sht3x_raw
 from thermrig.sim.wires import SensorBank
 

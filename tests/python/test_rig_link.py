@@ -9,10 +9,10 @@ import pytest
 
 from thermrig.link.rig_link import NakError, RigLink, RigTimeout, VersionMismatch
 from thermrig.link.transport import PortError
-from thermrig.sim.sensors import MAX31855_OC
-from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.frame import encode
 from thermrig.protocol.messages import ChannelStatus, Fault
+from thermrig.sim.sensors import MAX31855_OC
+from thermrig.sim.simulated_rig import SimulatedRig
 
 
 def telemetry_after(link: RigLink, sim: SimulatedRig, seconds: float, ping: bool = True):  # type: ignore[no-untyped-def]

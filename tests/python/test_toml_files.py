@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_campaign_files import GOOD, write
 
-from thermrig.calibration.replay import condition
+from thermrig.sim.replay import condition
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.config import ConfigError, resolve_port
 from thermrig.db.settings import configured

@@ -25,9 +25,9 @@ from thermrig.analysis.published import (
 )
 from thermrig.calibration.check import Check
 from thermrig.calibration.fit import RAND_WRITE
-from thermrig.calibration.replay import condition, replay, replay_sweep
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
+from thermrig.sim.replay import condition, replay, replay_sweep
 
 HEATSINKS = ("none", "passive")
 Sweep = dict[int, float]  # read share % -> the step's mean IOPS, reads and writes together

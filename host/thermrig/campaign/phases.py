@@ -17,9 +17,9 @@ from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
-from thermrig.fio.workloads import Target
+from thermrig.dut.drive import DriveUnderTest
+from thermrig.dut.simulation import SimulationControl
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
@@ -33,10 +33,10 @@ class Phases:
         self,
         campaign: Campaign,
         link: RigLink,
-        target: Target,
+        drive: DriveUnderTest,
         board: Board,
         stop: threading.Event,
-        sim: SimulatedRig | None = None,
+        sim: SimulationControl | None = None,
         prompt: Prompt | None = None,
     ) -> None:
         self.campaign = campaign
@@ -46,7 +46,7 @@ class Phases:
         self.sim = sim
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
-        self.workload = WorkloadPhase(campaign, target, board, stop, sim)
+        self.workload = WorkloadPhase(campaign, drive, board, stop)
 
     def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
         recorder.event("phase", f"{name} {detail}".strip())

@@ -24,8 +24,9 @@ from thermrig.db.schema import RunTags
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
-from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 BAND_C = 0.5
@@ -48,7 +49,7 @@ def demo(
     prof = load_profile(profile)
     if prof.air_c is None:
         raise typer.BadParameter(f"profile {profile!r} does not heat; choose one with an air target")
-    cfg = SimConfig(slot=slot, speed=None if speed == 1 else speed)
+    cfg = SimConfig(slot=slot, pacing=Pacing.of_speed(speed))
     console.print(
         f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
         f"{speed:g}x real time"

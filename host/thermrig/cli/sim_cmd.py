@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -14,11 +13,12 @@ import typer
 from rich.console import Console
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import ConfigError, sim_state_file
-from thermrig.sim.control import ControlServer, request
-from thermrig.sim.faults import FaultKind
-from thermrig.sim.firmware import FIRMWARES
+from thermrig.dut.faults import FaultKind
+from thermrig.dut.pacing import Pacing
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
+from thermrig.settings import ConfigError, RunningSim, running_sim
+from thermrig.sim.control import ControlServer
 from thermrig.sim.simulated_rig import SimConfig, SimError, SimulatedRig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
@@ -61,7 +61,7 @@ def sim(
         slot=slot,
         heatsink=heatsink,
         seed=seed,
-        speed=None if speed == 1.0 else speed,
+        pacing=Pacing.of_speed(speed),
         ppm=ppm,
         offset_us=offset_us,
         room_c=room,
@@ -69,16 +69,14 @@ def sim(
         firmware=firmware,
     )
     console = Console()
-    state = sim_state_file()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with SimulatedRig(cfg) as rig:
-        state.parent.mkdir(parents=True, exist_ok=True)
-        control_path = state.parent / f"sim-{os.getpid()}.sock"
+        folder = RunningSim.state_file().parent
+        folder.mkdir(parents=True, exist_ok=True)
+        control_path = folder / f"sim-{os.getpid()}.sock"
         control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
-        state.write_text(
-            json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path), "firmware": firmware})
-        )
+        RunningSim(rig.port, os.getpid(), control_path, firmware).write()
         console.print(
             f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x)"
         )
@@ -86,6 +84,7 @@ def sim(
         print(rig.port, flush=True)
         try:
             while not stop.wait(0.5):
+                assert rig.server is not None
                 rig.server.check()
                 if (status := rig.exit_status()) is not None:
                     raise SystemExit(f"{firmware} exited with status {status}")
@@ -93,16 +92,7 @@ def sim(
             pass
         finally:
             control.close()
-            state.unlink(missing_ok=True)
-
-
-def _control_path() -> Path:
-    try:
-        state = json.loads(sim_state_file().read_text())
-        os.kill(int(state["pid"]), 0)
-        return Path(state["control"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError("no simulated rig is running: start one with `thermrig sim`") from exc
+            RunningSim.remove()
 
 
 @app.command()
@@ -121,7 +111,10 @@ def fault(
     if kind is None and not clear:
         raise typer.BadParameter("give a fault kind or --clear (see --help for the kinds)")
     message = {"clear": True} if clear else {"fault": kind, "channel": channel, "value": value}
-    reply = request(_control_path(), message)
+    running = running_sim()
+    if running is None:
+        raise ConfigError("no simulated rig is running: start one with `thermrig sim`")
+    reply = running.request(message)
     if not reply.get("ok"):
         raise ConfigError(reply.get("error", "the simulation refused the request"))
     active = reply.get("active") or []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thermrig.settings import environment
 from thermrig.toml_file import TomlError, TomlFile
 
 SLOTS = ("top", "bottom", "upright", "underside")
@@ -18,7 +18,7 @@ class ProfileError(TomlError):
 
 
 def hardware_dir() -> Path:
-    env = os.environ.get("THERMRIG_HARDWARE_DIR")
+    env = environment("THERMRIG_HARDWARE_DIR")
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[3] / "hardware"
