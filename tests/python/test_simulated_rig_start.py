@@ -26,5 +26,5 @@ def test_pacing_is_one_value() -> None:
     assert Pacing.of_speed(1) == Pacing.realtime() and Pacing.of_speed(1).plant_speed is None
     assert Pacing.of_speed(10).plant_speed == 10 and Pacing.stepped().plant_speed == 0
     assert Pacing.accelerated(0).describe() == "as fast as possible"
-    with pytest.raises(ValueError, match="0 .* or more"):
+    with pytest.raises(ValueError, match=r"0 .* or more"):
         Pacing.accelerated(-1)
