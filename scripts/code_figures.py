@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-PROCEDURES = ("campaign", "calibration", "conformance", "flash", "report", "grafana", "dut")
+PROCEDURES = ("campaign", "calibration", "conformance", "flash", "report", "grafana", "demo")
 SIMULATOR = ("thermrig.sim", "thermrig.virtual_drive", "thermrig.plant")
 
 

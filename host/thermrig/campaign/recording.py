@@ -15,11 +15,11 @@ from typing import Any
 from thermrig import __version__
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import write_manifest
-from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line
+from thermrig.db.session import RecordingSession
 from thermrig.db.settings import InfluxSettings
-from thermrig.db.spool import Spool, remember_folder
-from thermrig.db.writer import SpoolWriter, WriteProblem
+from thermrig.db.spool import remember_folder
+from thermrig.db.writer import WriteProblem
 from thermrig.drive.monitor import DriveMonitor
 from thermrig.dut.drive import DriveTelemetry, DriveUnderTest
 from thermrig.fio.runner import fio_version
@@ -77,10 +77,9 @@ class RunRecording:
         self.run_dir = run_dir
         self.tags = tags
         self.link = link
-        self.spool = Spool.for_run(tags.run, run_dir)
         remember_folder(run_dir.parent)  # `thermrig db drain` finds what an outage or a crash leaves here
-        self.writer = SpoolWriter(self.spool, influx, on_error=on_outage, on_back=on_back)
-        self.recorder = Recorder(link, self.spool, tags)
+        self.session = RecordingSession(link, tags, influx, run_dir, on_error=on_outage, on_back=on_back)
+        self.spool, self.writer, self.recorder = self.session.spool, self.session.writer, self.session.recorder
         self.manifest = manifest
         self.manifest["drive"]["telemetry"] = telemetry.described
         self.monitor = (
@@ -90,8 +89,7 @@ class RunRecording:
         )
 
     def start(self) -> None:
-        self.writer.start()
-        self.recorder.start()
+        self.session.start()
         if self.monitor is not None:
             self.monitor.start()
 
@@ -100,20 +98,20 @@ class RunRecording:
         the writer goes on draining in the background until settle()."""
         if self.monitor is not None:
             self.monitor.stop()
-        self.recorder.stop(status)
+        self.session.stop(status)
         stored = self.writer.healthy and self.writer.wait_empty(FINISH_FLUSH_S)
         self.manifest.update(
             status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored
         )
         write_manifest(self.run_dir, self.manifest)
         if stored:
-            self.writer.close(flush_timeout=0)
+            self.session.close(flush_timeout=0)
         return stored
 
     def settle(self, timeout: float) -> bool:
         """Stop the writer once it has sent what it can within timeout; the manifest says the outcome.
         Whether every point is in InfluxDB (if not, they wait in the spool for `thermrig db drain`)."""
-        stored = self.writer.close(flush_timeout=timeout)
+        stored = self.session.close(flush_timeout=timeout)
         self.manifest["all_points_stored"] = stored
         write_manifest(self.run_dir, self.manifest)
         return stored
