@@ -29,7 +29,7 @@ from thermrig.analysis.published import (
     SM951_SEQ_RUNTIME_S,
 )
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.check import Check
+from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.mixed import HEATSINKS
 from thermrig.calibration.seed_runs import (
     CONSISTENCY,
@@ -197,7 +197,7 @@ class Outcome:
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
     failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
     drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
-    seeds: list[Check] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
+    seeds: list[CalibrationCheck] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
     wall_s: float = 0.0
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.campaign.plan import RunSpec
-from thermrig.campaign.progress import Board
+from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.run_summary import run_summary
 from thermrig.campaign.spec import Campaign
 from thermrig.db.recorder import Recorder
@@ -22,10 +22,12 @@ from thermrig.fio.runner import LiveSample
 
 
 class WorkloadPhase:
-    def __init__(self, campaign: Campaign, drive: DriveUnderTest, board: Board, stop: threading.Event) -> None:
+    def __init__(
+        self, campaign: Campaign, drive: DriveUnderTest, display: ProgressDisplay, stop: threading.Event
+    ) -> None:
         self.campaign = campaign
         self.drive = drive
-        self.board = board
+        self.display = display
         self.stop = stop
 
     @property
@@ -35,7 +37,7 @@ class WorkloadPhase:
 
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         def live(sample: LiveSample) -> None:
-            self.board.progress.live = sample
+            self.display.progress.live = sample
             recorder.append(
                 [
                     fio_live_line(
@@ -48,7 +50,7 @@ class WorkloadPhase:
                     )
                 ]
             )
-            self.board.show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
+            self.display.show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
 
         fill = spec.workload.fill_state()
         prefilled = fill is not None and self.campaign.drive.fast_fill and self.drive.take_fill(fill)
@@ -59,7 +61,7 @@ class WorkloadPhase:
                 run_dir,
                 live,
                 self.stop,
-                lambda note: self.board.show(detail=note),
+                lambda note: self.display.show(detail=note),
                 prefilled,
             )
         for result, names in ran.logs:
