@@ -144,6 +144,9 @@ TOOLS: dict[str, Tool] = {
     "mpremote": Tool("THERMRIG_MPREMOTE", beside_python=True, on_path="mpremote"),
     "pio": Tool(on_path="pio", beside_python=True),
     "qemu-system-arm": Tool(on_path="qemu-system-arm"),
+    "fio": Tool(on_path="fio"),
+    "nvme": Tool(on_path="nvme"),
+    "wipefs": Tool(on_path="wipefs"),
 }
 
 
