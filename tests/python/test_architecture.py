@@ -129,6 +129,20 @@ def test_procedures_do_not_import_the_simulator() -> None:
     assert simulator_imports(import_graph(PACKAGE), declared_layers(DOC.read_text())) == []
 
 
+# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the campaign's
+# testbed and the commands that run the simulated rig themselves.
+SIMULATOR_BUILDERS = {"thermrig.cli.testbed", "thermrig.cli.sim_cmd", "thermrig.cli.demo", "thermrig.cli.selftest_cmd"}
+
+
+def test_the_simulator_is_built_only_where_declared() -> None:
+    importers = {
+        module
+        for module, targets in import_graph(PACKAGE).items()
+        if not module.startswith(SIMULATOR) and any(t.startswith(SIMULATOR) for t in targets - SIMULATOR_ENTRY)
+    }
+    assert importers <= SIMULATOR_BUILDERS, importers - SIMULATOR_BUILDERS
+
+
 def test_no_import_cycles() -> None:
     assert cycles(import_graph(PACKAGE)) == []
 
