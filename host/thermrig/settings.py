@@ -122,13 +122,14 @@ def running_sim() -> RunningSim | None:
 
 @dataclass(frozen=True)
 class Tool:
-    """Where a tool is looked for, in order: its variable, beside this Python (the venv's), on PATH, and
-    then a default (which may not exist: the caller says how to get it)."""
+    """Where a tool is looked for, in order: its variable, beside this Python (the venv's), on PATH (or
+    PATH first, path_first), and then a default (which may not exist: the caller says how to get it)."""
 
     env: str | None = None
     beside_python: bool = False
     on_path: str | None = None
     default: Callable[[], Path] | None = None
+    path_first: bool = False
 
 
 ZEPHYR_QEMU_BUILD = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"  # `make firmware-qemu`
@@ -142,7 +143,7 @@ TOOLS: dict[str, Tool] = {
     ),
     "micropython": Tool("THERMRIG_MICROPYTHON", beside_python=True, on_path="micropython"),
     "mpremote": Tool("THERMRIG_MPREMOTE", beside_python=True, on_path="mpremote"),
-    "pio": Tool(on_path="pio", beside_python=True),
+    "pio": Tool(on_path="pio", beside_python=True, path_first=True),
     "qemu-system-arm": Tool(on_path="qemu-system-arm"),
     "fio": Tool(on_path="fio"),
     "nvme": Tool(on_path="nvme"),
@@ -156,10 +157,11 @@ def find_tool(name: str) -> Path:
     if tool.env and (env := environment(tool.env)):
         return Path(env)
     beside = Path(sys.executable).with_name(name)
-    if tool.beside_python and beside.exists():
-        return beside
-    if tool.on_path and (found := shutil.which(tool.on_path)):
-        return Path(found)
+    found = [beside] if tool.beside_python and beside.exists() else []
+    if tool.on_path and (on_path := shutil.which(tool.on_path)):
+        found.insert(0 if tool.path_first else len(found), Path(on_path))
+    if found:
+        return found[0]
     if tool.default is not None:
         return tool.default()
     return beside if tool.beside_python else Path(name)

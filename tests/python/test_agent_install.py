@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from sim_helpers import served_port
+
 from thermrig.settings import find_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,15 +64,7 @@ def test_the_agent_alone_plans_a_campaign_and_runs_the_simulated_rig(tmp_path: P
     assert "runs" in plan.stdout
     proc = subprocess.Popen([thermrig, "sim"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        assert proc.stdout is not None
-        port = ""
-        for _ in range(5):  # two lines of explanation, then the port alone on its line
-            line = proc.stdout.readline().strip()
-            if line.startswith("/") and " " not in line:
-                port = line
-                break
-        assert port, "thermrig sim printed no port"
-        assert Path(port).resolve().as_posix().startswith("/dev/pts/")
+        served_port(proc)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)

@@ -10,7 +10,7 @@ from thermrig.settings import find_tool
 
 
 def pio() -> str:
-    """PlatformIO's command: beside this Python (the project's venv), else on PATH."""
+    """PlatformIO's command: on PATH, else beside this Python (the project's venv)."""
     found = find_tool("pio")
     if not found.exists():
         raise FlashError("PlatformIO is not installed: `pip install 'thermrig[firmware]'` (docs/firmware.md)")
