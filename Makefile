@@ -53,7 +53,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: host/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e 'host[dev]'
+	$(VENV)/bin/pip install -q -e 'host[dev,firmware]'
 	touch $@
 
 build rigsim: $(HOST_BUILD)/build.ninja

@@ -18,8 +18,9 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
+from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.runner import run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import Workload, job_file
 from thermrig.link.rig_link import RigLink
 
 ROUNDS = 5
@@ -29,7 +30,7 @@ RUNTIME_S = 10
 def fio_bw(folder: Path, name: str) -> tuple[float, list[int]]:
     job = job_file(
         Workload(name, "rand_write", runtime_s=RUNTIME_S, iodepth=8),
-        Target(str(folder / "drive.dat"), "512m"),
+        LocalDrive(str(folder / "drive.dat"), "512m"),
         str(folder / name / "fio"),
     )
     result = run_fio(job, folder / name)

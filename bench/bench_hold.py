@@ -6,6 +6,7 @@ import numpy as np
 from common import advance_with_host, figure
 
 from thermrig.analysis.step_response import step_response
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -16,7 +17,7 @@ RUN_S = 400
 def main() -> None:
     # The chassis fan sets how fast the chassis loses heat, so it is the condition that changes the loop.
     for fan0 in (40, 100):
-        with SimulatedRig(SimConfig(stepped=True, seed=3)) as sim, RigLink(sim.port) as link:
+        with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=3)) as sim, RigLink(sim.port) as link:
             link.hello()
             target = sim.plant.room_c + STEP_C
             link.set(air=round(target * 100), heat=1, fan0=fan0 * 10)

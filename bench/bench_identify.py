@@ -14,6 +14,7 @@ from pathlib import Path
 from common import figure
 
 from thermrig.calibration.chassis_steps import StepPlan, record_steps
+from thermrig.dut.pacing import Pacing
 from thermrig.hardware.profiles import chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.chassis_fit import FITTED, fit_chassis
@@ -34,7 +35,10 @@ def main() -> int:
         path = Path(os.environ["XDG_DATA_HOME"]) / "thermrig" / "chassis" / "truth.toml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(chassis_toml(truth, case))
-        with SimulatedRig(SimConfig(chassis="truth", stepped=True, seed=5)) as sim, RigLink(sim.port) as link:
+        with (
+            SimulatedRig(SimConfig(chassis="truth", pacing=Pacing.stepped(), seed=5)) as sim,
+            RigLink(sim.port) as link,
+        ):
             link.hello()
             samples = sim.run_alongside(link, lambda: record_steps(link, StepPlan()))
         fit = fit_chassis(samples, base, truth.heater_max_w)

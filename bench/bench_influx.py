@@ -17,6 +17,7 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, telemetry_lines
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -24,7 +25,7 @@ FRAMES = 60_000  # x3 points: 180,000 points
 
 
 def sustained(server: LocalInflux, folder: Path) -> None:
-    with SimulatedRig(SimConfig(stepped=True)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
         link.hello()
         sim.advance(0.2)
         tel = link.next_telemetry()
@@ -44,7 +45,7 @@ def sustained(server: LocalInflux, folder: Path) -> None:
 
 def outage_drain(server: LocalInflux, folder: Path) -> None:
     spool = Spool.for_run("outage", folder)
-    with SimulatedRig(SimConfig(stepped=True)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
         link.hello()
         recorder = Recorder(link, spool, RunTags(rig="bench", run="outage"))  # InfluxDB away
         recorder.start()

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from common import advance_with_host, figure
 
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -92,7 +93,10 @@ def kernel_ratios_and_tick() -> tuple[dict[str, float], float]:
 def heap_over_ten_minutes(log: Path) -> list[tuple[int, int]]:
     os.environ["THERMRIG_MP_HEAP_LOG"] = str(log)
     try:
-        with SimulatedRig(SimConfig(stepped=True, seed=3, firmware="micropython")) as sim, RigLink(sim.port) as link:
+        with (
+            SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=3, firmware="micropython")) as sim,
+            RigLink(sim.port) as link,
+        ):
             link.hello()
             link.set(air=4000, heat=1, fan0=400, rpm1=1500)
             advance_with_host(sim, link, SIM_S)

@@ -6,6 +6,7 @@ import time
 
 from common import advance_with_host, figure
 
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -13,14 +14,14 @@ HOUR_S = 3600
 
 
 def main() -> None:
-    with SimulatedRig(SimConfig(stepped=True)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
         link.hello()
         link.set(air=4000, heat=1, fan0=400)
         start = time.monotonic()
         advance_with_host(sim, link, HOUR_S)
         wall = time.monotonic() - start
     figure("1 simulated hour, stepped, ping every simulated second", f"{wall:.1f} s = {HOUR_S / wall:.0f}x", "")
-    with SimulatedRig(SimConfig(speed=0)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(0))) as sim, RigLink(sim.port) as link:
         link.hello()
         start = time.monotonic()
         while sim.virtual_time < HOUR_S and time.monotonic() - start < 120:

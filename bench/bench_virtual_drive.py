@@ -16,6 +16,7 @@ from pathlib import Path
 
 from common import figure
 
+from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import run_fio
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
@@ -91,7 +92,10 @@ def job(case: Case, uri: str, log: str) -> str:
 def run_case(case: Case, tmp: Path) -> None:
     model_iops = modelled_iops(case)
     scale = case.seq_scale if case.rw in ("read", "write") else min(1.0, WIRE_IOPS[case.qd] / model_iops)
-    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=scale)) as sim, RigLink(sim.port) as link:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=scale)) as sim,
+        RigLink(sim.port) as link,
+    ):
         link.hello()  # a host reading the rig, as in a campaign
         assert sim.drive is not None
         folder = tmp / case.name.replace(" ", "_").replace("/", "-")

@@ -10,6 +10,7 @@ import time
 import numpy as np
 from common import collect, figure, free_running_stretch
 
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -18,7 +19,9 @@ REALTIME_S = float(os.environ.get("BENCH_ZEPHYR_REALTIME_S", "60"))  # real-time
 
 
 def accelerated() -> None:
-    stretch = free_running_stretch(SimConfig(speed=0, firmware="zephyr"), MINUTES, wall_limit_s=600)
+    stretch = free_running_stretch(
+        SimConfig(pacing=Pacing.accelerated(0), firmware="zephyr"), MINUTES, wall_limit_s=600
+    )
     stretch.report()
     figure("wall time for the run (QEMU, flat out)", f"{stretch.wall_s:.1f} s", "")
 

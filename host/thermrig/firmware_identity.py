@@ -74,3 +74,15 @@ def older_than_host(reported: str, host: str = __version__) -> str | None:
             f"but fixes since then are missing; `thermrig flash` updates it"
         )
     return None
+
+
+def micropython_firmware_dir() -> Path:
+    """The MicroPython firmware's source folder: what is copied to a Pico (and run by the simulated rig)."""
+    return REPO_ROOT / "firmware" / "micropython"
+
+
+def stamp_micropython_version(board_dir: Path, version: str) -> None:
+    """Write the version HELLO reports into a copy of the MicroPython firmware (thermrig_fw/version.py)."""
+    (board_dir / "thermrig_fw" / "version.py").write_text(
+        f'# Written from this checkout\'s version stamp when the firmware was copied.\nFW_VERSION = b"{version}"\n'
+    )

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from thermrig.conformance.target import Target
+from thermrig.conformance.rig_under_test import RigUnderTest
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
-from thermrig.paths import rigsim_binary
+from thermrig.settings import find_tool
 from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -18,14 +19,17 @@ FIRMWARES = ["rigsim", "zephyr", "micropython"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not rigsim_binary().exists():
-        raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
+    if not find_tool("rigsim").exists():
+        raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
     if not zephyr_image().exists():
         raise pytest.UsageError(f"{zephyr_image()} is missing: run `make firmware-qemu` (make test does)")
 
 
 @pytest.fixture(scope="session", params=FIRMWARES)
-def target(request: pytest.FixtureRequest) -> Iterator[Target]:
-    with SimulatedRig(SimConfig(stepped=True, seed=11, firmware=request.param)) as sim, RigLink(sim.port) as link:
+def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=11, firmware=request.param)) as sim,
+        RigLink(sim.port) as link,
+    ):
         link.hello()
-        yield Target(link, sim)
+        yield RigUnderTest(link, sim)

@@ -6,19 +6,19 @@ from __future__ import annotations
 import pytest
 
 from thermrig.conformance.result import Check
+from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
-from thermrig.conformance.target import Target
 
 
 @pytest.mark.parametrize("check", ALL_CHECKS, ids=[c.name for c in ALL_CHECKS])
-def test_check(target: Target, check: Check) -> None:
+def test_check(target: RigUnderTest, check: Check) -> None:
     result = run_check(target, check)
     print(f"{check.name}: {result.figure}")
     assert result.passed is True, f"{result.figure}: {result.detail}"
 
 
-def test_real_hardware_is_protected_from_heating_checks(target: Target) -> None:
-    live = Target(target.link, sim=None, destructive=False)
+def test_real_hardware_is_protected_from_heating_checks(target: RigUnderTest) -> None:
+    live = RigUnderTest(target.link, sim=None, destructive=False)
     skipped = [run_check(live, c) for c in ALL_CHECKS if c.heats or c.needs_sim]
     assert skipped and all(r.passed is None for r in skipped)
     assert {r.detail for r in skipped} == {

@@ -12,8 +12,9 @@ from hypothesis import settings
 
 from thermrig.db.local_server import LocalInflux, influxd_binary
 from thermrig.db.settings import InfluxSettings
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
-from thermrig.paths import rigsim_binary
+from thermrig.settings import find_tool
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,13 +26,13 @@ VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not rigsim_binary().exists():
-        raise pytest.UsageError(f"{rigsim_binary()} is missing: run `make build` (make test does)")
+    if not find_tool("rigsim").exists():
+        raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
 
 
 @pytest.fixture
 def sim() -> Iterator[SimulatedRig]:
-    with SimulatedRig(SimConfig(stepped=True, seed=1)) as rig:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=1)) as rig:
         yield rig
 
 

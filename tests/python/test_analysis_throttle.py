@@ -11,8 +11,9 @@ from thermrig.analysis.sweep import sweep_curve
 from thermrig.analysis.synthetic import cases
 from thermrig.analysis.throttle import throttle_of
 from thermrig.analysis.throttle_summary import JobLog, logs_from_fio, positions_by_start, throttle_summary
+from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.runner import run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import Workload, job_file
 
 
 @pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
@@ -83,7 +84,7 @@ def test_a_mixed_sweep_adds_its_directions_and_gives_throughput_against_read_sha
 
 
 def test_the_real_fios_logs_of_a_sweep_and_of_a_fill_then_write(tmp_path: Path) -> None:
-    target = Target(str(tmp_path / "d.dat"), "32m")
+    target = LocalDrive(str(tmp_path / "d.dat"), "32m")
     sweep = Workload("mix", "mixed_random_sweep", runtime_s=2, steps=(100, 50, 0), span="32m", iodepth=1)
     result = run_fio(job_file(sweep, target, str(tmp_path / "s" / "fio")), tmp_path / "s")
     logs = logs_from_fio(result.bw, result.iops)

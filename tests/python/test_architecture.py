@@ -96,6 +96,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+SIMULATOR = ("thermrig.sim", "thermrig.virtual_drive")
+SIMULATOR_ENTRY = {"thermrig.sim.replay"}  # the fast model replay the calibration's fit runs (architecture.md)
+
+
+def simulator_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    """Imports from a procedure module into the simulator: procedures see a rig and a drive only
+    through thermrig.dut's protocols, built at the CLI layer."""
+    procedures = layers["thermrig.campaign"]
+    bad = []
+    for module, targets in sorted(graph.items()):
+        if layer_of(module, layers)[1] != procedures:
+            continue
+        for target in sorted(targets - SIMULATOR_ENTRY):
+            if any(target == s or target.startswith(s + ".") for s in SIMULATOR):
+                bad.append(f"{module} imports {target}")
+    return bad
+
+
 def import_graph(package: Path) -> dict[str, set[str]]:
     mods = modules(package)
     return {m: imports(p, set(mods)) - {m} for m, p in mods.items()}
@@ -105,6 +123,24 @@ def test_imports_follow_the_declared_layers() -> None:
     layers = declared_layers(DOC.read_text())
     assert layers["thermrig.cli"] > layers["thermrig.campaign"] > layers["thermrig.protocol"]
     assert violations(import_graph(PACKAGE), layers) == []
+
+
+def test_procedures_do_not_import_the_simulator() -> None:
+    assert simulator_imports(import_graph(PACKAGE), declared_layers(DOC.read_text())) == []
+
+
+# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the campaign's
+# testbed and the commands that run the simulated rig themselves.
+SIMULATOR_BUILDERS = {"thermrig.cli.testbed", "thermrig.cli.sim_cmd", "thermrig.cli.demo", "thermrig.cli.selftest_cmd"}
+
+
+def test_the_simulator_is_built_only_where_declared() -> None:
+    importers = {
+        module
+        for module, targets in import_graph(PACKAGE).items()
+        if not module.startswith(SIMULATOR) and any(t.startswith(SIMULATOR) for t in targets - SIMULATOR_ENTRY)
+    }
+    assert importers <= SIMULATOR_BUILDERS, importers - SIMULATOR_BUILDERS
 
 
 def test_no_import_cycles() -> None:
@@ -126,3 +162,22 @@ def test_the_walk_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
     layers = {"thermrig": 0, "thermrig.protocol": 1, "thermrig.cli": 8}
     assert violations(graph, layers) == ["thermrig.protocol.frame (layer 1) imports thermrig.cli.main (layer 8)"]
     assert cycles(graph) == [["thermrig.cli.main", "thermrig.protocol.frame"]]
+
+
+def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    for name, text in {
+        "__init__.py": "",
+        "sim/__init__.py": "",
+        "sim/simulated_rig.py": "class SimulatedRig: ...\n",
+        "sim/replay.py": "def replay(): ...\n",
+        "campaign/__init__.py": "",
+        "campaign/phases.py": "def f():\n    from thermrig.sim.simulated_rig import SimulatedRig\n",
+        "calibration/__init__.py": "",
+        "calibration/fit.py": "from thermrig.sim.replay import replay\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    layers = {"thermrig": 0, "thermrig.sim": 4, "thermrig.campaign": 8, "thermrig.calibration": 8}
+    graph = import_graph(pkg)
+    assert simulator_imports(graph, layers) == ["thermrig.campaign.phases imports thermrig.sim.simulated_rig"]

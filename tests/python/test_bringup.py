@@ -8,13 +8,17 @@ import subprocess
 import sys
 
 from thermrig.bringup.phases import Step, bringup, passed
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 
 def run_bringup(swapped: tuple[int, int] | None = None) -> tuple[list[Step], SimulatedOperator]:
-    with SimulatedRig(SimConfig(stepped=True, seed=2, swapped_tcs=swapped)) as sim, RigLink(sim.port) as link:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=2, swapped_tcs=swapped)) as sim,
+        RigLink(sim.port) as link,
+    ):
         link.hello()
         operator = SimulatedOperator(sim.sensors)
         steps = sim.run_alongside(link, lambda: bringup(link, operator))

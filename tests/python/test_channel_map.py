@@ -12,10 +12,10 @@ from campaign_helpers import CampaignFile, file_drive, manifests, run_args, ther
 
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
-from thermrig.paths import rigsim_binary
 from thermrig.protocol.channels import ChannelError, ChannelKind, ChannelMap
 from thermrig.protocol.frame import decode
 from thermrig.protocol.messages import ProtocolError, Telemetry
+from thermrig.settings import find_tool
 from thermrig.sim.simulated_rig import SimulatedRig
 
 V1_MAP = "tc0:drive_ctrl,tc1:drive_nand,tc2:heatsink,tc3:chassis_air,amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
@@ -23,7 +23,7 @@ TEL = (
     b"42 TEL up=123456 tc0=-2000:01 tc1=4125:00 tc2=0:00 tc3=6999:08 amb=2250:00 rh=400:00 rpm0=1440:00 "
     b"rpm1=0:40 heat=1000 fan0=400 fan1=0 air=4500 hen=1 hlim=1000 flt=0201 err=3*D29F"
 )
-RIGSIM6 = rigsim_binary().with_name("rigsim6")
+RIGSIM6 = find_tool("rigsim").with_name("rigsim6")
 SIX = ("drive_ctrl", "drive_nand", "heatsink", "chassis_air", "slot_air", "inlet_air")
 
 
@@ -107,7 +107,7 @@ def test_campaign_on_six_thermocouples(tmp_path: Path, env: dict[str, str], infl
     assert s.values[0][1] > 0 and s.values[0][1] == s.values[0][2]
 
     # The same campaign on the default rig, which has no slot_air: refused before anything runs.
-    default = {**env, "THERMRIG_RIGSIM": str(rigsim_binary())}
+    default = {**env, "THERMRIG_RIGSIM": str(find_tool("rigsim"))}
     r = thermrig(*run_args(path, tmp_path / "runs4"), env=default)
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert "the rig has no channel slot_air, inlet_air: its channels are drive_ctrl," in r.stdout + r.stderr

@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from thermrig.calibration.chassis_steps import StepError, StepPlan, record_steps
+from thermrig.dut.pacing import Pacing
 from thermrig.hardware.profiles import ProfileError, chassis_path, chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
-from thermrig.paths import data_dir
+from thermrig.settings import data_dir
 from thermrig.sim.chassis_fit import IdentifyError, fit_chassis
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -53,7 +54,7 @@ def test_identify_recovers_a_non_default_chassis(isolated_env: dict[str, str]) -
     )
     write_chassis("truth", truth)
     plan = StepPlan()
-    with SimulatedRig(SimConfig(chassis="truth", stepped=True, seed=3)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(chassis="truth", pacing=Pacing.stepped(), seed=3)) as sim, RigLink(sim.port) as link:
         link.hello()
         samples = sim.run_alongside(link, lambda: record_steps(link, plan))
         sim.advance(1.0)
@@ -66,7 +67,7 @@ def test_identify_recovers_a_non_default_chassis(isolated_env: dict[str, str]) -
     assert fit.rms_c < 0.3
     # What it writes runs in the simulated rig as the chassis it came from.
     write_chassis("identified", fit.chassis)
-    with SimulatedRig(SimConfig(chassis="identified", stepped=True)) as sim:
+    with SimulatedRig(SimConfig(chassis="identified", pacing=Pacing.stepped())) as sim:
         assert sim.plant.chassis.air_capacity == pytest.approx(fit.chassis.air_capacity, rel=1e-5)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import typer
+from sim_helpers import served_port
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
@@ -118,15 +119,7 @@ def test_sim_serves_a_port_that_other_commands_find(isolated_env: dict[str, str]
         env={**isolated_env, "COLUMNS": "200"},
     )
     try:
-        assert proc.stdout is not None
-        port = ""
-        for _ in range(5):  # two lines of explanation, then the port alone on its line
-            line = proc.stdout.readline().strip()
-            if line.startswith("/") and " " not in line:
-                port = line
-                break
-        assert port, "thermrig sim printed no port"
-        assert Path(port).resolve().as_posix().startswith("/dev/pts/")
+        served_port(proc)
         r = cli("rig", "watch", "--seconds", "1.5", env=isolated_env)  # port found through the running sim
         assert r.returncode == 0, r.stderr
         assert "chassis_air" in r.stdout and "faults" in r.stdout

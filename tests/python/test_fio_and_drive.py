@@ -13,14 +13,17 @@ import pytest
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
 from thermrig.drive.smart import SmartError, parse_smart_log
+from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.runner import FioError, fio_binary, run_fio
-from thermrig.fio.workloads import KINDS, Target, Workload, WorkloadError, job_file
+from thermrig.fio.workloads import KINDS, Workload, WorkloadError, job_file
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_workload_kind_is_a_job_fio_accepts(kind: str, tmp_path: Path) -> None:
     job = tmp_path / "job.fio"
-    job.write_text(job_file(Workload(kind, kind, runtime_s=60), Target(str(tmp_path / "d"), "1g"), str(tmp_path / "l")))
+    job.write_text(
+        job_file(Workload(kind, kind, runtime_s=60), LocalDrive(str(tmp_path / "d"), "1g"), str(tmp_path / "l"))
+    )
     r = subprocess.run([fio_binary(), "--parse-only", str(job)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     text = job.read_text()
@@ -44,7 +47,9 @@ def test_runner_on_a_file_gives_live_seconds_logs_in_unix_ms_and_the_json(tmp_pa
     live = []
     start_ms = time.time() * 1000
     result = run_fio(
-        job_file(Workload("w", "seq_write", runtime_s=3), Target(str(tmp_path / "d"), "128m"), str(tmp_path / "fio")),
+        job_file(
+            Workload("w", "seq_write", runtime_s=3), LocalDrive(str(tmp_path / "d"), "128m"), str(tmp_path / "fio")
+        ),
         tmp_path,
         on_live=live.append,
     )
@@ -61,7 +66,7 @@ def test_runner_with_a_relative_folder(tmp_path: Path, monkeypatch: pytest.Monke
     and the logs must still be found (the first make demo failed every run on this)."""
     monkeypatch.chdir(tmp_path)
     result = run_fio(
-        job_file(Workload("w", "seq_write", runtime_s=2), Target("d.dat", "64m"), "runs/r1/fio"), Path("runs/r1")
+        job_file(Workload("w", "seq_write", runtime_s=2), LocalDrive("d.dat", "64m"), "runs/r1/fio"), Path("runs/r1")
     )
     assert result.result["jobs"][0]["write"]["io_bytes"] > 0
     assert (tmp_path / "runs" / "r1" / "fio.json").exists()
@@ -69,7 +74,7 @@ def test_runner_with_a_relative_folder(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_runner_reports_fio_failures(tmp_path: Path) -> None:
     # /proc takes no new files: fio's open fails, the job reports error 2 and fio exits 1.
-    bad = job_file(Workload("w", "seq_write", runtime_s=1), Target("/proc/thermrig-no", "1m"), str(tmp_path / "f"))
+    bad = job_file(Workload("w", "seq_write", runtime_s=1), LocalDrive("/proc/thermrig-no", "1m"), str(tmp_path / "f"))
     with pytest.raises(FioError, match="No such file or directory"):
         run_fio(bad, tmp_path)
     assert json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["error"] == 2  # kept for the record
@@ -187,7 +192,7 @@ def test_snia_rounds_repeat_until_steady_or_the_limit(tmp_path: Path) -> None:
 
     seen = []
     w = Workload("ss", "snia_steady_state", runtime_s=2, iodepth=4, max_rounds=6)
-    out = run_rounds(w, Target(str(tmp_path / "d"), "64m"), tmp_path, on_round=lambda n, iops: seen.append(n))
+    out = run_rounds(w, LocalDrive(str(tmp_path / "d"), "64m"), tmp_path, on_round=lambda n, iops: seen.append(n))
     assert 5 <= len(out.rounds_iops) <= 6 and seen == list(range(1, len(out.rounds_iops) + 1))
     assert all(iops > 0 for iops in out.rounds_iops)
     # It stopped at the first steady window, or at the limit without one.

@@ -13,6 +13,7 @@ import pytest
 from campaign_helpers import CampaignFile, file_drive, run_args, start_run, thermrig
 
 from thermrig import __version__
+from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import FirmwareVersion, checkout_verdict, checkout_version, older_than_host
 from thermrig.paths import REPO_ROOT
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -86,7 +87,7 @@ def test_rig_info_says_whether_the_rig_runs_this_checkout(
 ) -> None:
     for binary, runs_this_checkout in ((rigsims["fresh"], True), (rigsims["older"], False)):
         monkeypatch.setenv("THERMRIG_RIGSIM", str(binary))
-        with SimulatedRig(SimConfig(speed=0)) as sim:
+        with SimulatedRig(SimConfig(pacing=Pacing.accelerated(0))) as sim:
             r = thermrig("rig", "info", "--port", sim.port, env={**isolated_env, "COLUMNS": "200"}, timeout=60)
         assert r.returncode == 0, r.stderr
         [line] = [ln for ln in r.stdout.splitlines() if ln.startswith("this checkout: ")]
@@ -105,13 +106,13 @@ def test_campaign_refuses_another_protocol_and_warns_on_older_firmware(
         return CampaignFile("identity", file_drive(tmp_path, "16m"), rig={"port": port}).write(tmp_path)
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["proto2"]))
-    with SimulatedRig(SimConfig(speed=0)) as sim:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(0))) as sim:
         r = thermrig(*run_args(campaign(sim.port), tmp_path / "a"), env=influx_env, timeout=60)
     assert r.returncode == 1
     assert "speaks protocol 2" in r.stderr and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
 
     monkeypatch.setenv("THERMRIG_RIGSIM", str(rigsims["older"]))
-    with SimulatedRig(SimConfig(speed=0)) as sim:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(0))) as sim:
         proc = start_run(
             campaign(sim.port), tmp_path / "b", influx_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )

@@ -17,6 +17,7 @@ from thermrig.db.schema import RunTags, SchemaError, event_line, telemetry_lines
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -123,7 +124,7 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
 def test_agent_crash_then_drain_loses_nothing(
     influx_server: LocalInflux, influx: InfluxSettings, influx_env: dict[str, str], tmp_path: Path
 ) -> None:
-    with SimulatedRig(SimConfig(speed=5)) as sim:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(5))) as sim:
         agent = subprocess.Popen(
             [*THERMRIG, "rig", "record", "--port", sim.port, "--run", "crash1"],
             env=influx_env,

@@ -12,6 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.frame import decode, encode
@@ -34,7 +35,7 @@ def run_micropython(code: str) -> str:
 def heating_run(firmware: str) -> dict[int, dict[str, object]]:
     """20 s of heating, fan0 at a duty, fan1 at a speed (its RPM loop), on a seeded stepped plant: telemetry
     by uptime."""
-    with SimulatedRig(SimConfig(stepped=True, seed=5, firmware=firmware)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=5, firmware=firmware)) as sim, RigLink(sim.port) as link:
         link.hello()
         link.set(fan0=400, rpm1=900, air=2300, heat=1)
         frames = []

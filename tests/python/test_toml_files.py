@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from test_campaign_files import GOOD, write
 
-from thermrig.calibration.replay import condition
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.config import ConfigError, resolve_port
 from thermrig.db.settings import configured
@@ -16,6 +15,7 @@ from thermrig.errors import ThermrigError
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import ProfileError, load_chassis, load_drive_thermal, load_slot
+from thermrig.sim.replay import condition
 
 
 def line_of(path: Path, text: str) -> int:

@@ -16,8 +16,10 @@ import pytest
 
 from thermrig.analysis.throttle import per_second, throttle_of
 from thermrig.calibration.profile_writer import set_values
+from thermrig.drive.under_test import NbdExport
+from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import FioResult, run_fio
-from thermrig.fio.workloads import KINDS, Target, Workload, job_file
+from thermrig.fio.workloads import KINDS, Workload, job_file
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -34,12 +36,15 @@ def _series(result: FioResult) -> list[float]:
 
 def _run(sim: SimulatedRig, w: Workload, tmp_path: Path) -> FioResult:
     assert sim.drive is not None
-    return run_fio(job_file(w, Target("virtual", nbd_uri=sim.drive.uri), str(tmp_path / "fio")), tmp_path)
+    return run_fio(job_file(w, NbdExport(sim.drive.uri), str(tmp_path / "fio")), tmp_path)
 
 
 @pytest.fixture
 def drive_sim() -> Iterator[SimulatedRig]:
-    with SimulatedRig(SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE)) as sim, RigLink(sim.port) as link:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=SCALE)) as sim,
+        RigLink(sim.port) as link,
+    ):
         link.hello()  # a host reading the rig, as in a campaign
         yield sim
 
@@ -64,7 +69,7 @@ def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
     try:
         for qd in (1, 32):
             w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g")
-            job = job_file(w, Target("virtual", nbd_uri=drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
+            job = job_file(w, NbdExport(drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
             got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]["iops"]
     finally:
         drive.close()
@@ -93,7 +98,7 @@ def test_every_kind_parses_in_fio_as_an_nbd_job(tmp_path: Path) -> None:
     for kind in KINDS:
         job = tmp_path / f"{kind}.fio"
         uri = "nbd+unix:///?socket=/tmp/none.sock"
-        job.write_text(job_file(Workload(kind, kind, runtime_s=5), Target("virtual", nbd_uri=uri), str(tmp_path)))
+        job.write_text(job_file(Workload(kind, kind, runtime_s=5), NbdExport(uri), str(tmp_path)))
         r = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert "ioengine=nbd" in job.read_text()
@@ -102,7 +107,7 @@ def test_every_kind_parses_in_fio_as_an_nbd_job(tmp_path: Path) -> None:
 def test_the_throttle_shows_in_fios_log_when_the_model_throttled(tmp_path: Path, hardware_copy: Path) -> None:
     # a drive that throttles a few seconds into a write from room temperature
     set_values(hardware_copy / "drives.toml", "950pro_512", {"tmt1_c": "30.0"})
-    cfg = SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE, room_c=22.0)
+    cfg = SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=SCALE, room_c=22.0)
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         link.hello()
         assert sim.drive is not None
@@ -228,13 +233,13 @@ def test_a_request_with_a_bad_magic_closes_that_connection_only(drive: VirtualDr
 
 def test_a_fast_fill_leaves_the_fill_out_of_the_job_and_the_real_path_keeps_it(tmp_path: Path) -> None:
     uri = "nbd+unix:///?socket=/tmp/none.sock"
-    fast, real = Target("virtual", nbd_uri=uri, prefilled=True), Target("virtual", nbd_uri=uri)
+    drive = NbdExport(uri)
     consistency = Workload("c", "consistency", runtime_s=5)
-    assert "[c-fill]" not in job_file(consistency, fast, str(tmp_path))
-    assert "[c-fill]" in job_file(consistency, real, str(tmp_path))
+    assert "[c-fill]" not in job_file(consistency, drive, str(tmp_path), prefilled=True)
+    assert "[c-fill]" in job_file(consistency, drive, str(tmp_path))
     precondition = Workload("p", "snia_precondition")
-    assert "number_ios=1" in job_file(precondition, fast, str(tmp_path))
-    assert "loops=2" in job_file(precondition, real, str(tmp_path))
+    assert "number_ios=1" in job_file(precondition, drive, str(tmp_path), prefilled=True)
+    assert "loops=2" in job_file(precondition, drive, str(tmp_path))
 
 
 def test_real_fio_misaligned_gets_einval_and_two_fios_at_once_are_served(drive: VirtualDrive, tmp_path: Path) -> None:

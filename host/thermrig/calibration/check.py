@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Check:
+class CalibrationCheck:
     source: str  # seed and what
     cell: str
     published: str

@@ -1,4 +1,4 @@
-"""Bounded fit of the documented parameters to the seeds, on the replay (thermrig.calibration.replay).
+"""Bounded fit of the documented parameters to the seeds, on the replay (thermrig.sim.replay).
 
 950 Pro against the Puget tables (seed 001): one parameter set for the drive, one per slot, one per
 chassis profile (its chassis-air target), never per table cell. SM951 against seed 002: its throttle
@@ -28,7 +28,6 @@ from thermrig.analysis.published import (
     SM951_SEQ_RUNTIME_S,
 )
 from thermrig.analysis.throttle import throttle_of
-from thermrig.calibration.replay import condition, replay
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.hardware.profiles import (
     SLOTS,
@@ -39,7 +38,7 @@ from thermrig.hardware.profiles import (
     load_drive_thermal,
     load_slot,
 )
-from thermrig.virtual_drive.drive_model import Pattern
+from thermrig.sim.replay import Pattern, condition, replay
 
 SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
 RAND_WRITE = Pattern(write=True, random=True, bs=4096)

@@ -23,11 +23,11 @@ from thermrig.analysis.published import (
     MIXED_STEP_S,
     MIXED_STEPS,
 )
-from thermrig.calibration.check import Check
+from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import RAND_WRITE
-from thermrig.calibration.replay import condition, replay, replay_sweep
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
+from thermrig.sim.replay import condition, replay, replay_sweep
 
 HEATSINKS = ("none", "passive")
 Sweep = dict[int, float]  # read share % -> the step's mean IOPS, reads and writes together
@@ -41,21 +41,21 @@ class SteadyState:
     states: set[str]
 
 
-def judge_mixed_random(sweeps: dict[str, Sweep]) -> list[Check]:
+def judge_mixed_random(sweeps: dict[str, Sweep]) -> list[CalibrationCheck]:
     bare, sink = sweeps["none"], sweeps["passive"]
     gain = statistics.fmean(sink.values()) / statistics.fmean(bare.values()) - 1
     lo, hi = MIXED_RANDOM_GAIN_BAND
     heavy = max(abs(sink[p] / bare[p] - 1) for p in MIXED_READ_HEAVY)
     write_end = sink[0] / bare[0] - 1
     return [
-        Check(
+        CalibrationCheck(
             "000 AnandTech",
             "950 Pro mixed 4KB random QD3: sweep average, heatsink vs bare",
             f"+{MIXED_RANDOM_GAIN:.1%} ({lo:+.0%} to {hi:+.0%})",
             f"{gain:+.1%} ({statistics.fmean(bare.values()):,.0f} -> {statistics.fmean(sink.values()):,.0f} IOPS)",
             lo <= gain <= hi,
         ),
-        Check(
+        CalibrationCheck(
             "000 AnandTech",
             "950 Pro mixed 4KB random QD3: read-heavy steps (100-80 % reads)",
             f"essentially unaffected (within {MIXED_READ_HEAVY_REL:.0%}); the gain at the write end",
@@ -65,20 +65,20 @@ def judge_mixed_random(sweeps: dict[str, Sweep]) -> list[Check]:
     ]
 
 
-def judge_mixed_seq(sweeps: dict[str, Sweep]) -> list[Check]:
+def judge_mixed_seq(sweeps: dict[str, Sweep]) -> list[CalibrationCheck]:
     bare, sink = sweeps["none"], sweeps["passive"]
     pure = {p: sink[p] / bare[p] - 1 for p in (100, 0)}
     behind = {p: 1 - bare[p] / sink[p] for p in MIXED_SEQ_BALANCED}
     throttled = [p for p, lost in behind.items() if lost > MIXED_SEQ_UNTHROTTLED_REL]
     return [
-        Check(
+        CalibrationCheck(
             "000 AnandTech",
             "950 Pro mixed 128KB seq QD1: pure read and pure write steps, heatsink vs bare",
             f"gains (each >= {MIXED_SEQ_PURE_GAIN:+.0%})",
             f"read {pure[100]:+.1%}, write {pure[0]:+.1%}",
             min(pure.values()) >= MIXED_SEQ_PURE_GAIN,
         ),
-        Check(
+        CalibrationCheck(
             "000 AnandTech",
             "950 Pro mixed 128KB seq QD1: balanced mixes (60-40 % reads), bare",
             f"no throttling (within {MIXED_SEQ_UNTHROTTLED_REL:.0%} of the heatsink)",
@@ -88,20 +88,20 @@ def judge_mixed_seq(sweeps: dict[str, Sweep]) -> list[Check]:
     ]
 
 
-def judge_consistency(tails: dict[str, SteadyState]) -> list[Check]:
+def judge_consistency(tails: dict[str, SteadyState]) -> list[CalibrationCheck]:
     bare = tails["none"]
     mean = {h: statistics.fmean(t.iops) for h, t in tails.items()}
     gain = mean["passive"] / mean["none"] - 1
     floor = statistics.quantiles(bare.iops, n=100)[0] / mean["none"]  # the slowest 1 % of seconds
     return [
-        Check(
+        CalibrationCheck(
             "004 AnandTech",
             "950 Pro 4KB random write QD32, last 400 s of an hour: heatsink vs bare",
             f"heatsink raises the steady state (>= {CONSISTENCY_GAIN_MIN:+.0%})",
             f"{gain:+.1%} ({mean['none']:,.0f} -> {mean['passive']:,.0f} IOPS)",
             gain >= CONSISTENCY_GAIN_MIN,
         ),
-        Check(
+        CalibrationCheck(
             "004 AnandTech",
             "950 Pro 4KB random write QD32, last 400 s, bare",
             "one power state (a very high consistency score)",
@@ -135,7 +135,7 @@ def _steady_states(chassis: ChassisParams, drive: DriveProfile) -> dict[str, Ste
     return out
 
 
-def mixed_and_consistency_checks(chassis: ChassisParams, drive: DriveProfile) -> list[Check]:
+def mixed_and_consistency_checks(chassis: ChassisParams, drive: DriveProfile) -> list[CalibrationCheck]:
     """The six checks on the replay."""
     return (
         judge_mixed_random(_sweeps(chassis, drive, 4096, 3, sequential=False))

@@ -29,7 +29,7 @@ from thermrig.analysis.published import (
     SM951_SEQ_RUNTIME_S,
 )
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.calibration.check import Check
+from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.mixed import HEATSINKS
 from thermrig.calibration.seed_runs import (
     CONSISTENCY,
@@ -40,6 +40,7 @@ from thermrig.calibration.seed_runs import (
     MIXED_SEQ,
     seed_checks,
 )
+from thermrig.db import schema
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
@@ -196,7 +197,7 @@ class Outcome:
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
     failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
     drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
-    seeds: list[Check] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
+    seeds: list[CalibrationCheck] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
     wall_s: float = 0.0
 
 
@@ -269,7 +270,7 @@ def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:
     """How much of the virtual drive's smart-log reached InfluxDB: points, hottest composite, TMT1 count."""
     series = influxql(
         settings,
-        f"SELECT count(composite_c), max(composite_c), max(tmt1_count) FROM drive_smart "
+        f"SELECT count(composite_c), max(composite_c), max(tmt1_count) FROM {schema.DRIVE} "
         f"WHERE \"campaign\" = '{campaign}'",
     )
     if not series or not series[0].values:
@@ -282,7 +283,7 @@ def _iops(settings: InfluxSettings, campaign: str) -> dict[str, float]:
     """The consistency score's average IOPS per heatsink (the run summary holds it at the drive's scale)."""
     series = influxql(
         settings,
-        f'SELECT last(iops_average) FROM run_summary WHERE "campaign" = \'{campaign}\' GROUP BY "heatsink"',
+        f'SELECT last(iops_average) FROM {schema.SUMMARY} WHERE "campaign" = \'{campaign}\' GROUP BY "heatsink"',
     )
     return {
         s.tags.get("heatsink", "-"): float(s.values[0][1]) for s in series if s.values and s.values[0][1] is not None

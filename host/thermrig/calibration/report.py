@@ -16,30 +16,32 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.analysis.throttle_table import ThrottleRow
-from thermrig.calibration.check import Check
+from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
 from thermrig.calibration.mixed import mixed_and_consistency_checks
-from thermrig.calibration.replay import condition, replay
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import load_chassis, load_drive_thermal, load_slot
+from thermrig.sim.replay import condition, replay
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
     return "none" if value is None else f"{value:,.0f}{unit}"
 
 
-def puget_checks(rows: list[ThrottleRow]) -> list[Check]:
+def puget_checks(rows: list[ThrottleRow]) -> list[CalibrationCheck]:
     out = []
     for cell in PUGET:
         row = next((r for r in rows if r.slot == cell.slot and r.profile == cell.profile), None)
         if row is None or row.depth_pct is None:
-            out.append(Check("001 Puget", f"{cell.slot} / {cell.profile}", cell.published, "not run", False))
+            out.append(CalibrationCheck("001 Puget", f"{cell.slot} / {cell.profile}", cell.published, "not run", False))
             continue
         onset_ok, depth_ok = cell.judge(row.onset_s, row.depth_pct)
         measured = f"{row.depth_pct:.0f}% after {_fmt(row.onset_s)} s"
         flags = ("" if onset_ok else " (onset)") + ("" if depth_ok else " (depth)")
         out.append(
-            Check("001 Puget", f"{cell.slot} / {cell.profile}", cell.published, measured + flags, onset_ok and depth_ok)
+            CalibrationCheck(
+                "001 Puget", f"{cell.slot} / {cell.profile}", cell.published, measured + flags, onset_ok and depth_ok
+            )
         )
     return out
 
@@ -50,14 +52,14 @@ def sustained(row: ThrottleRow) -> float | None:
     return row.plateau_bps * (1 - row.depth_pct / 100.0)
 
 
-def heatsink_check(rows: list[ThrottleRow]) -> Check:
+def heatsink_check(rows: list[ThrottleRow]) -> CalibrationCheck:
     by = {r.heatsink: sustained(r) for r in rows}
     bare, sink = by.get("none"), by.get("passive")
     if not bare or not sink:
-        return Check("004 AnandTech", "950 Pro heatsink", "~2x sustained seq write", "not run", False)
+        return CalibrationCheck("004 AnandTech", "950 Pro heatsink", "~2x sustained seq write", "not run", False)
     ratio = sink / bare
     lo, hi = HEATSINK_RATIO_BAND
-    return Check(
+    return CalibrationCheck(
         "004 AnandTech",
         "950 Pro heatsink",
         f"~2x sustained seq write ({lo:g}-{hi:g}x)",
@@ -66,10 +68,10 @@ def heatsink_check(rows: list[ThrottleRow]) -> Check:
     )
 
 
-def sm951_checks(peak_s: float | None, iops: dict[str, float]) -> list[Check]:
+def sm951_checks(peak_s: float | None, iops: dict[str, float]) -> list[CalibrationCheck]:
     lo, hi = SM951_PEAK_BAND_S
     out = [
-        Check(
+        CalibrationCheck(
             "002 AnandTech",
             "SM951 peak seq write",
             f"~{SM951_PEAK_S:.0f} s ({lo:.0f}-{hi:.0f})",
@@ -80,7 +82,7 @@ def sm951_checks(peak_s: float | None, iops: dict[str, float]) -> list[Check]:
     for heatsink, published in (("none", SM951_IOPS_BARE), ("passive", SM951_IOPS_SINK)):
         got = iops.get(heatsink)
         out.append(
-            Check(
+            CalibrationCheck(
                 "002 AnandTech",
                 f"SM951 4KB random write, heatsink {heatsink}",
                 f"{published:,.0f} IOPS (+-{SM951_IOPS_REL:.0%})",
@@ -91,7 +93,7 @@ def sm951_checks(peak_s: float | None, iops: dict[str, float]) -> list[Check]:
     return out
 
 
-def replay_report() -> list[Check]:
+def replay_report() -> list[CalibrationCheck]:
     """Every check on the replay with the parameters the profile files hold now (seconds, no fio)."""
     chassis = load_chassis()
     fitted = current()

@@ -12,7 +12,7 @@ from thermrig.analysis.published import CONSISTENCY_WINDOW_S, MIXED_STEPS
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.sweep import sweep_curve
 from thermrig.analysis.throttle_summary import job_series, measured_job
-from thermrig.calibration.check import Check
+from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.mixed import (
     HEATSINKS,
     SteadyState,
@@ -63,7 +63,7 @@ def steady_state_of(data: RunData, drive: DriveProfile, window_s: int = CONSISTE
     return SteadyState([v / data.scale for v in iops[-window_s:]], names)
 
 
-def seed_checks(settings: InfluxSettings, drive: DriveProfile) -> list[Check]:
+def seed_checks(settings: InfluxSettings, drive: DriveProfile) -> list[CalibrationCheck]:
     """The six checks of seeds 000 and 004 on what the pipeline's campaigns recorded ("not run" rows for
     a campaign that did not finish). Each campaign is read from InfluxDB once."""
     loaded = {c.format(h): _runs(settings, c.format(h)) for c in (MIXED_CAMPAIGN, HOUR_CAMPAIGN) for h in HEATSINKS}
@@ -89,5 +89,5 @@ def seed_checks(settings: InfluxSettings, drive: DriveProfile) -> list[Check]:
     )
 
 
-def _not_run(seed: str, cell: str, n: int) -> list[Check]:
-    return [Check(seed, cell, "-", "not run", False) for _ in range(n)]
+def _not_run(seed: str, cell: str, n: int) -> list[CalibrationCheck]:
+    return [CalibrationCheck(seed, cell, "-", "not run", False) for _ in range(n)]

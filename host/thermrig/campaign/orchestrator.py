@@ -19,17 +19,17 @@ from thermrig.analysis.summary_store import store_run
 from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
-from thermrig.campaign.progress import Board, Progress
-from thermrig.campaign.recording import RunRecording, drive_source, manifest_for, run_tags
+from thermrig.campaign.progress import Progress, ProgressDisplay
+from thermrig.campaign.recording import RunRecording, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
 from thermrig.db.query import QueryError
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
+from thermrig.dut.drive import DriveUnderTest
+from thermrig.dut.simulation import SimulationControl
 from thermrig.fio.runner import FioError
-from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimulatedRig
 
 SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
 
@@ -41,8 +41,8 @@ class Orchestrator:
         folder: Path,
         link: RigLink,
         influx: InfluxSettings,
-        target: Target,
-        sim: SimulatedRig | None = None,
+        drive: DriveUnderTest,
+        sim: SimulationControl | None = None,
         prompt: Prompt | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         drive_identity: dict[str, str | None] | None = None,
@@ -52,12 +52,12 @@ class Orchestrator:
         self.folder = folder
         self.link = link
         self.influx = influx
-        self.target = target
+        self.drive = drive
         self.sim = sim
         self.progress = Progress(total=len(plan.runs))
-        self.board = Board(self.progress, on_progress)
+        self.display = ProgressDisplay(self.progress, on_progress)
         self.stop = threading.Event()
-        self.phases = Phases(plan.campaign, link, target, self.board, self.stop, sim, prompt)
+        self.phases = Phases(plan.campaign, link, drive, self.display, self.stop, sim, prompt)
         self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
 
@@ -82,13 +82,13 @@ class Orchestrator:
         finally:
             self.progress.eta_s = 0.0
             self._settle(drained_only=False)
-        self.board.show("done", f"{len(self.plan.runs)} runs")
+        self.display.show("done", f"{len(self.plan.runs)} runs")
 
     def _settle(self, drained_only: bool) -> None:
         """Close the writers that have sent everything; with drained_only False, wait for the others
         (SETTLE_TIMEOUT_S in all) and note the runs still not all in InfluxDB."""
         if not drained_only and any(not r.drained for r in self.draining):
-            self.board.show("sending", f"{len(self.draining)} runs' points still spooled")
+            self.display.show("sending", f"{len(self.draining)} runs' points still spooled")
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         for recording in list(self.draining):
             if drained_only and not recording.drained:
@@ -100,22 +100,22 @@ class Orchestrator:
     def _outage(self, problem: WriteProblem) -> None:
         if problem.kept and not self.progress.influx:
             self.progress.influx = f"{problem.message}; points are kept in the spool and sent when it answers"
-            self.board.show()
+            self.display.show()
 
     def _back(self) -> None:
         if self.progress.influx:
             self.progress.influx = ""
-            self.board.show()
+            self.display.show()
 
     def _run_one(self, spec: RunSpec) -> str:
         run_dir = self.folder / spec.run_id
-        manifest = manifest_for(self.plan, spec, self.link, self.target, self.drive_identity)
+        manifest = manifest_for(self.plan, spec, self.link, self.drive, self.drive_identity)
         recording = RunRecording(
             run_dir,
             run_tags(self.plan, spec),
             self.link,
             self.influx,
-            drive_source(self.target, self.sim),
+            self.drive.telemetry(),
             manifest,
             self._outage,
             self._back,

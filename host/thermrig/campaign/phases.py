@@ -1,6 +1,6 @@
 """The phases of one run, in order: the physical set-up (the operator, or the simulated rig), the chassis
 profile, thermal equilibrium, a baseline, the workload, and a cool-down until the drive is back at its
-baseline. Each phase is announced as a run event and on the progress board."""
+baseline. Each phase is announced as a run event and on the progress display."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
 from thermrig.campaign.plan import RunSpec
-from thermrig.campaign.progress import Board
+from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
-from thermrig.fio.workloads import Target
+from thermrig.dut.drive import DriveUnderTest
+from thermrig.dut.simulation import SimulationControl
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
-from thermrig.sim.simulated_rig import SimulatedRig
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
 
@@ -33,24 +33,24 @@ class Phases:
         self,
         campaign: Campaign,
         link: RigLink,
-        target: Target,
-        board: Board,
+        drive: DriveUnderTest,
+        display: ProgressDisplay,
         stop: threading.Event,
-        sim: SimulatedRig | None = None,
+        sim: SimulationControl | None = None,
         prompt: Prompt | None = None,
     ) -> None:
         self.campaign = campaign
         self.link = link
-        self.board = board
+        self.display = display
         self.stop = stop
         self.sim = sim
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
-        self.workload = WorkloadPhase(campaign, target, board, stop, sim)
+        self.workload = WorkloadPhase(campaign, drive, display, stop)
 
     def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
         recorder.event("phase", f"{name} {detail}".strip())
-        self.board.show(name, detail)
+        self.display.show(name, detail)
 
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         """Every phase of one run; what each measured, for the manifest."""
@@ -79,7 +79,7 @@ class Phases:
             self.sim.set_physical(spec.physical.get("slot"), spec.physical.get("heatsink"))
         elif self.prompt is not None and spec.physical:
             wanted = ", ".join(f"{k} = {v}" for k, v in spec.physical.items())
-            self.board.show("operator", wanted)
+            self.display.show("operator", wanted)
             self.prompt(f"Set up the rig: {wanted}. Confirm when done.")
         self._physical = dict(spec.physical)
 
@@ -97,12 +97,12 @@ class Phases:
                 if tel.faults:
                     raise CampaignError(f"the rig faulted: {tel.faults!r}; the run stops (rig is safe)")
                 frames.append(tel)
-                self.board.progress.latest = tel
+                self.display.progress.latest = tel
                 start = start if start is not None else tel.uptime_ms
                 if (until is not None and until(tel)) or tel.uptime_ms - start >= seconds_rig * 1000:
                     break
                 if len(frames) % 10 == 0:
-                    self.board.show()
+                    self.display.show()
         finally:
             self.link.unsubscribe(q)
         if self.stop.is_set():
@@ -117,7 +117,7 @@ class Phases:
             watch.add(tel)
             if len(watch.samples) % 10 == 0:
                 rates = watch.rates_c_per_min()
-                self.board.show(detail=", ".join(f"{k} {v:+.2f} °C/min" for k, v in rates.items()))
+                self.display.show(detail=", ".join(f"{k} {v:+.2f} °C/min" for k, v in rates.items()))
             return watch.reached()
 
         frames = self._frames(rule.timeout_s, settled)

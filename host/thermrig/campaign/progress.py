@@ -25,7 +25,7 @@ class Progress:
     influx: str = ""  # while InfluxDB does not answer: what happens to the points
 
 
-class Board:
+class ProgressDisplay:
     """The progress and whoever draws it: show() updates the phase or its detail and redraws."""
 
     def __init__(self, progress: Progress, on_progress: Callable[[Progress], None] | None) -> None:

@@ -15,17 +15,15 @@ from typing import Any
 from thermrig import __version__
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import write_manifest
-from thermrig.campaign.spec import CampaignError
-from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_line
+from thermrig.db.session import RecordingSession
 from thermrig.db.settings import InfluxSettings
-from thermrig.db.spool import Spool, remember_folder
-from thermrig.db.writer import SpoolWriter, WriteProblem
-from thermrig.drive.monitor import DriveMonitor, Source, nvme_controller_for, nvme_source, smart_json_source
+from thermrig.db.spool import remember_folder
+from thermrig.db.writer import WriteProblem
+from thermrig.drive.monitor import DriveMonitor
+from thermrig.dut.drive import DriveTelemetry, DriveUnderTest
 from thermrig.fio.runner import fio_version
-from thermrig.fio.workloads import Target
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimulatedRig
 
 FINISH_FLUSH_S = 10.0  # at a run's end, with InfluxDB answering: the last second's points
 
@@ -35,20 +33,8 @@ def run_tags(plan: Plan, spec: RunSpec) -> RunTags:
     return RunTags(rig=c.rig_name, run=spec.run_id, campaign=c.name, drive_model=c.drive.model, **spec.tags())
 
 
-def drive_source(target: Target, sim: SimulatedRig | None) -> tuple[Source | None, str]:
-    """Where the drive's own telemetry comes from, and how the manifest describes it."""
-    if target.virtual:
-        if sim is None or sim.drive is None:
-            raise CampaignError("the virtual drive needs the simulated rig with a drive profile")
-        return smart_json_source(sim.drive.model.smart_log_json), "the virtual drive's smart-log"
-    controller = nvme_controller_for(target.path)
-    if controller is None:
-        return None, "none"
-    return nvme_source(controller), f"nvme smart-log and hwmon of {controller}"
-
-
 def manifest_for(
-    plan: Plan, spec: RunSpec, link: RigLink, target: Target, identity: dict[str, str | None]
+    plan: Plan, spec: RunSpec, link: RigLink, drive: DriveUnderTest, identity: dict[str, str | None]
 ) -> dict[str, Any]:
     """The manifest as the run starts; how it ended is added by RunRecording.finish."""
     c = plan.campaign
@@ -69,7 +55,7 @@ def manifest_for(
             "protocol": info.proto if info else None,
         },
         "rig": {"name": c.rig_name, "port": link.port, "board": info.board if info else None},
-        "drive": {"target": target.path, "model": c.drive.model, "serial": c.drive.serial, **identity},
+        "drive": {"target": drive.name, "model": c.drive.model, "serial": c.drive.serial, **identity},
         "start_utc": datetime.now(UTC).isoformat(),
     }
 
@@ -83,7 +69,7 @@ class RunRecording:
         tags: RunTags,
         link: RigLink,
         influx: InfluxSettings,
-        source: tuple[Source | None, str],
+        telemetry: DriveTelemetry,
         manifest: dict[str, Any],
         on_outage: Callable[[WriteProblem], None] | None = None,
         on_back: Callable[[], None] | None = None,
@@ -91,22 +77,19 @@ class RunRecording:
         self.run_dir = run_dir
         self.tags = tags
         self.link = link
-        self.spool = Spool.for_run(tags.run, run_dir)
         remember_folder(run_dir.parent)  # `thermrig db drain` finds what an outage or a crash leaves here
-        self.writer = SpoolWriter(self.spool, influx, on_error=on_outage, on_back=on_back)
-        self.recorder = Recorder(link, self.spool, tags)
+        self.session = RecordingSession(link, tags, influx, run_dir, on_error=on_outage, on_back=on_back)
+        self.spool, self.writer, self.recorder = self.session.spool, self.session.writer, self.session.recorder
         self.manifest = manifest
-        sample, described = source
-        self.manifest["drive"]["telemetry"] = described
+        self.manifest["drive"]["telemetry"] = telemetry.described
         self.monitor = (
             None
-            if sample is None
-            else DriveMonitor(sample, lambda fields, ns: self.recorder.append([drive_line(fields, ns, tags)]))
+            if telemetry.source is None
+            else DriveMonitor(telemetry.source, lambda fields, ns: self.recorder.append([drive_line(fields, ns, tags)]))
         )
 
     def start(self) -> None:
-        self.writer.start()
-        self.recorder.start()
+        self.session.start()
         if self.monitor is not None:
             self.monitor.start()
 
@@ -115,20 +98,20 @@ class RunRecording:
         the writer goes on draining in the background until settle()."""
         if self.monitor is not None:
             self.monitor.stop()
-        self.recorder.stop(status)
+        self.session.stop(status)
         stored = self.writer.healthy and self.writer.wait_empty(FINISH_FLUSH_S)
         self.manifest.update(
             status=status, error=error, end_utc=datetime.now(UTC).isoformat(), all_points_stored=stored
         )
         write_manifest(self.run_dir, self.manifest)
         if stored:
-            self.writer.close(flush_timeout=0)
+            self.session.close(flush_timeout=0)
         return stored
 
     def settle(self, timeout: float) -> bool:
         """Stop the writer once it has sent what it can within timeout; the manifest says the outcome.
         Whether every point is in InfluxDB (if not, they wait in the spool for `thermrig db drain`)."""
-        stored = self.writer.close(flush_timeout=timeout)
+        stored = self.session.close(flush_timeout=timeout)
         self.manifest["all_points_stored"] = stored
         write_manifest(self.run_dir, self.manifest)
         return stored

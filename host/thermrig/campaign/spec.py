@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.workloads import KINDS, Workload, WorkloadError
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
-from thermrig.sim.firmware import FIRMWARES
 from thermrig.toml_file import TomlError, TomlFile
 
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
@@ -50,7 +50,7 @@ class DriveSpec:
     model: str = "unknown"
     profile: str = "950pro_512"  # virtual: the drive profile (hardware/profiles/drives.toml)
     scale: float = 0.1  # virtual: wire rate per modelled rate (bandwidth and IOPS; times stay true)
-    fast_fill: bool = True  # virtual: fills and SNIA preconditioning set the drive state at once (plant.fast_fill)
+    fast_fill: bool = True  # virtual: fills and SNIA preconditioning set the drive state at once (DriveUnderTest)
 
     @property
     def is_virtual(self) -> bool:
@@ -80,7 +80,7 @@ class Campaign:
     randomize: bool = True
     baseline_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
-    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.sim.firmware)
+    sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.dut.simulation.FIRMWARES)
 
 
 def load_campaign(path: str | Path) -> Campaign:

@@ -1,49 +1,43 @@
 """The workload phase of a run: fio runs the workload (per kind, thermrig.fio.kinds) while its live and
-per-second data are recorded, and the run's summary is computed. With the virtual drive (a block device
-over NBD), a fill may be set the fast way and the simulation runs at real time while fio runs (so
-fio's timing is true)."""
+per-second data are recorded, and the run's summary is computed. A drive that can take a fill's state
+at once (the virtual drive) is given it unless the campaign asks for the real fill; while fio runs the
+drive is serving (the virtual drive's simulation then runs at real time, so fio's timing is true)."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from thermrig.campaign.plan import RunSpec
-from thermrig.campaign.progress import Board
+from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.run_summary import run_summary
 from thermrig.campaign.spec import Campaign
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
-from thermrig.fio.kinds import run_workload, starts_filled
+from thermrig.dut.drive import DriveUnderTest
+from thermrig.fio.kinds import run_workload
 from thermrig.fio.runner import LiveSample
-from thermrig.fio.workloads import Target, parse_size
-from thermrig.sim.simulated_rig import SimulatedRig
-from thermrig.virtual_drive.fast_fill import fast_fill
 
 
 class WorkloadPhase:
     def __init__(
-        self, campaign: Campaign, target: Target, board: Board, stop: threading.Event, sim: SimulatedRig | None
+        self, campaign: Campaign, drive: DriveUnderTest, display: ProgressDisplay, stop: threading.Event
     ) -> None:
         self.campaign = campaign
-        self.target = target
-        self.board = board
+        self.drive = drive
+        self.display = display
         self.stop = stop
-        self.sim = sim
 
     @property
     def scale(self) -> float:
         """Wire bytes per drive byte: run summaries hold bandwidth and IOPS at the drive's scale."""
-        return self.campaign.drive.scale if self.target.virtual else 1.0
+        return self.drive.scale
 
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         def live(sample: LiveSample) -> None:
-            self.board.progress.live = sample
+            self.display.progress.live = sample
             recorder.append(
                 [
                     fio_live_line(
@@ -56,11 +50,19 @@ class WorkloadPhase:
                     )
                 ]
             )
-            self.board.show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
+            self.display.show(detail=f"{(sample.read_bps + sample.write_bps) / 1e6:,.0f} MB/s")
 
-        with self.drive_served(spec) as target:
+        fill = spec.workload.fill_state()
+        prefilled = fill is not None and self.campaign.drive.fast_fill and self.drive.take_fill(fill)
+        with self.drive.serving():
             ran = run_workload(
-                spec.workload, target, run_dir, live, self.stop, lambda note: self.board.show(detail=note), self.scale
+                spec.workload,
+                self.drive,
+                run_dir,
+                live,
+                self.stop,
+                lambda note: self.display.show(detail=note),
+                prefilled,
             )
         for result, names in ran.logs:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
@@ -69,23 +71,3 @@ class WorkloadPhase:
         if self.stop.is_set():
             raise KeyboardInterrupt
         return summary
-
-    @contextlib.contextmanager
-    def drive_served(self, spec: RunSpec) -> Iterator[Target]:
-        """The virtual drive over NBD: a fill set the fast way unless the campaign asks for the real
-        one, and the simulation at real time while fio runs (so fio's timing is true); faster again
-        afterwards."""
-        if not self.target.virtual:
-            yield self.target
-            return
-        assert self.sim is not None and self.sim.drive is not None
-        w = spec.workload.resolved()
-        prefilled = self.campaign.drive.fast_fill and starts_filled(w)
-        if prefilled:
-            fast_fill(self.sim.drive.model, w.kind, parse_size(w.span) if w.span else None)
-        self.sim.set_speed(1.0)
-        try:
-            yield replace(self.target, nbd_uri=self.sim.drive.uri, prefilled=prefilled)
-        finally:
-            self.sim.drive.idle()
-            self.sim.set_speed(self.campaign.sim_speed)

@@ -10,6 +10,7 @@ from rich.console import Console
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -67,7 +68,10 @@ def bringup_cmd(
             console.print(f"      fix: {step.fix}")
 
     if sim:
-        with SimulatedRig(SimConfig(stepped=True, swapped_tcs=parse_swap(swap))) as rig, RigLink(rig.port) as link:
+        with (
+            SimulatedRig(SimConfig(pacing=Pacing.stepped(), swapped_tcs=parse_swap(swap))) as rig,
+            RigLink(rig.port) as link,
+        ):
             link.hello()
             operator = SimulatedOperator(rig.sensors)
             steps = rig.run_alongside(link, lambda: bringup(link, operator, report))

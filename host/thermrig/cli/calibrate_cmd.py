@@ -18,7 +18,7 @@ from thermrig.calibration.fit import fit, fit_sm951
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
-from thermrig.calibration.report import Check, heatsink_check, puget_checks, replay_report, sm951_checks
+from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.cli.errors import user_errors
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
@@ -28,7 +28,7 @@ def _console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=160)
 
 
-def render(checks: list[Check], title: str) -> Table:
+def render(checks: list[CalibrationCheck], title: str) -> Table:
     table = Table(title=title)
     for col in ("seed", "cell", "published", "measured", "ok"):
         table.add_column(col)
@@ -41,7 +41,7 @@ def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-def _summary(console: Console, checks: list[Check]) -> None:
+def _summary(console: Console, checks: list[CalibrationCheck]) -> None:
     passed = sum(c.ok for c in checks)
     console.print(f"{passed} of {len(checks)} cells within tolerance", markup=False)
 

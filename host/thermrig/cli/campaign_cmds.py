@@ -18,18 +18,14 @@ from thermrig.campaign.orchestrator import Orchestrator
 from thermrig.campaign.plan import Plan, make_plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
-from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
+from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
+from thermrig.cli.testbed import check_local_drive, open_testbed
 from thermrig.db.local_server import resolve_settings
-from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
-from thermrig.fio.workloads import Target
 from thermrig.firmware_identity import older_than_host
-from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelKind
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
 
@@ -102,23 +98,6 @@ def _view(progress: Progress) -> Group:
     return Group(t)
 
 
-def _target(c: Campaign, destroy: bool) -> tuple[Target, dict[str, str | None]]:
-    """What fio writes to, checked, and the drive's identity for the manifest."""
-    if c.drive.is_virtual:
-        prof = load_drive_profile(c.drive.profile)
-        identity = {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
-        return Target("virtual"), identity
-    block = c.drive.is_block_device
-    try:
-        facts = check_target(c.drive.target, c.drive.serial, destroy)
-    except UnsafeTarget as exc:
-        raise CampaignError(str(exc)) from exc
-    if block and not facts.block_device:  # fio would create a plain file under /dev
-        raise CampaignError(f"{c.path}: [drive] target {c.drive.target} is not a block device on this machine")
-    identity = {"device_serial": facts.serial, "device_model": facts.model, "device_firmware": facts.firmware}
-    return Target(c.drive.target, size=c.drive.size, block_device=block), identity
-
-
 def _say_unsent(console: Console, runs: list[str]) -> None:
     """The runs whose points are not all in InfluxDB, and the command that sends them."""
     if runs:
@@ -127,14 +106,6 @@ def _say_unsent(console: Console, runs: list[str]) -> None:
             f"{', '.join(runs)}; `thermrig db drain` sends them once InfluxDB answers",
             soft_wrap=True,
         )
-
-
-def sim_config(c: Campaign) -> SimConfig:
-    """The simulated rig of a campaign. With the virtual drive the plant paces itself (never rigsim), so
-    the orchestrator can run it at 1x while fio runs and at [rig] speed in between."""
-    if c.drive.is_virtual:
-        return SimConfig(speed=c.sim_speed, drive=c.drive.profile, drive_scale=c.drive.scale, firmware=c.sim_firmware)
-    return SimConfig(speed=None if c.sim_speed == 1 else c.sim_speed, firmware=c.sim_firmware)
 
 
 @user_errors
@@ -156,24 +127,19 @@ def run(
     p = make_plan(c, seed, started)
     state = state or CampaignState(folder, p.seed, started=started)
     state.save()
-    target, identity = _target(c, destroy)
+    local_drive = check_local_drive(c, destroy)
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}"
     )
     with contextlib.ExitStack() as stack:
-        sim = None
-        if c.port == "sim":
-            sim = stack.enter_context(SimulatedRig(sim_config(c)))
-            port = sim.port
-        else:
-            port = resolve_port(c.port).port
-        link = stack.enter_context(RigLink(port))
+        bed = open_testbed(c, local_drive, stack)
+        link = stack.enter_context(RigLink(bed.port))
         info = link.hello()  # refuses a rig of another protocol (VersionMismatch)
         if (warning := older_than_host(info.version)) is not None:
             console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-        link.start_keepalive(speed=c.sim_speed if sim else None)
+        link.start_keepalive(speed=c.sim_speed if bed.sim else None)
 
         def ask(message: str) -> None:
             if no_prompt:
@@ -201,7 +167,7 @@ def run(
                 outage.append(pr.influx)
                 print(pr.influx or "InfluxDB answers again: sending the spooled points", flush=True)
 
-        orch = Orchestrator(p, folder, link, influx, target, sim, ask, progress, identity)
+        orch = Orchestrator(p, folder, link, influx, bed.drive, bed.sim, ask, progress, bed.identity)
         signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
         try:
             orch.run(state)

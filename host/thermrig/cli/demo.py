@@ -1,6 +1,6 @@
 """`thermrig demo`: the simulated rig brings chassis air from room temperature to a chassis heat profile,
 live, recording everything into InfluxDB; then reports settle time and steady-state error, leaves the
-rig in its safe state, and reads the run back from InfluxDB."""
+rig in its safe state, and reads the run back from InfluxDB (the procedure: thermrig.demo.step)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,23 @@ import time
 from datetime import UTC, datetime
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from thermrig.analysis.step_response import StepResponse, step_response
+from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.db.local_server import resolve_settings
-from thermrig.db.query import influxql
-from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.db.settings import InfluxSettings
-from thermrig.db.spool import Spool
-from thermrig.db.writer import SpoolWriter
+from thermrig.demo.step import BAND_C, ReadBack, StepOutcome, run_step
+from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
-from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.link.rig_link import RigLink
+from thermrig.protocol.messages import Telemetry
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
-
-BAND_C = 0.5
 
 
 @user_errors
@@ -48,7 +44,7 @@ def demo(
     prof = load_profile(profile)
     if prof.air_c is None:
         raise typer.BadParameter(f"profile {profile!r} does not heat; choose one with an air target")
-    cfg = SimConfig(slot=slot, speed=None if speed == 1 else speed)
+    cfg = SimConfig(slot=slot, pacing=Pacing.of_speed(speed))
     console.print(
         f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
         f"{speed:g}x real time"
@@ -56,72 +52,49 @@ def demo(
     influx = resolve_settings()  # the local InfluxDB, started if need be, unless one is configured
     run = datetime.now(UTC).strftime("demo-%Y%m%dT%H%M%SZ")
     tags = RunTags(rig="sim", run=run, campaign="demo", slot=slot, profile=profile)
-    spool = Spool.for_run(tags.run)
-    writer = SpoolWriter(spool, influx)
     console.print(f"recording run {tags.run} into {influx.describe()}")
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         info = link.hello()
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(speed=speed)
-        recorder = Recorder(link, spool, tags)
-        writer.start()
-        recorder.start()
-        start = link.next_telemetry(timeout=5.0)
-        console.print(
-            f"room {start.named('ambient_t').value:.2f} °C, chassis air {start.named('chassis_air').value:.2f} °C; "
-            f"setting {profile}: {prof.set_args()}"
-        )
-        link.set(**prof.set_args())
-        t0 = start.uptime_ms
-        times, sensed, true = [], [], []
-        in_band_since: float | None = None
+
+        def started(tel: Telemetry) -> None:
+            console.print(
+                f"room {tel.named('ambient_t').value:.2f} °C, chassis air {tel.named('chassis_air').value:.2f} °C; "
+                f"setting {profile}: {prof.set_args()}"
+            )
+
         with Live(console=console, refresh_per_second=4) as live:
-            last_draw = 0.0
-            while True:
-                try:
-                    tel = link.next_telemetry(timeout=5.0)
-                except RigTimeout as exc:
-                    raise RigTimeout(f"telemetry stopped during the demo: {exc}") from exc
-                if tel.faults:
-                    raise RuntimeError(f"the rig faulted during the demo: {tel.faults!r}")
-                t = (tel.uptime_ms - t0) / 1000.0
-                air = tel.named("chassis_air").value
-                times.append(t)
-                sensed.append(air)
-                true.append(sim.plant.state.air)
-                in_band_since = (
-                    (in_band_since if in_band_since is not None else t) if abs(air - prof.air_c) <= BAND_C else None
-                )
-                if time.monotonic() - last_draw > 0.25:
-                    last_draw = time.monotonic()
-                    phase = "holding" if in_band_since is not None else "approaching"
-                    live.update(telemetry_view(tel, link, title=f"{profile}: {phase}, t = {t:5.1f} s"))
-                if (in_band_since is not None and t - in_band_since >= hold) or t > timeout:
-                    live.update(telemetry_view(tel, link, title=f"{profile}: done at t = {t:5.1f} s"))
-                    break
-        window = min(60.0, hold)
-        resp = step_response(np.array(times), np.array(sensed), prof.air_c, BAND_C, window)
-        resp_true = step_response(np.array(times), np.array(true), prof.air_c, BAND_C, window)
-        link.command("SAFE")
-        safe = link.next_telemetry()
-        while safe.heater_pct != 0 or min(safe.fan_pct.values()) < 100:
-            safe = link.next_telemetry()
-        recorder.stop("demo finished")
-        stored = writer.close()
+            last_draw = [0.0]
+
+            def frame(tel: Telemetry, t: float, phase: str) -> None:
+                if phase == "done" or time.monotonic() - last_draw[0] > 0.25:
+                    last_draw[0] = time.monotonic()
+                    title = (
+                        f"{profile}: done at t = {t:5.1f} s"
+                        if phase == "done"
+                        else f"{profile}: {phase}, t = {t:5.1f} s"
+                    )
+                    live.update(telemetry_view(tel, link, title=title))
+
+            outcome = run_step(link, influx, tags, prof, hold, timeout, lambda: sim.plant.state.air, started, frame)
         console.print()
-        console.print(_results(prof.air_c, resp, resp_true, link))
+        console.print(_results(outcome, link))
+        safe = outcome.safe
         console.print(
             f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
             f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}"
         )
-        console.print(_read_back(influx, tags, stored))
-        if resp.settle_s is None or t > timeout:
+        console.print(_read_back(influx, tags, outcome.read_back, outcome.stored))
+        if outcome.sensed.settle_s is None or outcome.timed_out:
             raise typer.Exit(1)
 
 
-def _results(target: float, sensed: StepResponse, true: StepResponse, link: RigLink) -> Group:
-    t = Table(title=f"chassis-air step to {target:.1f} °C (±{BAND_C} °C band)")
+def _results(outcome: StepOutcome, link: RigLink) -> Group:
+    sensed, true = outcome.sensed, outcome.true
+    assert true is not None
+    t = Table(title=f"chassis-air step to {outcome.target_c:.1f} °C (±{BAND_C} °C band)")
     t.add_column("figure")
     t.add_column("thermocouple (what the rig sees)", justify="right")
     t.add_column("plant truth", justify="right")
@@ -138,22 +111,14 @@ def _results(target: float, sensed: StepResponse, true: StepResponse, link: RigL
     return Group(t)
 
 
-def _read_back(influx: InfluxSettings, tags: RunTags, stored: bool) -> Group:
-    """The run as InfluxDB has it: chassis air and heater per 30 s of rig time, and the run's events."""
-    run = f"run='{tags.run}'"
-    q = (
-        f"SELECT count(chassis_air_c), mean(chassis_air_c), max(chassis_air_c) FROM rig_telemetry WHERE {run}; "
-        f"SELECT kind, detail FROM run_events WHERE {run}"
-    )
-    summary, events = influxql(influx, q, epoch="ms")
-    count, mean, peak = summary.values[0][1:]
+def _read_back(influx: InfluxSettings, tags: RunTags, back: ReadBack, stored: bool) -> Group:
+    """The run as InfluxDB has it: its chassis-air points and its events."""
     t = Table(title=f"read back from InfluxDB ({influx.url}): run {tags.run}")
     t.add_column("what")
     t.add_column("value", justify="right")
-    t.add_row("telemetry points (rig_telemetry)", str(count))
-    t.add_row("chassis air mean / max", f"{mean:.2f} / {peak:.2f} °C")
-    for _, kind, detail in events.values:
+    t.add_row("telemetry points (rig_telemetry)", str(back.count))
+    t.add_row("chassis air mean / max", f"{back.mean_c:.2f} / {back.max_c:.2f} °C")
+    for kind, detail in back.events:
         t.add_row(f"event {kind}", detail)
-    query = f'thermrig query "SELECT chassis_air_c, heater_pct FROM rig_telemetry WHERE {run}"'
     note = "all points stored" if stored else "[yellow]some points still in the spool: thermrig db drain[/]"
-    return Group(t, f"{note}; more with: {query}")
+    return Group(t, f'{note}; more with: thermrig query "{back.query}"')

@@ -16,7 +16,7 @@ from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.hardware.profiles import chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
-from thermrig.paths import data_dir
+from thermrig.settings import data_dir
 from thermrig.sim.chassis_fit import FITTED, ChassisFit, fit_chassis
 
 
@@ -40,9 +40,9 @@ def identify(
     fan_high: Annotated[float, typer.Option(help="Chassis-fan duty of the second half, %.")] = 100.0,
     heat_s: Annotated[float, typer.Option(help="Heating time per fan level, s of rig time.")] = 600.0,
     cool_s: Annotated[float, typer.Option(help="Cooling time per fan level, s of rig time.")] = 300.0,
-    keepalive_s: Annotated[
-        float, typer.Option(help="Heartbeat period, s (a simulated rig at N x real time: 0.5/N).")
-    ] = 1.0,
+    speed: Annotated[
+        float | None, typer.Option(help="The rig is `thermrig sim --speed N`: its speed, for the heartbeat.")
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the profile (default: the data dir's chassis/NAME.toml).")
     ] = None,
@@ -58,7 +58,7 @@ def identify(
     console = Console()
     with RigLink(resolve_port(port).port) as link:
         link.hello()
-        link.start_keepalive(interval=keepalive_s)
+        link.start_keepalive(speed=speed)
         with Progress(
             TextColumn("identify {task.fields[what]}"), BarColumn(), TimeRemainingColumn(), console=console
         ) as bar:

@@ -13,10 +13,9 @@ from rich.live import Live
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.db.local_server import resolve_settings
-from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
-from thermrig.db.spool import Spool
-from thermrig.db.writer import SpoolWriter, WriteProblem
+from thermrig.db.session import RecordingSession
+from thermrig.db.writer import WriteProblem
 from thermrig.link.rig_link import RigLink
 
 
@@ -52,14 +51,12 @@ def record(
     tags = _tags(rig, run, campaign, tag)
     settings = resolve_settings()
     problems: list[WriteProblem] = []
-    spool = Spool.for_run(tags.run)
-    writer = SpoolWriter(spool, settings, on_error=problems.append)
     with RigLink(resolve_port(port).port) as link:
         link.hello()
         link.start_keepalive()
-        recorder = Recorder(link, spool, tags)
-        writer.start()
-        recorder.start()
+        session = RecordingSession(link, tags, settings, on_error=problems.append)
+        spool, writer, recorder = session.spool, session.writer, session.recorder
+        session.start()
         console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool.path}")
         reason = "stopped by the operator"
         deadline = None if seconds is None else time.monotonic() + seconds
@@ -78,9 +75,9 @@ def record(
         except KeyboardInterrupt:
             pass
         finally:
-            recorder.stop(reason)
+            session.stop(reason)
             link.command("SAFE")
-            done = writer.close(flush_timeout=10.0)
+            done = session.close(flush_timeout=10.0)
     console.print(f"recorded {recorder.stats.frames} frames, {recorder.stats.points} points; rig left safe")
     if not done:
         console.print(f"[yellow]{spool.pending_bytes() / 1e3:.1f} kB wait in the spool: `thermrig db drain` sends them")

@@ -13,10 +13,11 @@ from rich.table import Table
 
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
+from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
-from thermrig.conformance.target import Target
+from thermrig.dut.pacing import Pacing
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.firmware import FIRMWARES
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
@@ -57,12 +58,16 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        rig = stack.enter_context(SimulatedRig(SimConfig(stepped=True, seed=7, firmware=firmware))) if sim else None
+        rig = (
+            stack.enter_context(SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware)))
+            if sim
+            else None
+        )
         where = rig.port if rig is not None else resolve_port(port).port
         link = stack.enter_context(RigLink(where))
         info = link.hello()
         console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {where}")
-        target = Target(link, rig, destructive=destructive)
+        target = RigUnderTest(link, rig, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -14,11 +13,12 @@ import typer
 from rich.console import Console
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import ConfigError, sim_state_file
+from thermrig.dut.faults import FaultKind
+from thermrig.dut.pacing import Pacing
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError, load_chassis
-from thermrig.sim.control import ControlServer, request
-from thermrig.sim.faults import FaultKind
-from thermrig.sim.firmware import FIRMWARES
+from thermrig.settings import ConfigError, RunningSim, running_sim
+from thermrig.sim.control import ControlServer
 from thermrig.sim.simulated_rig import SimConfig, SimError, SimulatedRig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
@@ -65,7 +65,7 @@ def sim(
         slot=slot,
         heatsink=heatsink,
         seed=seed,
-        speed=None if speed == 1.0 else speed,
+        pacing=Pacing.of_speed(speed),
         ppm=ppm,
         offset_us=offset_us,
         room_c=room,
@@ -76,16 +76,14 @@ def sim(
     if chassis is not None:
         load_chassis(chassis)  # a missing or malformed chassis file: one line before anything starts
     console = Console()
-    state = sim_state_file()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with SimulatedRig(cfg) as rig:
-        state.parent.mkdir(parents=True, exist_ok=True)
-        control_path = state.parent / f"sim-{os.getpid()}.sock"
+        folder = RunningSim.state_file().parent
+        folder.mkdir(parents=True, exist_ok=True)
+        control_path = folder / f"sim-{os.getpid()}.sock"
         control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
-        state.write_text(
-            json.dumps({"port": rig.port, "pid": os.getpid(), "control": str(control_path), "firmware": firmware})
-        )
+        RunningSim(rig.port, os.getpid(), control_path, firmware).write()
         console.print(
             f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
             f"{f', chassis {chassis}' if chassis else ''})"
@@ -94,6 +92,7 @@ def sim(
         print(rig.port, flush=True)
         try:
             while not stop.wait(0.5):
+                assert rig.server is not None
                 rig.server.check()
                 if (status := rig.exit_status()) is not None:
                     raise SystemExit(f"{firmware} exited with status {status}")
@@ -101,16 +100,7 @@ def sim(
             pass
         finally:
             control.close()
-            state.unlink(missing_ok=True)
-
-
-def _control_path() -> Path:
-    try:
-        state = json.loads(sim_state_file().read_text())
-        os.kill(int(state["pid"]), 0)
-        return Path(state["control"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError("no simulated rig is running: start one with `thermrig sim`") from exc
+            RunningSim.remove()
 
 
 @app.command()
@@ -129,7 +119,10 @@ def fault(
     if kind is None and not clear:
         raise typer.BadParameter("give a fault kind or --clear (see --help for the kinds)")
     message = {"clear": True} if clear else {"fault": kind, "channel": channel, "value": value}
-    reply = request(_control_path(), message)
+    running = running_sim()
+    if running is None:
+        raise ConfigError("no simulated rig is running: start one with `thermrig sim`")
+    reply = running.request(message)
     if not reply.get("ok"):
         raise ConfigError(reply.get("error", "the simulation refused the request"))
     active = reply.get("active") or []

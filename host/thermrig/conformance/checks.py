@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 
 from thermrig.conformance.result import Check, CheckFailed, expect
-from thermrig.conformance.target import Target
+from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.link.rig_link import NakError
 from thermrig.protocol import limits
 from thermrig.protocol.channels import ChannelKind
@@ -19,7 +19,7 @@ from thermrig.protocol.messages import Fault, Nak
 ROLES = ("chassis_air", "drive_ctrl", "ambient_t", "ambient_rh")
 
 
-def _refused(t: Target, command: str, *args: str) -> Nak:
+def _refused(t: RigUnderTest, command: str, *args: str) -> Nak:
     try:
         t.link.command(command, *args)
     except NakError as exc:
@@ -27,7 +27,7 @@ def _refused(t: Target, command: str, *args: str) -> Nak:
     raise CheckFailed(f"{command} {' '.join(args)} was accepted")
 
 
-def handshake(t: Target) -> str:
+def handshake(t: RigUnderTest) -> str:
     info = t.link.hello()
     expect(info.proto == PROTO_VERSION, f"protocol {info.proto}, expected {PROTO_VERSION}")
     expect(all(name in info.channels.names for name in ROLES), f"channel map {info.channels} lacks one of {ROLES}")
@@ -43,7 +43,7 @@ def handshake(t: Target) -> str:
     )
 
 
-def commands(t: Target) -> str:
+def commands(t: RigUnderTest) -> str:
     accepted = [("SET", "air=3000"), ("SET", "hlim=500"), ("SET", "fan0=400"), ("SET", "fan1=0"), ("SET", "rpm1=0")]
     accepted += [("SET", "rate=100"), ("SET", "heat=0"), ("CLEAR",), ("SAFE",)]
     for cmd in accepted:
@@ -71,7 +71,7 @@ def commands(t: Target) -> str:
     return f"{len(accepted)} acked, {len(refused)} refused as specified"
 
 
-def bad_frames(t: Target) -> str:
+def bad_frames(t: RigUnderTest) -> str:
     before = t.run_for(0.3)[-1].rx_errors
     good = encode(4242, "PING")
     bad_crc = good[:-5] + (b"0000" if good[-5:-1] != b"0000" else b"1111") + b"\n"
@@ -82,7 +82,7 @@ def bad_frames(t: Target) -> str:
     return "CRC, SYNTAX, LONG: nakked and counted"
 
 
-def repeats(t: Target) -> str:
+def repeats(t: RigUnderTest) -> str:
     first, _, _ = t.link.exchange("PING", (), 0.5, 2)
     t.run_for(0.2, heartbeat=False)  # time passes, no other command in between
     again, _, _ = t.link.exchange("PING", (), 0.5, 2, seq=int(first.args[0]))
@@ -92,7 +92,7 @@ def repeats(t: Target) -> str:
     return "resent frame answered from the kept reply (same stamp), not applied again"
 
 
-def telemetry(t: Target) -> str:
+def telemetry(t: RigUnderTest) -> str:
     lost_before = t.link.stats.lost_frames
     frames = t.run_for(10.0)
     expect(len(frames) >= 95, f"{len(frames)} frames in 10 s of rig time")
@@ -104,7 +104,7 @@ def telemetry(t: Target) -> str:
     return f"{rate:.2f} Hz, {len(frames)} frames, 0 lost"
 
 
-def time_sync(t: Target) -> str:
+def time_sync(t: RigUnderTest) -> str:
     samples = []
     for _ in range(20):
         samples.append(t.link.ping())
@@ -119,7 +119,7 @@ def time_sync(t: Target) -> str:
     return f"rtt p50 {np.median(rtt):.2f} ms, fit residual p99 {np.percentile(residual, 99):.3f} ms"
 
 
-def heater_limit(t: Target) -> str:
+def heater_limit(t: RigUnderTest) -> str:
     room = t.room_c()
     t.link.set(air=round((room + 15) * 100), hlim=200, heat=1, fan0=400)
     frames = t.run_for(3.0)
@@ -130,7 +130,7 @@ def heater_limit(t: Target) -> str:
     return f"heater peak {peak:.1f} % under a 20 % limit"
 
 
-def heartbeat_failsafe(t: Target) -> str:
+def heartbeat_failsafe(t: RigUnderTest) -> str:
     room = t.room_c()
     t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
     t.run_for(1.0)
@@ -148,7 +148,7 @@ def heartbeat_failsafe(t: Target) -> str:
     return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
-def latch_and_clear(t: Target) -> str:
+def latch_and_clear(t: RigUnderTest) -> str:
     frames = t.run_for(2.0)
     expect(all(f.faults for f in frames), "the fault did not stay latched")
     nak = _refused(t, "SET", "heat=1")

@@ -7,10 +7,10 @@ import time
 from dataclasses import dataclass
 
 from thermrig.conformance.result import Check, expect
-from thermrig.conformance.target import Target
+from thermrig.conformance.rig_under_test import RigUnderTest
+from thermrig.dut.faults import FaultKind
 from thermrig.protocol.limits import HOLD_HYST_C, HOLD_PERIOD_S
 from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry
-from thermrig.sim.faults import FaultKind
 
 HEAT_ABOVE_ROOM_C = 10.0  # each case heats this far above the chassis air it starts from
 
@@ -33,7 +33,7 @@ class FaultCase:
         return f"fault:{self.kind.value}{suffix}"
 
 
-def _start(t: Target, case: FaultCase) -> float:
+def _start(t: RigUnderTest, case: FaultCase) -> float:
     """Bring the rig to the case's starting state; return the chassis-air target."""
     assert t.faults is not None
     t.faults.clear()
@@ -56,7 +56,7 @@ def _first_with(frames: list[Telemetry], bits: Fault) -> Telemetry | None:
     return next((f for f in frames if f.faults & bits == bits), None)
 
 
-def run_case(t: Target, case: FaultCase) -> str:
+def run_case(t: RigUnderTest, case: FaultCase) -> str:
     expect(t.faults is not None, "fault injection needs the simulated rig (--sim)")
     assert t.faults is not None
     target = _start(t, case)
@@ -81,7 +81,7 @@ def run_case(t: Target, case: FaultCase) -> str:
         t.link.command("SAFE")
 
 
-def _no_fault_outcome(t: Target, case: FaultCase, frames: list[Telemetry], target: float) -> str:
+def _no_fault_outcome(t: RigUnderTest, case: FaultCase, frames: list[Telemetry], target: float) -> str:
     latched = [f.faults for f in frames if f.faults]
     expect(not latched, f"{latched[0] if latched else ''!r} latched; this fault must not trip the rig")
     last = frames[-1]
@@ -100,7 +100,7 @@ def _no_fault_outcome(t: Target, case: FaultCase, frames: list[Telemetry], targe
     return "no fault, as specified"
 
 
-def mcu_reset(t: Target) -> str:
+def mcu_reset(t: RigUnderTest) -> str:
     assert t.faults is not None
     t.link.set(air=round((t.room_c() + 5) * 100), heat=1)
     t.run_for(1.0)
@@ -124,7 +124,7 @@ def mcu_reset(t: Target) -> str:
     return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
 
 
-def usb_unplug(t: Target) -> str:
+def usb_unplug(t: RigUnderTest) -> str:
     assert t.faults is not None
     reconnects = t.link.stats.reconnects
     t.faults.inject(FaultKind.USB_UNPLUG, value=1.0)
@@ -143,18 +143,17 @@ def usb_unplug(t: Target) -> str:
     return f"reconnected ({restored.detail}) and handshaken"
 
 
-def serial_silence(t: Target) -> str:
+def serial_silence(t: RigUnderTest) -> str:
     """The line dies while heating. Nothing crosses it, so the firmware's reaction is read off the
     plant's actuators; once the line is back, the host sees the latched fault and marks the gap."""
     assert t.faults is not None and t.sim is not None
     _start(t, FaultCase(FaultKind.SERIAL_SILENCE, Fault.HOST_LOST, 3.2))
     t.link.ping()  # the host's last word before the silence
     t.faults.inject(FaultKind.SERIAL_SILENCE, value=5.0)
-    plant = t.sim.plant
     safe_after = None
     for tick in range(1, 51):
         t.run_for(0.1, heartbeat=False)
-        if plant.heater_duty == 0 and plant.fan_duty == [1.0, 1.0]:
+        if t.sim.actuators() == (0, [1.0, 1.0]):
             safe_after = tick * 0.1
             break
     expect(safe_after is not None, "the plant's heater was still driven 5 s into the silence")
@@ -170,7 +169,7 @@ def serial_silence(t: Target) -> str:
     return f"heater off, fans full {safe_after:.1f} s into the silence; HOST_LOST and the gap seen after"
 
 
-def hold_lost(t: Target) -> str:
+def hold_lost(t: RigUnderTest) -> str:
     """Heater element breaks after the target was reached: air sags; thermal protection must trip."""
     assert t.faults is not None
     case = FaultCase(FaultKind.HEATER_OPEN, Fault.HOLD_LOST, 0, warmup_s=200.0)

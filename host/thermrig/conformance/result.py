@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from thermrig.conformance.target import Target
+from thermrig.conformance.rig_under_test import RigUnderTest
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,6 @@ def expect(condition: bool, message: str) -> None:
 class Check:
     name: str
     description: str
-    run: Callable[[Target], str]  # returns the figure; raises CheckFailed
+    run: Callable[[RigUnderTest], str]  # returns the figure; raises CheckFailed
     heats: bool = False  # destructive on real hardware
     needs_sim: bool = False  # needs fault injection

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from thermrig.conformance.checks import CHECKS
 from thermrig.conformance.fault_matrix import FAULT_CHECKS
 from thermrig.conformance.result import Check, CheckFailed, CheckResult
-from thermrig.conformance.target import Target
+from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.protocol.messages import ProtocolError
 
@@ -25,7 +25,7 @@ def select(only: list[str] | None) -> list[Check]:
     return chosen
 
 
-def run_check(target: Target, check: Check) -> CheckResult:
+def run_check(target: RigUnderTest, check: Check) -> CheckResult:
     if check.needs_sim and target.sim is None:
         return CheckResult(check.name, None, "skipped", "needs fault injection: run with --sim")
     if check.heats and not target.may_heat:
@@ -38,7 +38,7 @@ def run_check(target: Target, check: Check) -> CheckResult:
     return CheckResult(check.name, True, figure)
 
 
-def _make_safe(target: Target) -> None:
+def _make_safe(target: RigUnderTest) -> None:
     try:
         if target.faults is not None:
             target.faults.clear()
@@ -48,7 +48,7 @@ def _make_safe(target: Target) -> None:
 
 
 def run_all(
-    target: Target, checks: list[Check], progress: Callable[[Check], None] | None = None
+    target: RigUnderTest, checks: list[Check], progress: Callable[[Check], None] | None = None
 ) -> Iterator[tuple[CheckResult, float]]:
     """Yield (result, wall seconds) per check; the rig is left in its safe state at the end."""
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -20,7 +19,7 @@ import urllib3
 
 from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.errors import ThermrigError
-from thermrig.paths import data_dir
+from thermrig.settings import data_dir, find_tool
 
 START_TIMEOUT_S = 30.0
 
@@ -30,13 +29,7 @@ class InfluxServerError(ThermrigError, RuntimeError):
 
 
 def influxd_binary() -> Path:
-    env = os.environ.get("THERMRIG_INFLUXD")
-    if env:
-        return Path(env)
-    found = shutil.which("influxd")
-    if found:
-        return Path(found)
-    return Path(os.environ.get("GOPATH") or Path.home() / "go") / "bin" / "influxd"
+    return find_tool("influxd")
 
 
 def free_port() -> int:

@@ -7,11 +7,9 @@ Config file (~/.config/thermrig/config.toml): an [influx] table with url, token,
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from thermrig.config import ConfigError, config_file
-from thermrig.toml_file import TomlFile
+from thermrig.settings import config_file, config_table, environment
 
 DEFAULT_DATABASE = "thermrig"
 LOCAL_TOKEN = "user:pass"  # InfluxDB 1.8 compat: "username:password"; auth is off on the local server
@@ -32,21 +30,17 @@ class InfluxSettings:
 
 def configured() -> InfluxSettings | None:
     """A remote server from the environment or the config file, if one is configured."""
-    env = {k: os.environ.get(f"THERMRIG_INFLUX_{k.upper()}") for k in ("url", "token", "org", "bucket", "database")}
+    env = {k: environment(f"THERMRIG_INFLUX_{k.upper()}") for k in ("url", "token", "org", "bucket", "database")}
     source = "environment"
     if not env["url"]:
-        path = config_file()
-        if not path.exists():
-            return None
-        r = TomlFile.read(path, ConfigError)
-        table = r.get(r.data, "influx", "influx", dict, "an [influx] table with url, token, org, bucket", {})
-        if not table.get("url"):
+        table, r = config_table("influx", "an [influx] table with url, token, org, bucket")
+        if r is None or not table.get("url"):
             return None
         for key in env:
             if table.get(key) is not None and not isinstance(table[key], str):
                 raise r.located("influx", key, f"influx {key} must be a string")
-        env = {k: table.get(k) for k in env}
-        source = str(path)
+        env = {k: table.get(k) for k in env}  # type: ignore[misc]
+        source = str(config_file())
     bucket = env["bucket"] or f"{DEFAULT_DATABASE}/autogen"
     return InfluxSettings(
         url=str(env["url"]).rstrip("/"),

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from thermrig.paths import data_dir
+from thermrig.settings import data_dir
 
 
 def spool_dir() -> Path:

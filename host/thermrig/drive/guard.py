@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.errors import ThermrigError
+from thermrig.settings import find_tool
 
 
 class UnsafeTarget(ThermrigError, RuntimeError):
@@ -45,7 +45,7 @@ def inspect_target(path: str) -> TargetFacts:
     block = stat.S_ISBLK(os.stat(path).st_mode)
     signatures = [
         f"{s.get('type', '?')}@{s.get('offset', '?')}"
-        for s in _run_json([shutil.which("wipefs") or "wipefs", "--no-act", "--json", path]).get("signatures", [])
+        for s in _run_json([str(find_tool("wipefs")), "--no-act", "--json", path]).get("signatures", [])
     ]
     if not block:
         return TargetFacts(path, False, None, None, None, [], [], signatures)

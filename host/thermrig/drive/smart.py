@@ -7,9 +7,10 @@ transition counts and total times in seconds, and the warning/critical temperatu
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass
+
+from thermrig.settings import find_tool
 
 
 class SmartError(RuntimeError):
@@ -79,8 +80,8 @@ def parse_smart_log(text: str) -> DriveTemps:
 
 
 def read_smart_log(device: str) -> DriveTemps:
-    nvme = shutil.which("nvme")
-    if nvme is None:
+    nvme = find_tool("nvme")
+    if not nvme.exists():
         raise SmartError("nvme-cli is not installed: run `make setup`")
     r = subprocess.run([nvme, "smart-log", device, "-o", "json"], capture_output=True, text=True, timeout=10)
     if r.returncode != 0:

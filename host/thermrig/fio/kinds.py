@@ -1,6 +1,7 @@
 """What each workload kind does when it runs: how fio is driven (one job file, or SNIA rounds until
 steady), which per-second logs are recorded under which job names, the kind's own figures for the run
-summary, and whether the drive starts filled. The campaign asks this module; it never tests kinds."""
+summary. The campaign asks this module; it never tests kinds (which fill the drive: FILL_PASSES in
+workloads.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.analysis.consistency import consistency_score
+from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import Workload, job_file
 
 
 @dataclass
@@ -25,26 +27,22 @@ class WorkloadRun:
     figures: dict[str, Any] = field(default_factory=dict)  # the kind's own figures, at the drive's scale
 
 
-def starts_filled(workload: Workload) -> bool:
-    """Whether the workload's job fills the drive (a consistency run's fill, SNIA preconditioning): the
-    virtual drive can set the state that leaves at once instead (thermrig.virtual_drive.fast_fill)."""
-    return workload.kind == "snia_precondition" or (workload.kind == "consistency" and workload.fill)
-
-
 def run_workload(
     workload: Workload,
-    target: Target,
+    target: DriveUnderTest,
     folder: Path,
     on_live: Callable[[LiveSample], None],
     stop: threading.Event,
     on_note: Callable[[str], None],
-    scale: float = 1.0,
+    prefilled: bool = False,
 ) -> WorkloadRun:
-    """Run one workload into folder. scale: wire bytes per drive byte (the virtual drive's), by which
-    IOPS are divided back to the drive's own; on_note gets progress text between fio runs."""
+    """Run one workload into folder. The drive's scale (wire bytes per drive byte: the virtual drive's)
+    divides IOPS back to the drive's own; prefilled: the drive took its fill at once; on_note gets
+    progress text between fio runs."""
+    scale = target.scale
     if workload.kind == "snia_steady_state":
         return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
-    result = run_fio(job_file(workload, target, str(folder / "fio")), folder, on_live, stop)
+    result = run_fio(job_file(workload, target, str(folder / "fio"), prefilled), folder, on_live, stop)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
     out = WorkloadRun(result, [(result, names)])
     if workload.kind == "consistency":
@@ -54,7 +52,7 @@ def run_workload(
 
 def _steady_state(
     workload: Workload,
-    target: Target,
+    target: DriveUnderTest,
     folder: Path,
     on_live: Callable[[LiveSample], None],
     stop: threading.Event,

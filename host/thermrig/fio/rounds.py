@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.analysis.consistency import snia_steady_state
+from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import Workload, job_file
 
 
 @dataclass
@@ -22,7 +23,7 @@ class RoundsResult:
 
 def run_rounds(
     workload: Workload,
-    target: Target,
+    target: DriveUnderTest,
     folder: Path,
     on_live: Callable[[LiveSample], None] | None = None,
     stop: threading.Event | None = None,

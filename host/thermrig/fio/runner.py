@@ -4,7 +4,6 @@ differenced), the authoritative per-second logs read at job end, and fio's final
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.errors import ThermrigError
+from thermrig.settings import find_tool
 
 
 class FioError(ThermrigError, RuntimeError):
@@ -50,10 +50,10 @@ class FioResult:
 
 
 def fio_binary() -> str:
-    found = shutil.which("fio")
-    if found is None:
+    found = find_tool("fio")
+    if not found.exists():
         raise FioError("fio is not installed: run `make setup` (Debian package fio)")
-    return found
+    return str(found)
 
 
 def fio_version() -> str:

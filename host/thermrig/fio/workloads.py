@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from thermrig.dut.drive import DriveUnderTest, Fill
+
 KINDS = (
     "seq_read",
     "seq_write",
@@ -21,6 +23,10 @@ KINDS = (
     "snia_precondition",
     "snia_steady_state",
 )
+# The one table of which workloads fill the drive and how: sequential passes over the workload's span
+# (the whole drive when it has none) that its job writes before what is measured. A consistency run
+# fills once (when its `fill` is on), SNIA PTS preconditions with 2x the capacity.
+FILL_PASSES = {"consistency": 1, "snia_precondition": 2}
 MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
@@ -91,30 +97,21 @@ class Workload:
             return w.runtime_s * len(w.steps)
         if w.kind == "snia_steady_state":
             return w.runtime_s * w.max_rounds  # at most
-        extra = 0.0
-        if target_bytes and (w.kind == "snia_precondition" or (w.kind == "consistency" and w.fill)):
-            extra = (2 if w.kind == "snia_precondition" else 1) * target_bytes / fill_bw
+        passes = w.fill_passes()
+        extra = passes * target_bytes / fill_bw if target_bytes and passes else 0.0
         return (0 if w.kind == "snia_precondition" else w.runtime_s) + extra
 
+    def fill_passes(self) -> int:
+        """Sequential passes the job writes over the span before what is measured (FILL_PASSES); 0: none."""
+        if self.kind == "consistency" and not self.fill:
+            return 0
+        return FILL_PASSES.get(self.kind, 0)
 
-@dataclass(frozen=True)
-class Target:
-    """What fio writes to: a block device, a file (created at size), or the simulated rig's virtual drive,
-    a block device served over NBD (path "virtual", nbd_uri: the server's nbd+unix:// URI)."""
-
-    path: str
-    size: str = ""  # files only
-    block_device: bool = False
-    nbd_uri: str = ""
-    prefilled: bool = False  # the virtual drive's fill was set the fast way: no fill job (plant.fast_fill)
-
-    @property
-    def virtual(self) -> bool:
-        return self.path == "virtual"
-
-    @property
-    def direct(self) -> int:
-        return 1 if self.block_device else 0  # O_DIRECT is not available on every file system
+    def fill_state(self) -> Fill | None:
+        """The state the workload's fill leaves, which a drive may take at once; None: no fill."""
+        w = self.resolved()
+        passes = w.fill_passes()
+        return Fill(parse_size(w.span) if w.span else None, passes) if passes else None
 
 
 def _log_lines(log_prefix: str) -> list[str]:
@@ -130,18 +127,14 @@ def _log_lines(log_prefix: str) -> list[str]:
     ]
 
 
-def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
-    """The fio job file for one workload."""
+def job_file(workload: Workload, target: DriveUnderTest, log_prefix: str, prefilled: bool = False) -> str:
+    """The fio job file for one workload on a drive; prefilled: the drive took the fill's state at
+    once (DriveUnderTest.take_fill), so the job writes no fill."""
     w = workload.resolved()
-    if target.virtual:  # a block device over NBD: its size is the export's
-        device = ["ioengine=nbd", f"uri={target.nbd_uri}"]
-    else:
-        engine = "psync" if w.iodepth == 1 else "libaio"
-        device = [f"filename={target.path}", f"ioengine={engine}", f"direct={target.direct}"]
-    region = w.span or ("" if target.block_device or target.virtual else target.size)  # a file: created at size
+    region = w.span or target.size  # a file: created at its size; a device or an NBD export: all of it
     lines = [
         "[global]",
-        *device,
+        *target.fio_lines(w.iodepth),
         *([f"size={region}"] if region else []),
         f"bs={w.bs}",
         f"iodepth={w.iodepth}",
@@ -157,13 +150,13 @@ def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
         for pct in w.steps:
             lines += [f"[{w.name}-read{pct}]", "stonewall", f"rw={rw}", f"rwmixread={pct}", *timed, ""]
     elif w.kind == "consistency":
-        if w.fill and not target.prefilled:
+        if w.fill_passes() and not prefilled:
             lines += [f"[{w.name}-fill]", "rw=write", "bs=128k", "iodepth=32", ""]
         lines += [f"[{w.name}]", "stonewall", "rw=randwrite", *timed]
     elif w.kind == "snia_steady_state":  # one round; the runner repeats it until steady
         lines += [f"[{w.name}]", "rw=randwrite", *timed]
-    elif w.kind == "snia_precondition" and target.prefilled:  # done: one write shows the drive is there
+    elif w.kind == "snia_precondition" and prefilled:  # done: one write shows the drive is there
         lines += [f"[{w.name}]", "rw=write", "number_ios=1"]
     elif w.kind == "snia_precondition":
-        lines += [f"[{w.name}]", "rw=write", "loops=2"]  # 2x the capacity in 128 KiB sequential writes
+        lines += [f"[{w.name}]", "rw=write", f"loops={w.fill_passes()}"]  # 2x the capacity, 128 KiB sequential
     return "\n".join(lines).rstrip() + "\n"

@@ -4,16 +4,14 @@ then answers on the same USB serial port (docs/micropython.md)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
-from thermrig.firmware_identity import checkout_version
+from thermrig.firmware_identity import checkout_version, micropython_firmware_dir, stamp_micropython_version
 from thermrig.flash.base import Flasher, FlashError, run_tool
-from thermrig.sim.firmware.micropython import firmware_dir, stamp_version
+from thermrig.settings import find_tool
 
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
 SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
@@ -21,18 +19,14 @@ SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
 
 def mpremote_binary() -> str:
     """$THERMRIG_MPREMOTE, else mpremote beside this Python (the venv's), else the one on PATH."""
-    env = os.environ.get("THERMRIG_MPREMOTE")
-    if env:
-        return env
-    beside = Path(sys.executable).with_name("mpremote")
-    return str(beside) if beside.exists() else "mpremote"
+    return str(find_tool("mpremote"))
 
 
 class PicoFlasher(Flasher):
     board = "pico"
 
     def __init__(self, source: Path | None = None) -> None:
-        self.source = source or firmware_dir()
+        self.source = source or micropython_firmware_dir()
         self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-pico-")
         self.staged = Path(self._tmp.name)
 
@@ -66,7 +60,7 @@ class PicoFlasher(Flasher):
             else:
                 shutil.copy2(src, dest)
         version = checkout_version()
-        stamp_version(self.staged, version)
+        stamp_micropython_version(self.staged, version)
         return version
 
     def upload(self, port: str) -> None:

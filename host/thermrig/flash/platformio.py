@@ -3,21 +3,18 @@ ST-LINK; the rig then answers on its serial port (the ST-LINK's virtual COM port
 
 from __future__ import annotations
 
-import shutil
-import sys
-from pathlib import Path
-
 from thermrig.config import ConfigError, resolve_port
 from thermrig.flash.base import Flasher, FlashError, run_tool, stamped_version
 from thermrig.paths import REPO_ROOT
+from thermrig.settings import find_tool
 
 
 def pio() -> str:
     """PlatformIO's command: on PATH, else beside this Python (the project's venv)."""
-    found = shutil.which("pio") or shutil.which("pio", path=str(Path(sys.executable).parent))
-    if found is None:
-        raise FlashError("PlatformIO is not installed: `pip install platformio` (docs/firmware.md)")
-    return found
+    found = find_tool("pio")
+    if not found.exists():
+        raise FlashError("PlatformIO is not installed: `pip install 'thermrig[firmware]'` (docs/firmware.md)")
+    return str(found)
 
 
 class PlatformIOFlasher(Flasher):

@@ -10,6 +10,18 @@ from dataclasses import dataclass
 from grafana_foundation_sdk.builders import dashboard, table, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
+from thermrig.db.schema import (
+    ACTUATORS,
+    CAMPAIGN_EFFECT,
+    CAMPAIGN_SUMMARY,
+    DRIVE,
+    EVENTS,
+    FIO_INTERVAL,
+    FIO_LIVE,
+    SENSOR_RANK,
+    SUMMARY,
+    TELEMETRY,
+)
 from thermrig.grafana.influxql import DATASOURCE, InfluxQueryBuilder
 
 RUN = '"run" =~ /^$run$/'
@@ -32,7 +44,7 @@ LIVE_RUN = (
         "timeseries",
         (
             f'SELECT mean("drive_ctrl_c") AS "controller", mean("drive_nand_c") AS "NAND", mean("heatsink_c") AS '
-            f'"heatsink", mean("chassis_air_c") AS "chassis air", mean("ambient_c") AS "ambient" FROM "rig_telemetry" '
+            f'"heatsink", mean("chassis_air_c") AS "chassis air", mean("ambient_c") AS "ambient" FROM "{TELEMETRY}" '
             f"WHERE {RUN} AND $timeFilter {PER_INTERVAL}",
         ),
         "celsius",
@@ -41,7 +53,7 @@ LIVE_RUN = (
         "Throughput (fio, live)",
         "timeseries",
         (
-            f'SELECT mean("read_bps") AS "read", mean("write_bps") AS "write" FROM "fio_live" '
+            f'SELECT mean("read_bps") AS "read", mean("write_bps") AS "write" FROM "{FIO_LIVE}" '
             f"WHERE {RUN} AND $timeFilter {PER_INTERVAL}",
         ),
         "Bps",
@@ -50,9 +62,9 @@ LIVE_RUN = (
         "The drive's own sensors (smart-log)",
         "timeseries",
         (
-            f'SELECT mean("composite_c") AS "composite" FROM "drive_smart" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
+            f'SELECT mean("composite_c") AS "composite" FROM "{DRIVE}" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
             f'SELECT max("tmt1_count") AS "TMT1 transitions", max("tmt2_count") AS "TMT2 transitions" '
-            f'FROM "drive_smart" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
+            f'FROM "{DRIVE}" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
         ),
     ),
     Panel(
@@ -60,14 +72,14 @@ LIVE_RUN = (
         "timeseries",
         (
             f'SELECT mean("heater_pct") AS "heater", mean("fan0_pct") AS "fan 0", mean("fan1_pct") AS "fan 1" '
-            f'FROM "rig_actuators" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
+            f'FROM "{ACTUATORS}" WHERE {RUN} AND $timeFilter {PER_INTERVAL}',
         ),
         "percent",
     ),
     Panel(
         "Phases and events",
         "table",
-        (f'SELECT "kind", "detail" FROM "run_events" WHERE {RUN} AND $timeFilter',),
+        (f'SELECT "kind", "detail" FROM "{EVENTS}" WHERE {RUN} AND $timeFilter',),
         width=24,
     ),
 )
@@ -79,7 +91,7 @@ CAMPAIGN_OVERVIEW = (
         (
             'SELECT last("onset_s") AS "onset s", last("depth_pct") AS "depth %", last("plateau_bw_bps") AS '
             '"plateau B/s", last("onset_drive_ctrl_c") AS "controller at onset", last("recovery_s") AS "recovery s" '
-            f'FROM "run_summary" WHERE {CAMPAIGN} GROUP BY "run", "slot", "heatsink", "profile", "workload"',
+            f'FROM "{SUMMARY}" WHERE {CAMPAIGN} GROUP BY "run", "slot", "heatsink", "profile", "workload"',
         ),
         width=24,
     ),
@@ -87,7 +99,7 @@ CAMPAIGN_OVERVIEW = (
         "Onset and depth per cell (mean of repeats)",
         "table",
         (
-            'SELECT last("n") AS "runs", last("mean") AS "mean", last("sd") AS "sd" FROM "campaign_summary" '
+            f'SELECT last("n") AS "runs", last("mean") AS "mean", last("sd") AS "sd" FROM "{CAMPAIGN_SUMMARY}" '
             f'WHERE {CAMPAIGN} GROUP BY "metric", "slot", "heatsink", "profile", "workload"',
         ),
     ),
@@ -96,7 +108,7 @@ CAMPAIGN_OVERVIEW = (
         "table",
         (
             'SELECT last("difference") AS "difference", last("ci_low") AS "CI low", last("ci_high") AS "CI high" '
-            f'FROM "campaign_effect" WHERE {CAMPAIGN} GROUP BY "metric", "factor", "level", "reference"',
+            f'FROM "{CAMPAIGN_EFFECT}" WHERE {CAMPAIGN} GROUP BY "metric", "factor", "level", "reference"',
         ),
     ),
     Panel(
@@ -104,14 +116,14 @@ CAMPAIGN_OVERVIEW = (
         "table",
         (
             'SELECT last("rank") AS "rank", last("median_c") AS "at onset °C", last("spread_c") AS "spread °C", '
-            f'last("follows") AS "follows the drive" FROM "sensor_rank" WHERE {CAMPAIGN} GROUP BY "sensor"',
+            f'last("follows") AS "follows the drive" FROM "{SENSOR_RANK}" WHERE {CAMPAIGN} GROUP BY "sensor"',
         ),
     ),
     Panel(
         "Throughput per second, every run",
         "timeseries",
         (
-            f'SELECT mean("bw_bps") FROM "fio_interval" WHERE {CAMPAIGN} AND $timeFilter '
+            f'SELECT mean("bw_bps") FROM "{FIO_INTERVAL}" WHERE {CAMPAIGN} AND $timeFilter '
             'GROUP BY time(1s), "run" fill(none)',
         ),
         "Bps",
@@ -120,7 +132,7 @@ CAMPAIGN_OVERVIEW = (
         "Controller thermocouple, every run",
         "timeseries",
         (
-            f'SELECT mean("drive_ctrl_c") FROM "rig_telemetry" WHERE {CAMPAIGN} AND $timeFilter '
+            f'SELECT mean("drive_ctrl_c") FROM "{TELEMETRY}" WHERE {CAMPAIGN} AND $timeFilter '
             'GROUP BY time($__interval), "run" fill(none)',
         ),
         "celsius",
@@ -133,7 +145,7 @@ def _variables(board: dashboard.Dashboard, with_run: bool) -> dashboard.Dashboar
         dashboard.QueryVariable("campaign")
         .label("campaign")
         .datasource(DATASOURCE)
-        .query('SHOW TAG VALUES FROM "run_events" WITH KEY = "campaign"')
+        .query(f'SHOW TAG VALUES FROM "{EVENTS}" WITH KEY = "campaign"')
     )
     board = board.with_variable(campaign)
     if with_run:
@@ -141,7 +153,7 @@ def _variables(board: dashboard.Dashboard, with_run: bool) -> dashboard.Dashboar
             dashboard.QueryVariable("run")
             .label("run")
             .datasource(DATASOURCE)
-            .query(f'SHOW TAG VALUES FROM "run_events" WITH KEY = "run" WHERE {CAMPAIGN}')
+            .query(f'SHOW TAG VALUES FROM "{EVENTS}" WITH KEY = "run" WHERE {CAMPAIGN}')
         )
         board = board.with_variable(run)
     return board

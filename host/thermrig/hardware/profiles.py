@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thermrig.paths import data_dir
+from thermrig.settings import data_dir, environment
 from thermrig.toml_file import TomlError, TomlFile
 
 SLOTS = ("top", "bottom", "upright", "underside")
@@ -20,7 +19,7 @@ class ProfileError(TomlError):
 
 
 def hardware_dir() -> Path:
-    env = os.environ.get("THERMRIG_HARDWARE_DIR")
+    env = environment("THERMRIG_HARDWARE_DIR")
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[3] / "hardware"

@@ -2,7 +2,7 @@
 
 Request: {"fault": "<kind>", "channel": 0, "value": null} or {"clear": true} or {"status": true}, or
 {"flash": "<image>"}: restart the firmware on that image (`thermrig flash --board qemu`).
-Reply: {"ok": true, "active": [...]} or {"ok": false, "error": "..."}.
+Reply: {"ok": true, "active": [...]} or {"ok": false, "error": "..."}. The client: thermrig.settings.RunningSim.
 """
 
 from __future__ import annotations
@@ -73,11 +73,3 @@ class ControlServer:
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
         self.path.unlink(missing_ok=True)
-
-
-def request(path: Path, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(str(path))
-        s.sendall((json.dumps(message) + "\n").encode())
-        return json.loads(s.makefile("r").readline())

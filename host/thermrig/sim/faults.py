@@ -4,34 +4,13 @@ and the room. Each fault is what a real rig can suffer; docs/safety.md says how 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
+from thermrig.dut.faults import FaultKind
 from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import Firmware
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
 from thermrig.sim.wires import Garbage, Reset, SensorBank, Silence, Unplug
-
-
-class FaultKind(StrEnum):
-    TC_OPEN = "tc-open"
-    TC_SHORT_GND = "tc-short-gnd"
-    TC_SHORT_VCC = "tc-short-vcc"
-    TC_STUCK = "tc-stuck"  # value: the frozen reading, C (default: the current one)
-    TC_NOISY = "tc-noisy"  # value: extra noise, C (default 4)
-    AMBIENT_MISSING = "ambient-missing"
-    AMBIENT_CRC = "ambient-crc"
-    HEATER_STUCK_ON = "heater-stuck-on"
-    HEATER_OPEN = "heater-open"
-    FAN_STALL = "fan-stall"
-    TACH_MISSING = "tach-missing"
-    SERIAL_GARBAGE = "serial-garbage"  # channel 0: into the rig's receiver, 1: toward the host
-    SERIAL_SILENCE = "serial-silence"  # value: seconds (default 5)
-    USB_UNPLUG = "usb-unplug"  # value: seconds until the device is back (default 2)
-    MCU_RESET = "mcu-reset"
-    WATCHDOG_RESET = "watchdog-reset"  # the MCU restarted by its watchdog (a hung firmware)
-    ROOM_STEP = "room-step"  # value: change of room temperature, C (default +5)
-
 
 # Faults that stay until cleared; the others are events.
 PERSISTENT = {

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from thermrig.dut.pacing import Pacing
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
@@ -19,12 +20,11 @@ MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may
 
 
 class PlantServer:
-    def __init__(self, plant: Plant, sensors: SensorBank, sock_path: str, speed: float | None, stepped: bool):
-        """speed: None when the firmware paces in real time; N for N x real time; 0 for as fast as possible."""
+    def __init__(self, plant: Plant, sensors: SensorBank, sock_path: str, pacing: Pacing):
         self.plant = plant
         self.sensors = sensors
-        self.speed = speed
-        self.stepped = stepped
+        self.speed = speed = pacing.plant_speed  # None when the firmware paces; N x real time; 0: as fast as possible
+        self.stepped = pacing.is_stepped
         self.ticks = 0  # samples served; tick 0 is the initial state at t = 0
         self.requests = 0  # actuator messages received: request n + 1 means sample n was processed
         self.hooks: list[TickHook] = []

@@ -6,10 +6,11 @@ from __future__ import annotations
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from thermrig.dut.pacing import Pacing
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.link.rig_link import RigLink
@@ -30,8 +31,7 @@ class SimConfig:
     slot: str = "top"
     heatsink: str = "none"
     seed: int = 0
-    speed: float | None = None  # None: real time; N: N x real time; 0: as fast as possible
-    stepped: bool = False  # tests: virtual time advances only through advance()
+    pacing: Pacing = field(default_factory=Pacing.realtime)  # Pacing.stepped(): time advances by advance()
     ppm: float = 0.0  # simulated crystal error of the MCU
     offset_us: int = 0  # MCU uptime at the simulation's start
     room_c: float | None = None
@@ -44,44 +44,53 @@ class SimConfig:
 
 
 class SimulatedRig:
+    """Built from its configuration; started (plant server, virtual drive, firmware) by start() or
+    `with`. A start that fails closes what it had started."""
+
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = cfg = config or SimConfig()
-        chassis = load_chassis(cfg.chassis)
         self.drive: VirtualDrive | None = None
         self.firmware: Firmware | None = None
+        self.server: PlantServer | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._restarting = threading.Lock()
-        profile = load_drive_profile(cfg.drive) if cfg.drive else None
-        self._drive_profile = profile
-        self.plant = Plant(chassis, load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c)
-        self.sensors = SensorBank(self.plant, cfg.seed, swapped=cfg.swapped_tcs)
-        self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
-        sock = str(Path(self._tmp.name) / "plant.sock")
-        speed = None if cfg.speed is None and not cfg.stepped else (cfg.speed or 0.0)
-        self.server = PlantServer(self.plant, self.sensors, sock, speed, cfg.stepped)
-        if profile is not None:
-            self.drive = VirtualDrive(profile, cfg.drive_scale)
-            self.server.hooks.append(self._drive_tick)
-        self._ctx = ctx = LaunchContext(
-            plant_sock=sock,
-            link=cfg.link or Path(self._tmp.name) / "rig-tty",
-            workdir=Path(self._tmp.name),
-            server=self.server,
-            realtime=speed is None,
-            ppm=cfg.ppm,
-            offset_us=cfg.offset_us,
+        self._drive_profile = load_drive_profile(cfg.drive) if cfg.drive else None
+        self.plant = Plant(
+            load_chassis(cfg.chassis), load_slot(cfg.slot), self._thermal(cfg.heatsink), room_c=cfg.room_c
         )
+        self.sensors = SensorBank(self.plant, cfg.seed, swapped=cfg.swapped_tcs)
+        self._pacing = cfg.pacing
+
+    def start(self) -> SimulatedRig:
+        cfg = self.config
         try:
-            self.firmware = firmwares.launch(cfg.firmware, ctx)
+            self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
+            sock = str(Path(self._tmp.name) / "plant.sock")
+            self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing)
+            if self._drive_profile is not None:
+                self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale)
+                self.server.hooks.append(self._drive_tick)
+            self._ctx = LaunchContext(
+                plant_sock=sock,
+                link=cfg.link or Path(self._tmp.name) / "rig-tty",
+                workdir=Path(self._tmp.name),
+                server=self.server,
+                realtime=cfg.pacing.is_realtime,
+                ppm=cfg.ppm,
+                offset_us=cfg.offset_us,
+            )
+            self.firmware = firmwares.launch(cfg.firmware, self._ctx)
+            # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
+            self.port: str = self.firmware.port
+            self.truth: SimTruth = self.firmware.truth
+            self.proc = self.firmware.proc
+            self.faults = FaultInjector(self.plant, self.sensors, self.firmware)
+            if cfg.pacing.is_stepped:
+                self.server.wait_ready()
         except BaseException:
             self.close()
             raise
-        # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
-        self.port: str = self.firmware.port
-        self.truth: SimTruth = self.firmware.truth
-        self.proc = self.firmware.proc
-        self.faults = FaultInjector(self.plant, self.sensors, self.firmware)
-        if cfg.stepped:
-            self.server.wait_ready()
+        return self
 
     def _drive_tick(self, plant: Plant) -> None:
         """PlantServer hook: the drive's power for the next tick from the work it served."""
@@ -91,7 +100,7 @@ class SimulatedRig:
     def restart_firmware(self, image: Path | None = None) -> None:
         """Run the firmware again, from `image` if given (what flashing does to a real board: the MCU
         reboots on the new image, the plant runs on, the port comes back behind the same link)."""
-        assert self.firmware is not None
+        assert self.firmware is not None and self.server is not None
         ctx = replace(self._ctx, image=image or self._ctx.image)
         with self._restarting, self.server.replacing_firmware():
             self.firmware.close()
@@ -117,7 +126,7 @@ class SimulatedRig:
             self._restarting.release()
 
     def __enter__(self) -> SimulatedRig:
-        return self
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -133,14 +142,23 @@ class SimulatedRig:
         base = load_drive_thermal(heatsink)
         return self._drive_profile.thermal(base) if self._drive_profile is not None else base
 
-    def set_speed(self, speed: float) -> None:
-        """Accelerated simulations: N x real time from now on (1 while fio runs against the virtual drive,
+    @property
+    def pacing(self) -> Pacing:
+        return self._pacing
+
+    def set_pacing(self, pacing: Pacing) -> None:
+        """An accelerated simulation's new pace from now on (1x while fio runs against the virtual drive,
         so its logs keep true time; faster through equilibrium and cool-down)."""
-        self.server.set_speed(speed)
+        if pacing.mode != "accelerated" or self._pacing.mode != "accelerated":
+            was, wanted = self._pacing.describe(), pacing.describe()
+            raise SimError(f"only an accelerated simulation changes its pace ({was} to {wanted})")
+        assert self.server is not None
+        self.server.set_speed(pacing.factor)
+        self._pacing = pacing
 
     def advance(self, seconds: float) -> None:
+        assert self.server is not None and self.firmware is not None
         self.server.advance(seconds)
-        assert self.firmware is not None
         self.firmware.settle()
 
     def run_alongside(self, link: RigLink, work: Callable[[], T], step_s: float = 1.0) -> T:
@@ -166,6 +184,10 @@ class SimulatedRig:
             raise error[0]
         return result[0]
 
+    def actuators(self) -> tuple[float, list[float]]:
+        """The heater's and the fans' duty (0-1) the plant receives from the firmware."""
+        return self.plant.heater_duty, list(self.plant.fan_duty)
+
     @property
     def virtual_time(self) -> float:
         return self.plant.t
@@ -173,7 +195,13 @@ class SimulatedRig:
     def close(self) -> None:
         if self.firmware is not None:
             self.firmware.close()
+            self.firmware = None
         if self.drive is not None:
             self.drive.close()
-        self.server.close()
-        self._tmp.cleanup()
+            self.drive = None
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

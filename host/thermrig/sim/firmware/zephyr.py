@@ -3,11 +3,9 @@ uart0 carries the rig protocol (through the SerialBridge), uart1 the virtual wir
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-from thermrig.paths import REPO_ROOT
+from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
 
@@ -17,8 +15,7 @@ EM_ARM = 40  # ELF e_machine of ARM images
 
 def zephyr_image() -> Path:
     """The emulated board's image: $THERMRIG_ZEPHYR_ELF, else the repository's build."""
-    env = os.environ.get("THERMRIG_ZEPHYR_ELF")
-    return Path(env) if env else REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3" / "zephyr" / "zephyr.elf"
+    return find_tool("zephyr-elf")
 
 
 def _is_arm_elf(path: Path) -> bool:
@@ -36,7 +33,7 @@ class ZephyrQemu(BridgedFirmware):
             raise SimError(f"{self.image} is missing: build it with `make firmware-qemu` (or set THERMRIG_ZEPHYR_ELF)")
         if not _is_arm_elf(self.image):  # QEMU would run anything else as raw code, silently
             raise SimError(f"{self.image} is not an ARM ELF image (a Zephyr build's zephyr/zephyr.elf)")
-        if shutil.which(QEMU) is None:
+        if not find_tool(QEMU).exists():
             raise SimError(f"{QEMU} is not installed: `apt-get install qemu-system-arm` (make setup does)")
         if ctx.ppm or ctx.offset_us:
             raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated MCU keeps its own")

@@ -7,29 +7,28 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
+from thermrig.dut.simulation import FaultControl, SimulationControl
 from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.protocol.messages import Telemetry
-from thermrig.sim.faults import FaultInjector
-from thermrig.sim.simulated_rig import SimulatedRig
 
 HEARTBEAT_S = 0.5  # how often the host speaks while heating: well inside the 3 s deadline
 
 
 @dataclass
-class Target:
+class RigUnderTest:
     link: RigLink
-    sim: SimulatedRig | None = None
+    sim: SimulationControl | None = None
     destructive: bool = False  # allowed to heat; always true for a simulation
     log: list[str] = field(default_factory=list)
 
     @property
-    def faults(self) -> FaultInjector | None:
+    def faults(self) -> FaultControl | None:
         return self.sim.faults if self.sim is not None else None
 
     @property
     def real_time(self) -> bool:
         """Whether the rig's clock runs with the host's (time-sync quality means something)."""
-        return self.sim is None or (self.sim.config.speed is None and not self.sim.config.stepped)
+        return self.sim is None or self.sim.pacing.is_realtime
 
     @property
     def may_heat(self) -> bool:

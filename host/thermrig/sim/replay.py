@@ -1,7 +1,8 @@
 """Fast replay of one calibration cell on the plant and drive model alone: the chassis air held at the
 profile's target (as the rig's PID holds it), the drive idle to equilibrium, then a host that always
 keeps the drive busy. The same Plant and DriveModel the simulated rig runs, without rig, fio or wall
-clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it."""
+clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it.
+The simulator's one entry point for the calibration (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotPa
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S
 from thermrig.virtual_drive.drive_model import DriveModel, Pattern
+
+__all__ = ["Condition", "Pattern", "condition", "replay", "replay_sweep"]
 
 IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
 IDLE_DT = 0.5

@@ -1,0 +1,59 @@
+"""A drive under test: what fio writes to, seen by a campaign only through this protocol. A block
+device, a file, an NBD export (a drive served from another machine) and the simulated rig's virtual
+drive each say how fio reaches them, how their own telemetry is read, whether they can take a filled
+state at once (and take it), and what to do around a workload."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+TelemetrySource = Callable[[], dict[str, float | int]]  # one sample of the drive's own sensors
+
+
+@dataclass(frozen=True)
+class Fill:
+    """The state a fill leaves: `passes` sequential writes over [0, span) (None: the whole drive)."""
+
+    span: int | None
+    passes: int
+
+
+@dataclass(frozen=True)
+class DriveTelemetry:
+    source: TelemetrySource | None  # None: the drive's own telemetry cannot be read
+    described: str  # how the manifest describes it
+
+
+class DriveUnderTest(Protocol):
+    @property
+    def name(self) -> str:
+        """How the manifest names the target: a device or file path, an NBD URI, or "virtual"."""
+        ...
+
+    @property
+    def size(self) -> str:
+        """The region fio works on when the workload gives no span: "" for the whole device, a size
+        for a file (created at that size)."""
+        ...
+
+    @property
+    def scale(self) -> float:
+        """Wire bytes per drive byte: run summaries hold bandwidth and IOPS at the drive's own scale."""
+        ...
+
+    def fio_lines(self, iodepth: int) -> list[str]:
+        """The [global] lines that point fio at the drive (engine, filename or URI, direct I/O)."""
+        ...
+
+    def telemetry(self) -> DriveTelemetry: ...
+
+    def take_fill(self, fill: Fill) -> bool:
+        """Set the state `fill` leaves at once, if the drive can (the virtual drive): whether it did."""
+        ...
+
+    def serving(self) -> AbstractContextManager[None]:
+        """Held while fio runs against the drive; the drive idles afterwards."""
+        ...

@@ -1,0 +1,36 @@
+"""What a procedure may do to a simulated rig beyond what it does to any rig over its link: move the
+drive and fit a heatsink (an operator's job on a real rig), change its pace, advance a stepped
+simulation, inject faults, and read what its actuators really do."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from thermrig.dut.faults import FaultKind
+from thermrig.dut.pacing import Pacing
+
+FIRMWARES = ("rigsim", "zephyr", "micropython")  # what a simulated rig can run (thermrig.sim.firmware)
+
+
+class FaultControl(Protocol):
+    def inject(self, kind: FaultKind | str, channel: int = 0, value: float | None = None) -> Any: ...
+
+    def clear(self) -> None: ...
+
+
+class SimulationControl(Protocol):
+    @property
+    def pacing(self) -> Pacing: ...
+
+    @property
+    def faults(self) -> FaultControl: ...
+
+    def set_physical(self, slot: str | None = None, heatsink: str | None = None) -> None: ...
+
+    def set_pacing(self, pacing: Pacing) -> None: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+    def actuators(self) -> tuple[float, list[float]]:
+        """The heater's and the fans' duty (0-1) the plant receives, whatever the link says."""
+        ...

@@ -1,0 +1,167 @@
+"""Everything thermrig reads from outside its own code, each read here once: the process environment,
+the user's config.toml, the state a running `thermrig sim` leaves behind, and where each external tool
+(influxd, QEMU, MicroPython, mpremote, rigsim, ...) is found.
+
+Environment: XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR, XDG_STATE_HOME (the user's folders),
+THERMRIG_CONFIG (the config file), THERMRIG_PORT (the rig), THERMRIG_INFLUX_* (db/settings.py),
+THERMRIG_HARDWARE_DIR (the parameter files), and one variable per tool (TOOLS)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thermrig.errors import ThermrigError
+from thermrig.paths import REPO_ROOT
+from thermrig.toml_file import TomlFile
+
+
+class ConfigError(ThermrigError, RuntimeError):
+    pass
+
+
+def environment(name: str) -> str | None:
+    """A variable of the process environment; unset and empty are the same."""
+    return os.environ.get(name) or None
+
+
+# --- the user's folders (XDG) -------------------------------------------------------------------------
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    return Path(environment(var) or Path.home() / fallback) / "thermrig"
+
+
+def config_dir() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def data_dir() -> Path:
+    return _xdg("XDG_DATA_HOME", ".local/share")
+
+
+def runtime_dir() -> Path:
+    base = environment("XDG_RUNTIME_DIR")
+    return Path(base) / "thermrig" if base else _xdg("XDG_STATE_HOME", ".local/state")
+
+
+# --- config.toml ------------------------------------------------------------------------------------
+
+
+def config_file() -> Path:
+    return Path(environment("THERMRIG_CONFIG") or config_dir() / "config.toml")
+
+
+def config_table(table: str, expected: str) -> tuple[dict[str, object], TomlFile | None]:
+    """One table of the user's config file ({} if the file or the table is missing), with the reader
+    that locates errors in it (file:line)."""
+    path = config_file()
+    if not path.exists():
+        return {}, None
+    r = TomlFile.read(path, ConfigError)
+    return r.get(r.data, table, table, dict, expected, {}), r
+
+
+# --- a running `thermrig sim` ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunningSim:
+    """What a running `thermrig sim` leaves in the runtime folder: its port, process, control socket and
+    the firmware it runs."""
+
+    port: str
+    pid: int
+    control: Path
+    firmware: str
+
+    @staticmethod
+    def state_file() -> Path:
+        return runtime_dir() / "sim.json"
+
+    def write(self) -> None:
+        path = self.state_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {"port": self.port, "pid": self.pid, "control": str(self.control), "firmware": self.firmware}
+        path.write_text(json.dumps(state))
+
+    @classmethod
+    def remove(cls) -> None:
+        cls.state_file().unlink(missing_ok=True)
+
+    def request(self, message: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        """One request to its control socket (thermrig.sim.control), one JSON reply."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(self.control))
+            s.sendall((json.dumps(message) + "\n").encode())
+            reply: dict[str, Any] = json.loads(s.makefile("r").readline())
+            return reply
+
+
+def running_sim() -> RunningSim | None:
+    """The `thermrig sim` whose state file is there and whose process still runs; None otherwise."""
+    try:
+        state = json.loads(RunningSim.state_file().read_text())
+        sim = RunningSim(str(state["port"]), int(state["pid"]), Path(state["control"]), state.get("firmware", "rigsim"))
+        os.kill(sim.pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return sim
+
+
+# --- external tools -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool:
+    """Where a tool is looked for, in order: its variable, beside this Python (the venv's), on PATH (or
+    PATH first, path_first), and then a default (which may not exist: the caller says how to get it)."""
+
+    env: str | None = None
+    beside_python: bool = False
+    on_path: str | None = None
+    default: Callable[[], Path] | None = None
+    path_first: bool = False
+
+
+ZEPHYR_QEMU_BUILD = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"  # `make firmware-qemu`
+TOOLS: dict[str, Tool] = {
+    "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: REPO_ROOT / "build" / "host" / "rigsim"),
+    "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf"),
+    "influxd": Tool(
+        "THERMRIG_INFLUXD",
+        on_path="influxd",
+        default=lambda: Path(environment("GOPATH") or Path.home() / "go") / "bin" / "influxd",
+    ),
+    "micropython": Tool("THERMRIG_MICROPYTHON", beside_python=True, on_path="micropython"),
+    "mpremote": Tool("THERMRIG_MPREMOTE", beside_python=True, on_path="mpremote"),
+    "pio": Tool(on_path="pio", beside_python=True, path_first=True),
+    "qemu-system-arm": Tool(on_path="qemu-system-arm"),
+    "fio": Tool(on_path="fio"),
+    "nvme": Tool(on_path="nvme"),
+    "wipefs": Tool(on_path="wipefs"),
+}
+
+
+def find_tool(name: str) -> Path:
+    """Where the tool `name` (a key of TOOLS) is; the path may not exist when it is not installed."""
+    tool = TOOLS[name]
+    if tool.env and (env := environment(tool.env)):
+        return Path(env)
+    beside = Path(sys.executable).with_name(name)
+    found = [beside] if tool.beside_python and beside.exists() else []
+    if tool.on_path and (on_path := shutil.which(tool.on_path)):
+        found.insert(0 if tool.path_first else len(found), Path(on_path))
+    if found:
+        return found[0]
+    if tool.default is not None:
+        return tool.default()
+    return beside if tool.beside_python else Path(name)

@@ -1,0 +1,63 @@
+"""The simulated rig's virtual drive as a drive under test (thermrig.dut.drive.DriveUnderTest): served
+to fio over NBD, its own telemetry the model's smart-log, a fill set in the model at once, and the
+simulation at real time while fio runs (so fio's timing is true), at its own pace again afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from thermrig.drive.monitor import smart_json_source
+from thermrig.drive.under_test import NbdExport
+from thermrig.dut.drive import DriveTelemetry, Fill
+from thermrig.dut.pacing import Pacing
+from thermrig.sim.firmware.base import SimError
+from thermrig.sim.simulated_rig import SimulatedRig
+from thermrig.virtual_drive.served import VirtualDrive
+
+WHILE_SERVING = Pacing.accelerated(1.0)
+
+
+class SimulatedDrive:
+    def __init__(self, rig: SimulatedRig) -> None:
+        self.rig = rig
+
+    @property
+    def _drive(self) -> VirtualDrive:
+        if self.rig.drive is None:
+            raise SimError("the virtual drive needs the simulated rig started with a drive profile")
+        return self.rig.drive
+
+    @property
+    def name(self) -> str:
+        return "virtual"
+
+    @property
+    def size(self) -> str:
+        return ""
+
+    @property
+    def scale(self) -> float:
+        return self._drive.scale
+
+    def fio_lines(self, iodepth: int) -> list[str]:
+        return NbdExport(self._drive.uri).fio_lines(iodepth)
+
+    def telemetry(self) -> DriveTelemetry:
+        return DriveTelemetry(smart_json_source(self._drive.model.smart_log_json), "the virtual drive's smart-log")
+
+    def take_fill(self, fill: Fill) -> bool:
+        """Purge, then the fill's sequential passes in the model, as the methods begin (AnandTech's
+        consistency test from a secure erase, SNIA PTS from a purge): no writing twice the capacity."""
+        self._drive.model.fill(fill.span, fill.passes)
+        return True
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        drive, between = self._drive, self.rig.pacing
+        self.rig.set_pacing(WHILE_SERVING)
+        try:
+            yield
+        finally:
+            drive.idle()
+            self.rig.set_pacing(between)
