@@ -97,7 +97,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 SIMULATOR = ("thermrig.sim", "thermrig.virtual_drive")
-SIMULATOR_ENTRY = {"thermrig.sim.replay"}  # the fast model replay the calibration's fit runs (architecture.md)
+SIMULATOR_ENTRY = {"thermrig.sim.replay", "thermrig.sim.chassis_fit"}  # the model fits' entry points (architecture.md)
 
 
 def simulator_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
@@ -131,7 +131,13 @@ def test_procedures_do_not_import_the_simulator() -> None:
 
 # Where the simulator's objects are built (docs/architecture.md, "Device under test"): the campaign's
 # testbed and the commands that run the simulated rig themselves.
-SIMULATOR_BUILDERS = {"thermrig.cli.testbed", "thermrig.cli.sim_cmd", "thermrig.cli.demo", "thermrig.cli.selftest_cmd"}
+SIMULATOR_BUILDERS = {
+    "thermrig.cli.testbed",
+    "thermrig.cli.sim_cmd",
+    "thermrig.cli.demo",
+    "thermrig.cli.selftest_cmd",
+    "thermrig.cli.bringup_cmd",
+}
 
 
 def test_the_simulator_is_built_only_where_declared() -> None:
