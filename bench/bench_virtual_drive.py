@@ -17,10 +17,10 @@ from pathlib import Path
 from common import figure
 
 from thermrig.fio.runner import run_fio
-from thermrig.link.rig_link import RigLink
-from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive.drive_model import DriveModel
 
 RUNTIME_S = 6
 WIRE_IOPS = {1: 2_000, 32: 20_000}  # random I/O: the rate the wire is asked for at most, by queue depth

@@ -1,7 +1,7 @@
 """The workload phase of a run: fio runs the workload (per kind, thermrig.fio.kinds) while its live and
 per-second data are recorded, and the run's summary is computed. With the virtual drive (a block device
 over NBD), a fill may be set the fast way and the simulation runs at real time while fio runs (so
-fio's timing is true)."""
+fio's timing is true), and a drive server that died stops the campaign."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from typing import Any
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import Board
 from thermrig.campaign.run_summary import run_summary
-from thermrig.campaign.spec import Campaign
+from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
 from thermrig.fio.kinds import run_workload, starts_filled
-from thermrig.fio.runner import LiveSample
+from thermrig.fio.runner import FioError, LiveSample
 from thermrig.fio.workloads import Target, parse_size
 from thermrig.virtual_drive.fast_fill import fast_fill
 from thermrig.sim.simulated_rig import SimulatedRig
@@ -81,11 +81,19 @@ class WorkloadPhase:
         assert self.sim is not None and self.sim.drive is not None
         w = spec.workload.resolved()
         prefilled = self.campaign.drive.fast_fill and starts_filled(w)
+        drive = self.sim.drive
         if prefilled:
-            fast_fill(self.sim.drive.model, w.kind, parse_size(w.span) if w.span else None)
+            fast_fill(drive.model, w.kind, parse_size(w.span) if w.span else None)
+            drive.publish()
         self.sim.set_speed(1.0)
         try:
-            yield replace(self.target, nbd_uri=self.sim.drive.uri, prefilled=prefilled)
+            yield replace(self.target, nbd_uri=drive.uri, prefilled=prefilled)
+        except FioError as exc:  # fio fails when the drive's server dies under it: that stops the campaign
+            if (failure := drive.poll()) is not None:
+                raise CampaignError(f"{failure}; the campaign stops (rig is safe)") from exc
+            raise
         finally:
-            self.sim.drive.idle()
+            drive.idle()
             self.sim.set_speed(self.campaign.sim_speed)
+        if (failure := drive.poll()) is not None:
+            raise CampaignError(f"{failure}; the campaign stops (rig is safe)")

@@ -15,10 +15,10 @@ from rich.console import Console
 
 from thermrig.cli.errors import user_errors
 from thermrig.config import ConfigError, sim_state_file
+from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.sim.control import ControlServer, request
 from thermrig.sim.faults import FaultKind
 from thermrig.sim.firmware import FIRMWARES
-from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.sim.simulated_rig import SimConfig, SimError, SimulatedRig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")

@@ -8,15 +8,15 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from thermrig.sim import firmware as firmwares
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
+from thermrig.sim import firmware as firmwares
 from thermrig.sim.faults import FaultInjector
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.plant import Plant
-from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.sim.server import PlantServer
-from thermrig.virtual_drive.served import VirtualDrive
 from thermrig.sim.wires import TICK_S, SensorBank
+from thermrig.virtual_drive.served import VirtualDrive
 
 __all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
 
@@ -54,6 +54,11 @@ class SimulatedRig:
         self.server = PlantServer(self.plant, self.sensors, sock, speed, cfg.stepped)
         if profile is not None:
             self.drive = VirtualDrive(profile, cfg.drive_scale)
+            try:
+                self.drive.start()
+            except BaseException:
+                self.close()
+                raise
             self.server.hooks.append(self._drive_tick)
         self._ctx = ctx = LaunchContext(
             plant_sock=sock,
