@@ -44,7 +44,8 @@ def rss_kib(pid: int) -> int:
     raise AssertionError(f"no VmRSS for {pid}")
 
 
-def fio_json(*args: str, timeout: float = 300) -> dict[str, Any]:
-    r = subprocess.run(["fio", "--output-format=json", *args], capture_output=True, text=True, timeout=timeout)
+def fio_json(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> dict[str, Any]:
+    cmd = ["fio", "--output-format=json", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     return dict(json.loads(r.stdout[r.stdout.index("{") :]))

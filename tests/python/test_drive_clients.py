@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from nbd_clients import fio_json, libnbd, libnbd_errno, nbdinfo_map, rss_kib
@@ -224,3 +226,30 @@ def test_a_server_that_dies_is_noticed_with_one_line() -> None:
         assert "nbdkit" in d.failure and str(-signal.SIGKILL) in d.failure
         with pytest.raises(DriveServerError, match="exited with status"):
             d.check()
+
+
+def test_thermrig_sim_serves_the_drive_beside_the_rig(isolated_env: dict[str, str], tmp_path: Path) -> None:
+    """`thermrig sim --drive`: the port, then the drive's NBD URI, for a user's own fio job (this one takes
+    the URI from the environment, as fio's examples/nbd.fio does) and nbdinfo."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "thermrig.cli", "sim", "--drive", "950pro_512", "--scale", "0.05"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**isolated_env, "COLUMNS": "200"},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().strip() for _ in range(6)]
+        uri = next(line for line in lines if line.startswith("nbd+unix:///?socket="))
+        assert any(line.startswith("/") for line in lines)  # the rig's port, as without a drive
+        r = subprocess.run(["nbdinfo", "--size", uri], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and int(r.stdout) == load_drive_profile("950pro_512").capacity_bytes
+        job = tmp_path / "mine.fio"
+        job.write_text(
+            "[global]\nioengine=nbd\nuri=${uri}\nrw=randrw\nnumber_ios=200\niodepth=8\n[a]\n[b]\noffset=64m\n"
+        )
+        out = fio_json(str(job), env={**os.environ, "uri": uri})
+        assert [j["error"] for j in out["jobs"]] == [0, 0]
+        assert all(j["read"]["total_ios"] + j["write"]["total_ios"] == 200 for j in out["jobs"])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0

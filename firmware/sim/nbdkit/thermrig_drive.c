@@ -34,6 +34,7 @@
 #define HEADER_BYTES 4096
 #define SECTOR 512
 #define MAX_REQUEST (32u << 20)
+#define ZERO_PAGES_MIN (1u << 20) /* smaller reads are memset: cheaper than remapping their pages */
 #define TRIM_S 20e-6          /* a deallocate touches only the mapping table: DriveModel.TRIM_S */
 #define TURNAROUND_MAX_S 5e-3 /* a longer gap between a reply and the next request is idle time */
 
@@ -178,14 +179,16 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
     next_write = next_read = -1;
   }
   /* A client that keeps its queue full sends one request per reply: pair each request with the
-   * oldest reply not yet followed by one; the gap is this machine's turnaround (fio, libnbd, nbdkit),
-   * not the drive's. */
+   * oldest reply of its connection not yet followed by one; the gap from that reply's due time is
+   * this machine's turnaround (a late wake-up, nbdkit, libnbd, fio), not the drive's. */
   while (h->n > 0 && now - h->replies[h->head] >= TURNAROUND_MAX_S) { /* idle time, not turnaround */
     h->head = (h->head + 1) % RING;
     h->n--;
   }
+  double earliest = now; /* when a host with no turnaround would have sent this request */
   if (h->n > 0) {
-    h->turnaround = 0.9 * h->turnaround + 0.1 * (now - h->replies[h->head]);
+    earliest = h->replies[h->head];
+    h->turnaround = 0.9 * h->turnaround + 0.1 * (now - earliest);
     h->head = (h->head + 1) % RING;
     h->n--;
   }
@@ -230,12 +233,15 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
     store(&acc->last_latency, latency);
     __atomic_add_fetch(&acc->requests, 1, __ATOMIC_RELAXED);
   }
-  /* The pipeline: a request starts when the one before it is through, or at its arrival. While
-   * requests are in flight a pipeline the host left short restarts at most catch_up_s behind the
-   * wire clock (a loaded host's late requests served at the drive's pace, not lost); a drive with
-   * nothing in flight starts afresh. So a burst after idle gets the ceiling and no more, and in any
+  /* The pipeline: a request starts when the one before it is through, or when it arrived, or when a
+   * host with no turnaround would have sent it (at the reply it follows). While requests are in
+   * flight a pipeline the host left short restarts at most catch_up_s behind the wire clock (a loaded
+   * host's late requests served at the drive's pace, not lost); a drive with nothing in flight and no
+   * reply just before starts afresh. So a burst after idle gets the ceiling and no more, and in any
    * interval of length T the drive completes at most (T + catch_up_s) seconds of work at its ceiling. */
-  double start = fmax(free_at, busy ? now - f.catch_up_s : now);
+  if (busy)
+    earliest = fmin(earliest, now - f.catch_up_s);
+  double start = fmax(free_at, earliest);
   free_at = start + occupancy / f.scale;
   double done = fmax(now + fmax(0.0, latency / f.scale - h->turnaround), free_at);
   pthread_mutex_unlock(&lock);
@@ -374,13 +380,13 @@ static int drive_block_size(void *handle, uint32_t *minimum, uint32_t *preferred
   return 0;
 }
 
-/* Zeros into buf. Whole pages of nbdkit's (private, anonymous) buffer are dropped instead of written:
- * they read back as zeros through the kernel's zero page, so a large reply that waits for a client
- * holds no memory and costs no memset. */
+/* Zeros into buf. For large reads, whole pages of nbdkit's (private, anonymous) buffer are dropped
+ * instead of written: they read back as zeros through the kernel's zero page, so a large reply that
+ * waits for the drive or for a client holds no memory and costs no memset. */
 static void zeros(uint8_t *buf, size_t count) {
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t a = ((uintptr_t)buf + page - 1) & ~(page - 1), b = ((uintptr_t)buf + count) & ~(page - 1);
-  if (b > a && b - a >= 4 * page && madvise((void *)a, b - a, MADV_DONTNEED) == 0) {
+  if (count >= ZERO_PAGES_MIN && madvise((void *)a, b - a, MADV_DONTNEED) == 0) {
     memset(buf, 0, a - (uintptr_t)buf);
     memset((void *)b, 0, (uintptr_t)buf + count - b);
     return;
