@@ -93,8 +93,9 @@ def test_every_kind_parses_in_fio_as_an_nbd_job(tmp_path: Path) -> None:
 
 
 def test_the_throttle_shows_in_fios_log_when_the_model_throttled(tmp_path: Path, hardware_copy: Path) -> None:
-    # a drive that throttles a few seconds into a write from room temperature
-    set_values(hardware_copy / "drives.toml", "950pro_512", {"tmt1_c": "30.0"})
+    # a drive that throttles a few seconds into a write from room temperature, after the seconds the
+    # plateau is measured on (2-4): the wire shows the throttle from the tick the model decides it
+    set_values(hardware_copy / "drives.toml", "950pro_512", {"tmt1_c": "33.0"})
     cfg = SimConfig(speed=1.0, drive="950pro_512", drive_scale=SCALE, room_c=22.0)
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         link.hello()

@@ -99,7 +99,6 @@ static unsigned in_flight; /* requests taken and not yet replied to, every conne
 struct handle {
   double replies[RING]; /* when this connection's replies were due, oldest first, not yet followed by a request */
   unsigned head, n;
-  double turnaround; /* moving average of a reply's due time -> the request that follows it: the wire's own time */
 };
 
 static double now_s(void) {
@@ -179,16 +178,16 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
     next_write = next_read = -1;
   }
   /* A client that keeps its queue full sends one request per reply: pair each request with the
-   * oldest reply of its connection not yet followed by one; the gap from that reply's due time is
-   * this machine's turnaround (a late wake-up, nbdkit, libnbd, fio), not the drive's. */
+   * oldest reply of its connection not yet followed by one. The gap from that reply's due time is
+   * this machine's turnaround (a late wake-up, nbdkit, libnbd, fio), where a real host spends a few
+   * microseconds: the request is taken as sent at that due time. */
   while (h->n > 0 && now - h->replies[h->head] >= TURNAROUND_MAX_S) { /* idle time, not turnaround */
     h->head = (h->head + 1) % RING;
     h->n--;
   }
-  double earliest = now; /* when a host with no turnaround would have sent this request */
+  double sent = now;
   if (h->n > 0) {
-    earliest = h->replies[h->head];
-    h->turnaround = 0.9 * h->turnaround + 0.1 * (now - earliest);
+    sent = h->replies[h->head];
     h->head = (h->head + 1) % RING;
     h->n--;
   }
@@ -239,11 +238,9 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
    * host's late requests served at the drive's pace, not lost); a drive with nothing in flight and no
    * reply just before starts afresh. So a burst after idle gets the ceiling and no more, and in any
    * interval of length T the drive completes at most (T + catch_up_s) seconds of work at its ceiling. */
-  if (busy)
-    earliest = fmin(earliest, now - f.catch_up_s);
-  double start = fmax(free_at, earliest);
+  double start = fmax(free_at, busy ? fmin(sent, now - f.catch_up_s) : sent);
   free_at = start + occupancy / f.scale;
-  double done = fmax(now + fmax(0.0, latency / f.scale - h->turnaround), free_at);
+  double done = fmax(fmax(now, sent + latency / f.scale), free_at);
   pthread_mutex_unlock(&lock);
   return done;
 }
