@@ -11,6 +11,7 @@ memory with eight 32 MiB reads a client leaves unread.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -127,6 +128,24 @@ def run_case(case: Case, scale: float, tmp: Path) -> None:
     )
 
 
+def null_ceiling() -> None:
+    """What nbdkit's own `null` plugin (no model, no sleeping) serves to the same fio on this machine now:
+    the wire's ceiling, for the scale 1 figures."""
+    for name, rw, bs, qd in (
+        ("128K seq read", "read", "128k", 32),
+        ("128K seq write", "write", "128k", 32),
+        ("4K rand read", "randread", "4k", 32),
+        ("4K rand read", "randread", "4k", 1),
+    ):
+        fio = f'fio --name=n --ioengine=nbd --uri="$uri" --rw={rw} --bs={bs} --iodepth={qd} --size=16g'
+        fio += f" --time_based=1 --runtime={RUNTIME_S} --output-format=json"
+        cmd = ["nbdkit", "-U", "-", "--threads", "32", "null", "size=16G", "--run", fio]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+        job = json.loads(out[out.index("{") :])["jobs"][0]["write" if "write" in rw else "read"]
+        got = f"{job['bw_bytes'] / 1e6:,.0f} MB/s" if bs != "4k" else f"{job['iops']:,.0f} IOPS"
+        figure(f"nbdkit null plugin, {name} QD{qd}", got, "the wire's ceiling on this machine now")
+
+
 def largest_numjobs() -> None:
     """fio jobs, each its own NBD connection, that all connect and finish their I/O."""
     best = 0
@@ -189,6 +208,7 @@ def main() -> None:
                 if not args or any(case.name.startswith(w) for w in args):
                     run_case(case, scale, Path(tmp))
     if not args:
+        null_ceiling()
         largest_numjobs()
         unread_replies_memory()
 
