@@ -14,6 +14,7 @@ ARM_BUILD := $(BUILD)/arm
 CORE_SRC := $(wildcard firmware/core/*.c)
 CORE_HDR := $(wildcard firmware/core/*.h)
 export THERMRIG_RIGSIM := $(CURDIR)/$(HOST_BUILD)/rigsim
+export THERMRIG_DRIVE_PLUGIN := $(CURDIR)/$(HOST_BUILD)/thermrig_drive.so
 export THERMRIG_INFLUXD ?= $(shell go env GOPATH)/bin/influxd
 
 ARM_CC := arm-none-eabi-gcc

@@ -1,13 +1,20 @@
-"""Virtual drive over NBD: what the real fio gets (served) against what the model says the drive does
-at that block size and queue depth (modelled), per second, for 128K sequential read and write and 4K
-random read, write and 70/30 mix at QD1 and QD32; and the CPU the simulated rig's process (plant, NBD
-server) spends serving. Sequential runs at the drive's own rates (scale 1) and at scale 0.1; a random
-case at the largest scale that asks the wire for at most 20,000 IOPS at QD32 and 2,000 at QD1 (a
-round trip through Python and fio takes hundreds of microseconds: the scale a campaign would set)."""
+"""Virtual drive over NBD (nbdkit and the project's plugin): what the real fio gets (served) against what
+the model says the drive does at that block size and queue depth (modelled), per second, for 128K
+sequential read and write, 4K random read, write and 70/30 mix at QD1 and QD32, and 32 MiB reads at
+QD16; the CPU nbdkit spends serving (and the simulated rig's process: plant, model ticks), each at scale
+1 and at the campaign default. Then the largest fio numjobs that connects every job, and nbdkit's
+memory with eight 32 MiB reads a client leaves unread.
+
+    python bench/bench_virtual_drive.py                 every case, both scales
+    python bench/bench_virtual_drive.py --scale 0.2     every case at scale 0.2 only
+    python bench/bench_virtual_drive.py "4K rand read"  the cases whose names start so"""
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -16,15 +23,17 @@ from pathlib import Path
 
 from common import figure
 
+from thermrig.campaign.spec import DriveSpec
 from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import run_fio
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.virtual_drive.drive_model import DriveModel
+from thermrig.virtual_drive.served import VirtualDrive
 
 RUNTIME_S = 6
-WIRE_IOPS = {1: 2_000, 32: 20_000}  # random I/O: the rate the wire is asked for at most, by queue depth
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -34,20 +43,21 @@ class Case:
     bs: int
     qd: int
     read_pct: int  # share of reads, for the model's mix
-    seq_scale: float = 1.0  # sequential cases: the wire scale
 
 
 CASES = [
-    Case(f"{label} QD{qd}", rw, bs, qd, pct, seq_scale)
-    for label, rw, bs, pct in (
-        ("128K seq read", "read", 131072, 100),
-        ("128K seq write", "write", 131072, 0),
-        ("4K rand read", "randread", 4096, 100),
-        ("4K rand write", "randwrite", 4096, 0),
-        ("4K rand 70/30", "randrw", 4096, 70),
-    )
-    for qd in (1, 32)
-    for seq_scale in ((1.0, 0.1) if bs > 4096 else (1.0,))
+    *(
+        Case(f"{label} QD{qd}", rw, bs, qd, pct)
+        for label, rw, bs, pct in (
+            ("128K seq read", "read", 131072, 100),
+            ("128K seq write", "write", 131072, 0),
+            ("4K rand read", "randread", 4096, 100),
+            ("4K rand write", "randwrite", 4096, 0),
+            ("4K rand 70/30", "randrw", 4096, 70),
+        )
+        for qd in (1, 32)
+    ),
+    Case("32M rand read QD16", "randread", 32 << 20, 16, 100),
 ]
 
 
@@ -89,19 +99,25 @@ def job(case: Case, uri: str, log: str) -> str:
     )
 
 
-def run_case(case: Case, tmp: Path) -> None:
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+def run_case(case: Case, scale: float, tmp: Path) -> None:
     model_iops = modelled_iops(case)
-    scale = case.seq_scale if case.rw in ("read", "write") else min(1.0, WIRE_IOPS[case.qd] / model_iops)
     with (
         SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=scale)) as sim,
         RigLink(sim.port) as link,
     ):
         link.hello()  # a host reading the rig, as in a campaign
-        assert sim.drive is not None
-        folder = tmp / case.name.replace(" ", "_").replace("/", "-")
-        cpu0, wall0 = time.process_time(), time.monotonic()
+        assert sim.drive is not None and sim.drive.proc is not None
+        folder = tmp / f"{case.name.replace(' ', '_').replace('/', '-')}-{scale:g}"
+        nbdkit = sim.drive.proc.pid
+        cpu0, own0, wall0 = cpu_s(nbdkit), time.process_time(), time.monotonic()
         result = run_fio(job(case, sim.drive.uri, str(folder / "fio")), folder)
-        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        wall = time.monotonic() - wall0
+        cpu, own = cpu_s(nbdkit) - cpu0, time.process_time() - own0
     per_second: dict[int, float] = {}
     for p in result.iops:  # reads and writes of a mix log separately: add them per second
         per_second[p.timestamp_ms // 1000] = per_second.get(p.timestamp_ms // 1000, 0.0) + p.value
@@ -110,19 +126,95 @@ def run_case(case: Case, tmp: Path) -> None:
     ratios = [v / expected for v in full] or [0.0]
     unit = f"{expected * case.bs / 1e6:,.0f} MB/s" if case.bs > 4096 else f"{expected:,.0f} IOPS"
     figure(
-        f"{case.name}: served / modelled, median (worst s)",
+        f"{case.name} at scale {scale:g}: served / modelled, median (worst s)",
         f"{statistics.median(ratios):.2f} ({min(ratios):.2f})",
-        f"modelled {unit} on the wire at scale {scale:.3g}; server CPU {cpu / wall * 100:.0f} % of a core",
+        f"modelled {unit} on the wire; nbdkit {cpu / wall * 100:.0f} %, rig process {own / wall * 100:.0f} % of a core",
+    )
+
+
+def null_ceiling() -> None:
+    """What nbdkit's own `null` plugin (no model, no sleeping) serves to the same fio on this machine now:
+    the wire's ceiling, for the scale 1 figures."""
+    for name, rw, bs, qd in (
+        ("128K seq read", "read", "128k", 32),
+        ("128K seq write", "write", "128k", 32),
+        ("4K rand read", "randread", "4k", 32),
+        ("4K rand read", "randread", "4k", 1),
+    ):
+        fio = f'fio --name=n --ioengine=nbd --uri="$uri" --rw={rw} --bs={bs} --iodepth={qd} --size=16g'
+        fio += f" --time_based=1 --runtime={RUNTIME_S} --output-format=json"
+        cmd = ["nbdkit", "-U", "-", "--threads", "32", "null", "size=16G", "--run", fio]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+        job = json.loads(out[out.index("{") :])["jobs"][0]["write" if "write" in rw else "read"]
+        got = f"{job['bw_bytes'] / 1e6:,.0f} MB/s" if bs != "4k" else f"{job['iops']:,.0f} IOPS"
+        figure(f"nbdkit null plugin, {name} QD{qd}", got, "the wire's ceiling on this machine now")
+
+
+def largest_numjobs() -> None:
+    """fio jobs, each its own NBD connection, that all connect and finish their I/O."""
+    best = 0
+    with VirtualDrive(load_drive_profile("950pro_512"), scale=0.1) as d:
+        for n in (64, 128, 256, 512):
+            cmd = ["fio", "--name=j", "--ioengine=nbd", f"--uri={d.uri}", "--rw=randread", "--bs=4k", "--size=64m"]
+            cmd += [f"--numjobs={n}", "--iodepth=1", "--number_ios=20", "--group_reporting"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0 or "err= 0" not in r.stdout:
+                break
+            best = n
+    figure("fio numjobs that connects every job (tried 64, 128, 256, 512)", f"{best}", "each job one connection")
+
+
+def unread_replies_memory() -> None:
+    """nbdkit's resident memory while eight 32 MiB reads wait for a client that does not read them."""
+    script = (
+        "import sys, nbd\nh = nbd.NBD()\nh.connect_uri(sys.argv[1])\n"
+        "bufs = [nbd.Buffer(32 << 20) for _ in range(8)]\n"
+        "for i, b in enumerate(bufs): h.aio_pread(b, i << 25)\n"
+        "print('sent', flush=True)\nsys.stdin.readline()\n"
+        "while h.aio_in_flight(): h.poll(-1)\n"
+    )
+    with VirtualDrive(load_drive_profile("950pro_512"), scale=0.1) as d:
+        assert d.proc is not None
+        rss = Path(f"/proc/{d.proc.pid}/status")
+
+        def kib(key: str) -> int:
+            return next(int(line.split()[1]) for line in rss.read_text().splitlines() if line.startswith(key))
+
+        before = kib("VmRSS:")
+        reader = subprocess.Popen(
+            ["/usr/bin/python3", "-c", script, d.uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdout.readline()
+        while d.accounts().replies < 8:
+            time.sleep(0.05)
+        held, peak = kib("VmRSS:") - before, kib("VmHWM:") - before
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        reader.wait(60)
+    figure(
+        "nbdkit memory, 8 unread 32 MiB replies: resident (peak)",
+        f"+{held / 1024:.1f} MiB (+{peak / 1024:.0f})",
+        "256 MiB of zeros waiting; the peak is nbdkit zeroing each buffer it allocates",
     )
 
 
 def main() -> None:
-    """Every case, or those whose names start with the arguments (e.g. "128K seq read")."""
-    wanted = sys.argv[1:]
+    args = sys.argv[1:]
+    scales = [1.0, DriveSpec.scale]  # the drive's own rates, and the campaign default
+    if "--scale" in args:
+        i = args.index("--scale")
+        scales = [float(args[i + 1])]
+        del args[i : i + 2]
     with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            if not wanted or any(case.name.startswith(w) for w in wanted):
-                run_case(case, Path(tmp))
+        for scale in dict.fromkeys(scales):
+            for case in CASES:
+                if not args or any(case.name.startswith(w) for w in args):
+                    run_case(case, scale, Path(tmp))
+    if not args:
+        null_ceiling()
+        largest_numjobs()
+        unread_replies_memory()
 
 
 if __name__ == "__main__":

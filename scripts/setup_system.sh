@@ -20,6 +20,10 @@ declare -A NEED=(
   [gperf]=gperf
   [chromium]=chromium  # the report test looks at the HTML report in headless Chromium
   [dot]=graphviz       # WireViz draws the harness diagrams with it (make wiring)
+  [nbdkit]=nbdkit      # serves the virtual drive (docs/virtual-drive.md)
+  [nbdinfo]=libnbd-bin  # nbdinfo, nbdcopy: third-party NBD clients in the virtual drive's tests
+  [nbdsh]=python3-libnbd  # libnbd's Python bindings (the tests' scripted NBD client)
+  [qemu-io]=qemu-utils  # qemu-io, qemu-img: qemu's own NBD client
 )
 missing=()
 for cmd in "${!NEED[@]}"; do
@@ -29,6 +33,8 @@ done
 if ! clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null | grep -q /; then
   missing+=(libclang-rt-14-dev)
 fi
+# The nbdkit plugin's header (the virtual drive's plugin builds where it is present).
+[ -f /usr/include/nbdkit-plugin.h ] || missing+=(nbdkit-plugin-dev)
 # newlib has no command of its own: look for its nano specs.
 if ! arm-none-eabi-gcc -print-file-name=nano.specs 2>/dev/null | grep -q /; then
   missing+=(libnewlib-arm-none-eabi)

@@ -81,6 +81,7 @@ class RunningSim:
     pid: int
     control: Path
     firmware: str
+    drive: str | None = None  # the virtual drive's NBD URI, when it serves one (`thermrig sim --drive`)
 
     @staticmethod
     def state_file() -> Path:
@@ -89,7 +90,13 @@ class RunningSim:
     def write(self) -> None:
         path = self.state_file()
         path.parent.mkdir(parents=True, exist_ok=True)
-        state = {"port": self.port, "pid": self.pid, "control": str(self.control), "firmware": self.firmware}
+        state = {
+            "port": self.port,
+            "pid": self.pid,
+            "control": str(self.control),
+            "firmware": self.firmware,
+            "drive": self.drive,
+        }
         path.write_text(json.dumps(state))
 
     @classmethod
@@ -110,7 +117,13 @@ def running_sim() -> RunningSim | None:
     """The `thermrig sim` whose state file is there and whose process still runs; None otherwise."""
     try:
         state = json.loads(RunningSim.state_file().read_text())
-        sim = RunningSim(str(state["port"]), int(state["pid"]), Path(state["control"]), state.get("firmware", "rigsim"))
+        sim = RunningSim(
+            str(state["port"]),
+            int(state["pid"]),
+            Path(state["control"]),
+            state.get("firmware", "rigsim"),
+            state.get("drive"),
+        )
         os.kill(sim.pid, 0)
     except (OSError, ValueError, KeyError, TypeError):
         return None

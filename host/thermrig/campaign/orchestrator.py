@@ -26,7 +26,7 @@ from thermrig.campaign.spec import CampaignError
 from thermrig.db.query import QueryError
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
-from thermrig.dut.drive import DriveUnderTest
+from thermrig.dut.drive import DriveLost, DriveUnderTest
 from thermrig.dut.simulation import SimulationControl
 from thermrig.fio.runner import FioError
 from thermrig.link.rig_link import RigLink
@@ -129,7 +129,7 @@ class Orchestrator:
             status = "aborted"
         except FioError as exc:  # this run failed; the campaign goes on (a resume retries it)
             error = str(exc)
-        except CampaignError as exc:  # the rig faulted or went silent: the campaign stops
+        except (CampaignError, DriveLost) as exc:  # the rig faulted or went silent, the drive died: it stops
             error = str(exc)
             raise
         finally:

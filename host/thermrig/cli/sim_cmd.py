@@ -16,6 +16,7 @@ from thermrig.cli.errors import user_errors
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
+from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError, load_chassis
 from thermrig.settings import ConfigError, RunningSim, running_sim
 from thermrig.sim.control import ControlServer
@@ -45,11 +46,19 @@ def sim(
         str | None,
         typer.Option(help="A named chassis (`thermrig rig identify` writes one); default: hardware/profiles."),
     ] = None,
+    drive: Annotated[
+        str | None,
+        typer.Option(help=f"Serve a virtual drive in the slot over NBD: {', '.join(drive_names())}."),
+    ] = None,
+    scale: Annotated[
+        float, typer.Option(help="The virtual drive's wire rate per modelled rate (bandwidth and IOPS), in (0, 1].")
+    ] = SimConfig.drive_scale,
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
     Other commands find the port by themselves while it runs (`thermrig rig watch`), and
-    `thermrig sim fault` injects faults into it.
+    `thermrig sim fault` injects faults into it. With --drive, the virtual drive heats the slot as it
+    serves: its NBD URI is printed too, for your own fio jobs (ioengine=nbd, uri=...), nbdcopy or qemu-io.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -61,6 +70,10 @@ def sim(
         raise SimError(f"unknown firmware {firmware!r}; choose one of {', '.join(FIRMWARES)}")
     if speed < 0:
         raise typer.BadParameter("speed must be 0 (fastest), 1 (real time) or more")
+    if drive is not None and drive not in drive_names():
+        raise ProfileError(f"unknown drive profile {drive!r}; choose one of {', '.join(drive_names())}")
+    if not 0 < scale <= 1:
+        raise typer.BadParameter("scale must be in (0, 1]")
     cfg = SimConfig(
         slot=slot,
         heatsink=heatsink,
@@ -72,6 +85,8 @@ def sim(
         link=link,
         firmware=firmware,
         chassis=chassis,
+        drive=drive,
+        drive_scale=scale,
     )
     if chassis is not None:
         load_chassis(chassis)  # a missing or malformed chassis file: one line before anything starts
@@ -83,19 +98,27 @@ def sim(
         folder.mkdir(parents=True, exist_ok=True)
         control_path = folder / f"sim-{os.getpid()}.sock"
         control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
-        RunningSim(rig.port, os.getpid(), control_path, firmware).write()
+        uri = rig.drive.uri if rig.drive is not None else None
+        RunningSim(rig.port, os.getpid(), control_path, firmware, uri).write()
         console.print(
             f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
             f"{f', chassis {chassis}' if chassis else ''})"
         )
+        if uri is not None:
+            console.print(f"virtual drive {drive} (scale {scale:g}) served over NBD at [bold]{uri}[/]")
+            console.print(f"try: fio --name=t --ioengine=nbd --uri='{uri}' --rw=randread --bs=4k --size=1g")
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(rig.port, flush=True)
+        if uri is not None:
+            print(uri, flush=True)
         try:
             while not stop.wait(0.5):
                 assert rig.server is not None
                 rig.server.check()
                 if (status := rig.exit_status()) is not None:
                     raise SystemExit(f"{firmware} exited with status {status}")
+                if rig.drive is not None and (failure := rig.drive.poll()) is not None:
+                    raise SystemExit(failure)
         except KeyboardInterrupt:
             pass
         finally:

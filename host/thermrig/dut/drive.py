@@ -10,7 +10,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from thermrig.errors import ThermrigError
+
 TelemetrySource = Callable[[], dict[str, float | int]]  # one sample of the drive's own sensors
+
+
+class DriveLost(ThermrigError, RuntimeError):
+    """The drive under test stopped serving (its server died): the campaign stops, the rig put safe."""
 
 
 @dataclass(frozen=True)

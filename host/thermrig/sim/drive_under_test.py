@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from thermrig.drive.monitor import smart_json_source
 from thermrig.drive.under_test import NbdExport
-from thermrig.dut.drive import DriveTelemetry, Fill
+from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimulatedRig
@@ -50,14 +50,22 @@ class SimulatedDrive:
         """Purge, then the fill's sequential passes in the model, as the methods begin (AnandTech's
         consistency test from a secure erase, SNIA PTS from a purge): no writing twice the capacity."""
         self._drive.model.fill(fill.span, fill.passes)
+        self._drive.publish()  # the plugin serves the filled drive's figures from the first request
         return True
 
     @contextlib.contextmanager
     def serving(self) -> Iterator[None]:
+        """While fio runs; a drive server (nbdkit) that died under it stops the campaign, in one line."""
         drive, between = self._drive, self.rig.pacing
         self.rig.set_pacing(WHILE_SERVING)
         try:
             yield
+        except Exception as exc:  # fio fails when the server dies under it: say why, not fio's error
+            if (failure := drive.poll()) is not None:
+                raise DriveLost(f"{failure}; the campaign stops (rig is safe)") from exc
+            raise
         finally:
             drive.idle()
             self.rig.set_pacing(between)
+        if (failure := drive.poll()) is not None:
+            raise DriveLost(f"{failure}; the campaign stops (rig is safe)")

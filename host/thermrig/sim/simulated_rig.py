@@ -69,6 +69,7 @@ class SimulatedRig:
             self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing)
             if self._drive_profile is not None:
                 self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale)
+                self.drive.start()
                 self.server.hooks.append(self._drive_tick)
             self._ctx = LaunchContext(
                 plant_sock=sock,

@@ -48,7 +48,7 @@ TRIM_S = 20e-6  # a deallocate touches only the mapping table: no NAND work, no 
 
 
 class DriveModel:
-    def __init__(self, profile: DriveProfile) -> None:
+    def __init__(self, profile: DriveProfile, lba: LbaMap | None = None) -> None:
         self.profile = profile
         self.pattern: Pattern | None = None  # the replay's steady workload (served requests carry their own)
         self.state = 0  # index into profile.states: 0 full speed, last = heavy throttle
@@ -56,7 +56,7 @@ class DriveModel:
         self.ctrl_c = 25.0  # last controller temperature seen
         self.composite_c = 25.0
         self.power_w = profile.idle_power_w
-        self.lba = LbaMap(profile.capacity_bytes)
+        self.lba = LbaMap(profile.capacity_bytes) if lba is None else lba  # served: the map nbdkit shares
         self.nand_written = 0.0  # fresh NAND used since the last format, up to capacity + spare
         self.bytes_read = 0.0
         self.bytes_written = 0.0
@@ -190,6 +190,15 @@ class DriveModel:
         self._busy_write += writes * fw
         self._programmed(writes * bs, 0.0 if sequential else writes * bs)
         return reads, writes
+
+    def absorb(self, busy_read: float, busy_write: float, read: float, written: float, fresh: float) -> None:
+        """Work the served drive's data path did since the last tick (the nbdkit plugin times and counts
+        each request as serve() would): full-speed seconds per direction, bytes read and written and
+        the bytes of them on fresh NAND, at the drive's scale."""
+        self._busy_read += busy_read
+        self._busy_write += busy_write
+        self.bytes_read += read
+        self._programmed(written, fresh)
 
     def trim(self, offset: int, length: int) -> Service:
         self.lba.trim(offset, length)

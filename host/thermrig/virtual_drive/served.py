@@ -1,81 +1,190 @@
-"""VirtualDrive: the drive model served to the real fio as a block device over NBD (fio's `nbd` engine,
-`uri=nbd+unix:///?socket=PATH`).
+"""VirtualDrive: the drive model served to the real fio (or any NBD client) as a block device by nbdkit,
+with the project's plugin (firmware/sim/nbdkit/thermrig_drive.c) as its data path, on a Unix socket
+(fio's `nbd` engine: `uri=nbd+unix:///?socket=PATH`).
 
-Every request carries its offset and length, so the model sees what a real drive sees: fill by LBA,
-TRIM, sequential streams. Each request's reply leaves when the model's pipeline completes it: no
-sooner than its QD1 service time after it arrived, and no faster than the current power state's
-throughput (docs/virtual-drive.md). `scale` multiplies every rate on the wire (bandwidth and IOPS, so
-latencies are divided by it), for what this machine cannot serve at the drive's own speed; the model
-counts each wire request as 1 / scale of the drive's, so power, heat, times and ratios are unaffected.
-Reads return zeros: no data is stored."""
+Each plant tick the model reads the work the plugin did (busy time per direction, bytes, fresh NAND),
+steps its power and throttle, and writes the figures the plugin times the next requests by: the power
+state's caps, the fill's garbage-collection rate, the wire scale (exchange.py). The plugin holds each
+request until the drive's pipeline completes it: no sooner than its QD1 service time after it arrived,
+and no faster than the power state's throughput (docs/virtual-drive.md). `scale` multiplies every rate
+on the wire (bandwidth and IOPS, so latencies are divided by it); each wire request counts as 1 / scale
+of the drive's, so power, heat, times and ratios are unaffected. Reads return zeros: no data is stored."""
 
 from __future__ import annotations
 
-import math
 import os
+import shutil
+import subprocess
 import tempfile
 import threading
+import time
+from pathlib import Path
 
+from thermrig.errors import ThermrigError
 from thermrig.hardware.drive_profiles import DriveProfile
-from thermrig.virtual_drive import nbd_protocol as nbd
+from thermrig.paths import REPO_ROOT
 from thermrig.virtual_drive.drive_model import DriveModel
-from thermrig.virtual_drive.nbd_server import NbdServer
+from thermrig.virtual_drive.exchange import Accounts, Exchange, Figures, SharedLbaMap
 
-CATCH_UP_S = 0.5  # how long an idle pipeline keeps its place: host stalls this short cost no throughput
+# While requests are in flight, a pipeline the host left short (a loaded machine delivering requests
+# late) restarts at most this far behind the wire clock; with nothing in flight it starts afresh.
+CATCH_UP_S = 0.05
+THREADS = 32  # nbdkit threads per connection: requests in flight per client, sleeping to their completion
+START_TIMEOUT_S = 30.0
+
+
+class DriveServerError(ThermrigError, RuntimeError):
+    """The virtual drive's server did not start, or exited while it was serving."""
+
+
+def plugin_path() -> Path:
+    """The nbdkit plugin: $THERMRIG_DRIVE_PLUGIN, else the repository's build (`make build`)."""
+    env = os.environ.get("THERMRIG_DRIVE_PLUGIN")
+    return Path(env) if env else REPO_ROOT / "build" / "host" / "thermrig_drive.so"
 
 
 class VirtualDrive:
     def __init__(self, profile: DriveProfile, scale: float = 1.0) -> None:
         if not 0 < scale <= 1:
             raise ValueError(f"wire scale {scale} must be in (0, 1]")
-        self.model = DriveModel(profile)
         self.scale = scale
         self.size = profile.capacity_bytes
-        self._lock = threading.Lock()  # the model between the server's threads and the plant's tick
-        self._free_at = -math.inf  # wire time at which the drive's pipeline can take the next request
-        self._dir = tempfile.mkdtemp(prefix="thermrig-drive-")
-        self.socket_path = os.path.join(self._dir, "nbd.sock")
-        self.server = NbdServer(self, self.socket_path)
+        self._dir = Path(tempfile.mkdtemp(prefix="thermrig-drive-"))
+        self.socket_path = str(self._dir / "nbd.sock")
+        self.exchange = Exchange(self._dir / "exchange", profile.capacity_bytes)
+        self.model = DriveModel(profile, SharedLbaMap(self.exchange, profile.capacity_bytes))
+        self._reset = 0
+        self._lock = threading.Lock()  # the model and the figures, between the plant's tick and the others
+        self._last = self.exchange.accounts()
+        self._publish()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.failure: str | None = None  # why the server stopped serving, once it has
 
     @property
     def uri(self) -> str:
         return f"nbd+unix:///?socket={self.socket_path}"
 
-    # --- the NBD server's backend -------------------------------------------------------------------
+    def __enter__(self) -> VirtualDrive:
+        self.start()
+        return self
 
-    def submit(self, cmd: int, offset: int, length: int, now: float, turnaround: float = 0.0) -> float:
-        """A valid request arrived at `now` (monotonic): do its work in the model and return when it
-        completes on the wire. The wire's own turnaround (Python and fio between a reply and the next
-        request, far above a real host's microseconds) is taken off the latency, never below zero, so
-        queue-depth-bound rates stay those of the drive."""
-        with self._lock:
-            if cmd == nbd.CMD_FLUSH:  # no volatile cache to write back
-                return now
-            if cmd in (nbd.CMD_TRIM, nbd.CMD_WRITE_ZEROES):  # zeroes: deallocated LBAs read as zeros
-                service = self.model.trim(offset, length)
-            else:
-                service = self.model.serve(cmd == nbd.CMD_WRITE, offset, length, 1.0 / self.scale)
-            # A pipeline that fell idle less than CATCH_UP_S ago keeps its place: requests a loaded
-            # host delivered late are served at the drive's pace, not lost (a token bucket's burst,
-            # bounded by the queue depth); one idle for longer starts afresh.
-            start = self._free_at if now - self._free_at < CATCH_UP_S else now
-            self._free_at = start + service.occupancy / self.scale
-            return max(now + max(0.0, service.latency / self.scale - turnaround), self._free_at)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Run nbdkit with the plugin; returns once it accepts connections. nbdkit exits with the thread
+        that started it (--exit-with-parent), so start the drive from the thread that owns it."""
+        plugin = plugin_path()
+        if not plugin.exists():
+            raise DriveServerError(f"{plugin} is missing: build it with `make build` (or set THERMRIG_DRIVE_PLUGIN)")
+        if shutil.which("nbdkit") is None:
+            raise DriveServerError("nbdkit is not installed (Debian: nbdkit; `make setup` installs it)")
+        pidfile = self._dir / "nbdkit.pid"
+        cmd = ["nbdkit", "--foreground", "--exit-with-parent", "--unix", self.socket_path, "--pidfile", str(pidfile)]
+        cmd += ["--threads", str(THREADS), str(plugin), f"shm={self.exchange.path}"]
+        with open(self._dir / "nbdkit.log", "wb") as log:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not pidfile.exists():  # nbdkit writes it once it accepts connections
+            if self.proc.poll() is not None:
+                raise DriveServerError(f"nbdkit did not start: {self._log_tail()}")
+            if time.monotonic() > deadline:
+                self.close()
+                raise DriveServerError(f"nbdkit did not start within {START_TIMEOUT_S:.0f} s")
+            time.sleep(0.01)
 
     # --- the plant side ------------------------------------------------------------------------------
 
     def tick(self, dt: float, ctrl_c: float, board_c: float) -> float:
-        """Once per plant tick, before the plant steps: the work served in the last dt seconds sets the
-        drive's power (returned, W), and the model re-evaluates its throttle at the controller's and
-        the board's temperatures."""
+        """Once per plant tick, before the plant steps: the work the plugin served in the last dt
+        seconds sets the drive's power (returned, W), the model re-evaluates its throttle at the
+        controller's and the board's temperatures, and the plugin gets the figures that follow."""
         with self._lock:
-            return self.model.tick(dt, ctrl_c, board_c)
+            self._collect()
+            power = self.model.tick(dt, ctrl_c, board_c)
+            self._publish()
+        self.poll()
+        return power
+
+    def collect(self) -> DriveModel:
+        """The model with every request served so far counted (it counts them each tick anyway)."""
+        with self._lock:
+            self._collect()
+        return self.model
+
+    def _collect(self) -> None:
+        now = self.exchange.accounts()
+        last, self._last = self._last, now
+        self.model.absorb(
+            now.busy_read - last.busy_read,
+            now.busy_write - last.busy_write,
+            now.bytes_read - last.bytes_read,
+            now.bytes_written - last.bytes_written,
+            now.fresh - last.fresh,
+        )
+
+    def poll(self) -> str | None:
+        """Why the server stopped serving (nbdkit exited), or None while it serves."""
+        if self.failure is None and self.proc is not None and (status := self.proc.poll()) is not None:
+            self.failure = f"the virtual drive's server (nbdkit) exited with status {status}: {self._log_tail()}"
+        return self.failure
+
+    def check(self) -> None:
+        if (failure := self.poll()) is not None:
+            raise DriveServerError(failure)
+
+    def accounts(self) -> Accounts:
+        """The plugin's counters as of now (tests, bench)."""
+        return self.exchange.accounts()
 
     def idle(self) -> None:
-        """Between workloads: the pipeline forgets any backlog and any place it kept."""
+        """Between workloads: the pipeline forgets any backlog, the streams their place."""
         with self._lock:
-            self._free_at = -math.inf
+            self._reset += 1
+            self._publish()
+
+    def publish(self) -> None:
+        """Hand the plugin the model's figures now (after a change between ticks: a fill, a format)."""
+        with self._lock:
+            self._publish()
+
+    def _publish(self) -> None:
+        m, p = self.model, self.model.profile
+        fig = Figures(
+            scale=self.scale,
+            rand_read_iops=p.rand_read_iops,
+            seq_read_bps=p.seq_read_bps,
+            qd1_read_iops=p.qd1_rand_read_iops,
+            rand_write_iops=p.rand_write_iops,
+            gc_write_iops=m.gc_write_iops(),
+            seq_write_bps=p.seq_write_bps,
+            qd1_write_iops=p.qd1_rand_write_iops,
+            cap_read=m.cap_fraction(False),
+            cap_write=m.cap_fraction(True),
+            catch_up_s=CATCH_UP_S,
+            steady=int(m.is_steady_state),
+            reset=self._reset,
+        )
+        self.exchange.write_figures(fig)
+
+    def _log_tail(self) -> str:
+        try:
+            lines = (self._dir / "nbdkit.log").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else "no message"
 
     def close(self) -> None:
-        self.server.close()
-        os.rmdir(self._dir)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shared = self.model.lba
+        if isinstance(shared, SharedLbaMap):  # the model stays readable: its map becomes a plain copy
+            self.model.lba = shared.snapshot()
+            shared.release()
+            self.exchange.close()
+        shutil.rmtree(self._dir, ignore_errors=True)

@@ -1,0 +1,476 @@
+/* thermrig_drive: the virtual drive's data path as an nbdkit plugin (docs/virtual-drive.md).
+ *
+ *   nbdkit --unix SOCK --foreground --exit-with-parent --threads 32 thermrig_drive.so shm=FILE
+ *
+ * The drive model (host/thermrig/virtual_drive/drive_model.py) decides state and policy once per
+ * plant tick and writes the figures of the power state it is in into the shared file FILE (the
+ * "figures", under a sequence lock); this plugin times every request from them exactly as
+ * DriveModel.service() and DriveModel.serve() do, holds each request until the drive's pipeline
+ * completes it, and adds the work it did to the "accounts" the model reads back each tick. The LBA
+ * map (one byte per 64 KiB chunk) lives in the same file after the header, so the model's fill and
+ * format and this plugin's writes, TRIMs and block status see one map. Reads return zeros; written
+ * data is dropped. The layout is mirrored by host/thermrig/virtual_drive/exchange.py. */
+#define _GNU_SOURCE
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+#define MAGIC 0x3156524444524854ULL /* "THRDDRV1" little-endian */
+#define CHUNK 65536ULL
+#define HEADER_BYTES 4096
+#define SECTOR 512
+#define MAX_REQUEST (32u << 20)
+#define ZERO_PAGES_MIN (1u << 20) /* smaller reads are memset: cheaper than remapping their pages */
+#define TRIM_S 20e-6          /* a deallocate touches only the mapping table: DriveModel.TRIM_S */
+#define TURNAROUND_MAX_S 5e-3 /* a longer gap between a reply and the next request is idle time */
+
+/* Written by the model each tick (under seq), read here per request. */
+struct figures {
+  double scale;           /* wire rate per modelled rate */
+  double rand_read_iops;  /* profile */
+  double seq_read_bps;
+  double qd1_read_iops;
+  double rand_write_iops;
+  double gc_write_iops; /* random writes once garbage collection paces them (this tick's fill) */
+  double seq_write_bps;
+  double qd1_write_iops;
+  double cap_read; /* the power state's share of the active power, reads and writes */
+  double cap_write;
+  double catch_up_s; /* how far behind the wire clock an idle pipeline may restart */
+  uint64_t steady;   /* no fresh NAND left: random writes wait for garbage collection */
+  uint64_t reset;    /* bumped by the model: the pipeline and the streams start afresh */
+};
+
+/* Cumulative, written here under the lock, read by the model each tick. */
+struct accounts {
+  double busy_read; /* full-speed seconds of work, at the drive's scale */
+  double busy_write;
+  double bytes_read; /* at the drive's scale */
+  double bytes_written;
+  double fresh;            /* bytes on fresh NAND */
+  uint64_t mapped_chunks;  /* chunks set in the map */
+  uint64_t requests;       /* reads and writes served */
+  double last_occupancy;   /* the last read's or write's service, drive scale (tests) */
+  double last_latency;
+  uint64_t replies;        /* requests the plugin completed (TRIMs and write-zeroes too) */
+};
+
+struct header {
+  uint64_t magic;
+  uint64_t size;
+  uint64_t chunks;
+  uint64_t seq; /* odd while the model writes the figures */
+  struct figures fig;
+  uint8_t pad1[256 - 32 - sizeof(struct figures)];
+  struct accounts acc;
+};
+
+_Static_assert(sizeof(struct figures) == 104, "figures layout");
+_Static_assert(sizeof(struct header) <= HEADER_BYTES, "header layout");
+
+static const char *shm_path;
+static struct header *hdr;
+static uint8_t *lba_map;
+static uint64_t size;
+static size_t mapping_bytes;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static double free_at = -INFINITY; /* wire time the pipeline takes its next request */
+static int64_t next_write = -1, next_read = -1;
+static uint64_t seen_reset;
+static unsigned in_flight; /* requests taken and not yet replied to, every connection */
+
+#define RING 64 /* >= the threads per connection: replies a connection can have outstanding */
+
+struct handle {
+  double replies[RING]; /* when this connection's replies were due, oldest first, not yet followed by a request */
+  unsigned head, n;
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_until(double t) {
+  static __thread int slack_set;
+  if (!slack_set) { /* the default 50 us of timer slack is most of a 4 KiB read's service */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    slack_set = 1;
+  }
+  if (!isfinite(t) || t <= now_s())
+    return;
+  struct timespec ts = {.tv_sec = (time_t)t};
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static struct figures read_figures(void) {
+  struct figures f;
+  for (;;) {
+    uint64_t s1 = __atomic_load_n(&hdr->seq, __ATOMIC_ACQUIRE);
+    if (s1 & 1)
+      continue;
+    memcpy(&f, &hdr->fig, sizeof f);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&hdr->seq, __ATOMIC_RELAXED) == s1)
+      return f;
+  }
+}
+
+static void store(double *field, double value) { __atomic_store(field, &value, __ATOMIC_RELAXED); }
+
+/* Map the chunks [offset, offset + length) touches; returns the bytes newly mapped (LbaMap.write). */
+static uint64_t map_write(uint64_t offset, uint64_t length) {
+  uint64_t a = offset / CHUNK, b = (offset + length + CHUNK - 1) / CHUNK, n = 0;
+  if (b > hdr->chunks)
+    b = hdr->chunks;
+  for (uint64_t i = a; i < b; i++)
+    if (!lba_map[i]) {
+      lba_map[i] = 1;
+      n++;
+    }
+  __atomic_add_fetch(&hdr->acc.mapped_chunks, n, __ATOMIC_RELAXED);
+  return n * CHUNK;
+}
+
+/* Unmap the chunks [offset, offset + length) covers whole; to the end, the last partial one too. */
+static void map_trim(uint64_t offset, uint64_t length) {
+  uint64_t a = (offset + CHUNK - 1) / CHUNK, b = (offset + length) / CHUNK, n = 0;
+  if (offset + length >= size || b > hdr->chunks)
+    b = hdr->chunks;
+  for (uint64_t i = a; i < b; i++)
+    if (lba_map[i]) {
+      lba_map[i] = 0;
+      n++;
+    }
+  __atomic_sub_fetch(&hdr->acc.mapped_chunks, n, __ATOMIC_RELAXED);
+}
+
+/* One request arrived at `now`: its service from this tick's figures, the work it did counted, and
+ * the wire time at which it completes. kind: 0 read, 1 write, 2 trim or write-zeroes. */
+static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t count, double now) {
+  pthread_mutex_lock(&lock);
+  struct figures f = read_figures();
+  if (f.reset != seen_reset) {
+    seen_reset = f.reset;
+    free_at = -INFINITY;
+    next_write = next_read = -1;
+  }
+  /* A client that keeps its queue full sends one request per reply: pair each request with the
+   * oldest reply of its connection not yet followed by one. The gap from that reply's due time is
+   * this machine's turnaround (a late wake-up, nbdkit, libnbd, fio), where a real host spends a few
+   * microseconds: the request is taken as sent at that due time. */
+  while (h->n > 0 && now - h->replies[h->head] >= TURNAROUND_MAX_S) { /* idle time, not turnaround */
+    h->head = (h->head + 1) % RING;
+    h->n--;
+  }
+  double sent = now;
+  if (h->n > 0) {
+    sent = h->replies[h->head];
+    h->head = (h->head + 1) % RING;
+    h->n--;
+  }
+  int busy = in_flight > 0;
+  in_flight++;
+  double occupancy, latency, len = (double)count, weight = 1.0 / f.scale;
+  struct accounts *acc = &hdr->acc;
+  if (kind == 2) { /* a deallocate: no NAND work, no power (DriveModel.trim) */
+    map_trim(offset, count);
+    occupancy = latency = TRIM_S;
+  } else {
+    int write = kind == 1;
+    /* DriveModel.serve: sequential when it continues the last write (a write) or the last read
+     * with no write between (a read, from the read-ahead buffer). */
+    int sequential = (int64_t)offset == (write ? next_write : next_read);
+    double full;
+    if (write) {
+      double iops = f.steady && !sequential ? f.gc_write_iops : f.rand_write_iops;
+      full = 1.0 / fmin(iops, f.seq_write_bps / len);
+      latency = 1.0 / f.qd1_write_iops + fmax(0.0, len - 4096.0) / f.seq_write_bps;
+    } else {
+      full = 1.0 / fmin(f.rand_read_iops, f.seq_read_bps / len);
+      latency = 1.0 / f.qd1_read_iops + fmax(0.0, len - 4096.0) / f.seq_read_bps;
+      if (sequential)
+        latency = full;
+    }
+    latency = fmax(latency, full);
+    occupancy = full / fmax(write ? f.cap_write : f.cap_read, 1e-6);
+    if (write) {
+      next_write = (int64_t)(offset + count);
+      next_read = -1;
+      double fresh = (double)map_write(offset, count);
+      store(&acc->fresh, acc->fresh + (sequential ? fresh : len * weight));
+      store(&acc->bytes_written, acc->bytes_written + len * weight);
+      store(&acc->busy_write, acc->busy_write + full * weight);
+    } else {
+      next_read = (int64_t)(offset + count);
+      store(&acc->bytes_read, acc->bytes_read + len * weight);
+      store(&acc->busy_read, acc->busy_read + full * weight);
+    }
+    store(&acc->last_occupancy, occupancy);
+    store(&acc->last_latency, latency);
+    __atomic_add_fetch(&acc->requests, 1, __ATOMIC_RELAXED);
+  }
+  /* The pipeline: a request starts when the one before it is through, or when it arrived, or when a
+   * host with no turnaround would have sent it (at the reply it follows). While requests are in
+   * flight a pipeline the host left short restarts at most catch_up_s behind the wire clock (a loaded
+   * host's late requests served at the drive's pace, not lost); a drive with nothing in flight and no
+   * reply just before starts afresh. So a burst after idle gets the ceiling and no more, and in any
+   * interval of length T the drive completes at most (T + catch_up_s) seconds of work at its ceiling. */
+  double start = fmax(free_at, busy ? fmin(sent, now - f.catch_up_s) : sent);
+  free_at = start + occupancy / f.scale;
+  double done = fmax(fmax(now, sent + latency / f.scale), free_at);
+  pthread_mutex_unlock(&lock);
+  return done;
+}
+
+/* The request due at `due` has been completed (its reply goes to nbdkit now, or a little later on a
+ * loaded machine: that lateness counts into the turnaround). */
+static void replied(struct handle *h, double due) {
+  pthread_mutex_lock(&lock);
+  if (h->n == RING) { /* forget the oldest */
+    h->head = (h->head + 1) % RING;
+    h->n--;
+  }
+  h->replies[(h->head + h->n) % RING] = due;
+  h->n++;
+  in_flight--;
+  __atomic_add_fetch(&hdr->acc.replies, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&lock);
+}
+
+static int aligned(uint32_t count, uint64_t offset) {
+  if (count % SECTOR == 0 && offset % SECTOR == 0)
+    return 1;
+  nbdkit_error("request of %u bytes at %llu: not whole %d-byte sectors", (unsigned)count,
+               (unsigned long long)offset, SECTOR);
+  nbdkit_set_error(EINVAL);
+  return 0;
+}
+
+static int serve(void *handle, int kind, uint32_t count, uint64_t offset) {
+  if (!aligned(count, offset))
+    return -1;
+  struct handle *h = handle;
+  double due = schedule(h, kind, offset, count, now_s());
+  sleep_until(due);
+  replied(h, due);
+  return 0;
+}
+
+/* --- nbdkit callbacks ------------------------------------------------------------------------- */
+
+static int drive_config(const char *key, const char *value) {
+  if (strcmp(key, "shm") == 0) {
+    shm_path = value;
+    return 0;
+  }
+  nbdkit_error("unknown parameter '%s' (thermrig_drive takes shm=FILE)", key);
+  return -1;
+}
+
+static int drive_config_complete(void) {
+  if (shm_path == NULL) {
+    nbdkit_error("thermrig_drive needs shm=FILE (the exchange file the drive model wrote)");
+    return -1;
+  }
+  return 0;
+}
+
+static int drive_get_ready(void) {
+  int fd = open(shm_path, O_RDWR);
+  if (fd < 0) {
+    nbdkit_error("open %s: %m", shm_path);
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0 || st.st_size < HEADER_BYTES) {
+    nbdkit_error("%s: too short for the exchange header", shm_path);
+    close(fd);
+    return -1;
+  }
+  mapping_bytes = (size_t)st.st_size;
+  void *p = mmap(NULL, mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    nbdkit_error("mmap %s: %m", shm_path);
+    return -1;
+  }
+  hdr = p;
+  if (hdr->magic != MAGIC || HEADER_BYTES + hdr->chunks > mapping_bytes ||
+      hdr->chunks != (hdr->size + CHUNK - 1) / CHUNK) {
+    nbdkit_error("%s: not a thermrig drive exchange file", shm_path);
+    return -1;
+  }
+  size = hdr->size;
+  lba_map = (uint8_t *)p + HEADER_BYTES;
+  seen_reset = read_figures().reset;
+  return 0;
+}
+
+static void drive_unload(void) {
+  if (hdr != NULL)
+    munmap(hdr, mapping_bytes);
+}
+
+static void *drive_open(int readonly) {
+  (void)readonly;
+  const char *name = nbdkit_export_name();
+  if (name != NULL && name[0] != '\0') { /* one drive, the default export "" */
+    nbdkit_error("no export named '%s': this server has the default export \"\" only", name);
+    return NULL;
+  }
+  struct handle *h = calloc(1, sizeof *h);
+  if (h == NULL)
+    nbdkit_error("calloc: %m");
+  return h;
+}
+
+static void drive_close(void *handle) { free(handle); }
+
+static int64_t drive_get_size(void *handle) {
+  (void)handle;
+  return (int64_t)size;
+}
+
+static int one(void *handle) {
+  (void)handle;
+  return 1;
+}
+
+static int zero_(void *handle) {
+  (void)handle;
+  return 0;
+}
+
+static int fua_native(void *handle) {
+  (void)handle;
+  return NBDKIT_FUA_NATIVE; /* no volatile cache: every write is already durable */
+}
+
+static int drive_block_size(void *handle, uint32_t *minimum, uint32_t *preferred, uint32_t *maximum) {
+  (void)handle;
+  *minimum = SECTOR;
+  *preferred = 4096;
+  *maximum = MAX_REQUEST;
+  return 0;
+}
+
+/* Zeros into buf. For large reads, whole pages of nbdkit's (private, anonymous) buffer are dropped
+ * instead of written: they read back as zeros through the kernel's zero page, so a large reply that
+ * waits for the drive or for a client holds no memory and costs no memset. */
+static void zeros(uint8_t *buf, size_t count) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t a = ((uintptr_t)buf + page - 1) & ~(page - 1), b = ((uintptr_t)buf + count) & ~(page - 1);
+  if (count >= ZERO_PAGES_MIN && madvise((void *)a, b - a, MADV_DONTNEED) == 0) {
+    memset(buf, 0, a - (uintptr_t)buf);
+    memset((void *)b, 0, (uintptr_t)buf + count - b);
+    return;
+  }
+  memset(buf, 0, count);
+}
+
+static int drive_pread(void *handle, void *buf, uint32_t count, uint64_t offset, uint32_t flags) {
+  (void)flags;
+  zeros(buf, count); /* first: the buffer holds no memory while the request waits for the drive */
+  return serve(handle, 0, count, offset);
+}
+
+static int drive_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset, uint32_t flags) {
+  (void)buf;
+  (void)flags;
+  return serve(handle, 1, count, offset);
+}
+
+static int drive_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags) {
+  (void)flags;
+  return serve(handle, 2, count, offset);
+}
+
+static int drive_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags) {
+  (void)flags; /* deallocated LBAs read as zeros: a write-zeroes is a deallocate, fast or not */
+  return serve(handle, 2, count, offset);
+}
+
+static int drive_flush(void *handle, uint32_t flags) {
+  (void)handle;
+  (void)flags;
+  return 0; /* no volatile cache to write back */
+}
+
+/* Block status from the LBA map: mapped chunks are data, unmapped ones a hole that reads as zeros. */
+static int drive_extents(void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+                         struct nbdkit_extents *extents) {
+  (void)handle;
+  uint64_t end = offset + count;
+  while (offset < end) {
+    uint64_t i = offset / CHUNK;
+    uint8_t mapped = __atomic_load_n(&lba_map[i], __ATOMIC_RELAXED);
+    uint64_t j = i + 1;
+    while (j * CHUNK < end && j < hdr->chunks && __atomic_load_n(&lba_map[j], __ATOMIC_RELAXED) == mapped)
+      j++;
+    uint64_t stop = j * CHUNK < end ? j * CHUNK : end;
+    if (nbdkit_add_extent(extents, offset, stop - offset, mapped ? 0 : NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO) < 0)
+      return -1;
+    if (flags & NBDKIT_FLAG_REQ_ONE)
+      break;
+    offset = stop;
+  }
+  return 0;
+}
+
+static struct nbdkit_plugin plugin = {
+    .name = "thermrig-drive",
+    .version = "1",
+    .longname = "thermrig virtual drive",
+    .description = "the thermrig drive model's data path: service times, rate ceilings, LBA map",
+    .config = drive_config,
+    .config_help = "shm=FILE   the exchange file the drive model wrote (required)",
+    .config_complete = drive_config_complete,
+    .magic_config_key = "shm",
+    .get_ready = drive_get_ready,
+    .unload = drive_unload,
+    .open = drive_open,
+    .close = drive_close,
+    .get_size = drive_get_size,
+    .block_size = drive_block_size,
+    .can_write = one,
+    .can_flush = one,
+    .is_rotational = zero_,
+    .can_trim = one,
+    .can_zero = one,
+    .can_fast_zero = one,
+    .can_fua = fua_native,
+    .can_multi_conn = one,
+    .can_extents = one,
+    .pread = drive_pread,
+    .pwrite = drive_pwrite,
+    .flush = drive_flush,
+    .trim = drive_trim,
+    .zero = drive_zero,
+    .extents = drive_extents,
+    .errno_is_preserved = 0,
+};
+
+NBDKIT_REGISTER_PLUGIN(plugin)
