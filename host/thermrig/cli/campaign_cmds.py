@@ -174,6 +174,8 @@ def run(
         if (warning := older_than_host(info.version)) is not None:
             console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         link.start_keepalive(interval=min(1.0, 0.5 / c.sim_speed) if sim else 1.0)
+        if sim is not None:  # the time sync restarts its fit where the simulation changes speed
+            sim.watch_clock(link.follow_pace)
 
         def ask(message: str) -> None:
             if no_prompt:

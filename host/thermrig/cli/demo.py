@@ -61,6 +61,7 @@ def demo(
     console.print(f"recording run {tags.run} into {influx.describe()}")
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         info = link.hello()
+        sim.watch_clock(link.follow_pace)  # the time sync knows the simulated clock's pace
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(interval=min(1.0, 0.5 / speed))

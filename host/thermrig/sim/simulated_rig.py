@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from thermrig.sim import firmware as firmwares
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
+from thermrig.link.timesync import FREE, ClockPace
+from thermrig.sim import firmware as firmwares
 from thermrig.sim.faults import FaultInjector
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.plant import Plant
-from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.sim.server import PlantServer
-from thermrig.virtual_drive.served import VirtualDrive
 from thermrig.sim.wires import TICK_S, SensorBank
+from thermrig.virtual_drive.served import VirtualDrive
 
-__all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
+__all__ = ["ClockListener", "SimConfig", "SimError", "SimTruth", "SimulatedRig"]
+
+# Told how the firmware's clock runs against the host's, and from which host UTC (RigLink.follow_pace).
+ClockListener = Callable[[ClockPace, float], None]
 
 
 @dataclass(frozen=True)
@@ -128,9 +134,25 @@ class SimulatedRig:
         return self._drive_profile.thermal(base) if self._drive_profile is not None else base
 
     def set_speed(self, speed: float) -> None:
-        """Accelerated simulations: N x real time from now on (1 while fio runs against the virtual drive,
-        so its logs keep true time; faster through equilibrium and cool-down)."""
+        """Accelerated simulations: N x real time from the next tick on (1 while fio runs against the
+        virtual drive, so its logs keep true time; faster through equilibrium and cool-down). Returns once
+        the firmware runs at it and the clock's watchers have been told."""
         self.server.set_speed(speed)
+
+    def clock_pace(self, speed: float | None = None) -> ClockPace:
+        """How the firmware's clock runs against the host's: a staircase of plant ticks at 1 / speed host
+        seconds per MCU second when the plant paces it, its own clock otherwise."""
+        assert self.firmware is not None
+        speed = self.server.speed if speed is None else speed
+        if speed is None or not self.firmware.clock_follows_plant:
+            return FREE
+        return ClockPace(1.0 / speed if speed else None, round(TICK_S * 1e6))
+
+    def watch_clock(self, listener: ClockListener) -> None:
+        """Tell listener the clock's pace now and at every speed change (from the moment the firmware's
+        clock runs at it): a host's time sync restarts its fit there instead of straddling two paces."""
+        listener(self.clock_pace(), time.time())
+        self.server.speed_listeners.append(lambda speed, at: listener(self.clock_pace(speed), at))
 
     def advance(self, seconds: float) -> None:
         self.server.advance(seconds)

