@@ -15,6 +15,7 @@ from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
 TickHook = Callable[[Plant], None]
+SampleHook = Callable[[int], None]  # the plant time (us) of the sample about to go out to the firmware
 # Told when a speed change has taken effect: the new speed (0: as fast as possible) and the host UTC from
 # which the firmware's clock runs at it (it has processed the last sample of the old pace by then).
 SpeedListener = Callable[[float, float], None]
@@ -30,7 +31,8 @@ class PlantServer:
         self.stepped = stepped
         self.ticks = 0  # samples served; tick 0 is the initial state at t = 0
         self.requests = 0  # actuator messages received: request n + 1 means sample n was processed
-        self.hooks: list[TickHook] = []
+        self.hooks: list[TickHook] = []  # before each tick's step (the drive's power for it)
+        self.sample_hooks: list[SampleHook] = []  # after the step, before its sample goes out
         self.speed_listeners: list[SpeedListener] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(sock_path)
@@ -104,6 +106,8 @@ class PlantServer:
                 hook(p)
             if self.ticks > 0:
                 p.step(TICK_S)
+            for sample_hook in self.sample_hooks:
+                sample_hook(round(p.t * 1e6))
             conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
             self.ticks += 1
             self._apply_speed()
