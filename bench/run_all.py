@@ -10,6 +10,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES = [
     "bench_telemetry",
     "bench_timesync",
+    "bench_time_speed",
     "bench_hold",
     "bench_speed",
     "bench_faults",

@@ -16,11 +16,13 @@ from thermrig.sim.serial_bridge import SerialBridge
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
+    """Plant time in microseconds, as the bridge reads it."""
 
-    def __call__(self) -> float:
-        return self.t
+    def __init__(self) -> None:
+        self.t_us = 0
+
+    def __call__(self) -> int:
+        return self.t_us
 
 
 def read_some(fd: int, want: int, timeout: float = 5.0) -> bytes:
@@ -76,7 +78,7 @@ def test_garbage_silence_and_unplug(wired: tuple[SerialBridge, socket.socket, Cl
     bridge.settle()
     os.write(port, b"also lost\n")
     assert read_some(port, 1, timeout=0.3) == b""
-    clock.t = 1.0
+    clock.t_us = 1_000_000
     firmware.sendall(b"back\n")
     bridge.settle()
     assert read_some(port, 5) == b"back\n"
@@ -84,13 +86,11 @@ def test_garbage_silence_and_unplug(wired: tuple[SerialBridge, socket.socket, Cl
     with pytest.raises(TimeoutError):
         firmware.recv(64)  # what the host wrote into the dead line never arrived
 
-    bridge.fault("U 2000")
+    bridge.fault("U 2000")  # at plant time 1 s: back with the sample of plant time 3 s
     assert not bridge.link.exists()
-    clock.t = 2.5
-    bridge.replug_if_due()
+    bridge.on_sample(2_900_000)
     assert not bridge.link.exists()
-    clock.t = 3.0
-    bridge.replug_if_due()
+    bridge.on_sample(3_000_000)  # exactly on time: before the firmware handles this sample
     assert bridge.link.exists()  # a new pty (its name may be the old one, free again)
     os.close(port)
     port = open_port(bridge)

@@ -140,6 +140,8 @@ def run(
         if (warning := older_than_host(info.version)) is not None:
             console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
         link.start_keepalive(speed=c.sim_speed if bed.sim else None)
+        if bed.sim is not None:  # the time sync restarts its fit where the simulation changes speed
+            bed.sim.watch_clock(link.follow_pace)
 
         def ask(message: str) -> None:
             if no_prompt:

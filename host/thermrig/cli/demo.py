@@ -55,6 +55,7 @@ def demo(
     console.print(f"recording run {tags.run} into {influx.describe()}")
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         info = link.hello()
+        sim.watch_clock(link.follow_pace)  # the time sync knows the simulated clock's pace
         console.print(info_table(info, sim.port))
         # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
         link.start_keepalive(speed=speed)

@@ -3,6 +3,7 @@ the firmware must show and the time it took, in rig time."""
 
 from __future__ import annotations
 
+import queue
 import time
 from dataclasses import dataclass
 
@@ -143,6 +144,53 @@ def usb_unplug(t: RigUnderTest) -> str:
     return f"reconnected ({restored.detail}) and handshaken"
 
 
+UNPLUG_S = 1.0
+
+
+def unplug_latched(t: RigUnderTest) -> str:
+    """A thermocouple opens while the USB cable is out: the fault latches unseen. The port is back after
+    exactly the unplug's time in rig time (nothing advances while the host reconnects), and the host's
+    first frames from there show the latched fault."""
+    assert t.faults is not None
+    t.faults.clear()
+    t.run_for(0.3)
+    t.link.command("CLEAR")
+    t.link.set(heat=0, fan0=400, fan1=0)
+    frames = t.run_for(0.3)
+    expect(bool(frames) and not frames[-1].faults, f"the rig does not start clean: {frames[-1].faults!r}")
+    unplugged_at = frames[-1].uptime_ms
+    reconnects = t.link.stats.reconnects
+    seen = t.link.subscribe()
+    try:
+        t.faults.inject(FaultKind.USB_UNPLUG, value=UNPLUG_S)
+        t.faults.inject(FaultKind.TC_OPEN, channel=3)
+        t.run_for(0.3, heartbeat=False)
+        t.faults.clear()  # the thermocouple reads again; the fault it latched stays until CLEAR
+        t.run_for(UNPLUG_S - 0.3, heartbeat=False)
+        deadline = time.monotonic() + 10
+        while t.link.stats.reconnects == reconnects and time.monotonic() < deadline:
+            time.sleep(0.01)
+        expect(t.link.stats.reconnects > reconnects, f"the port was not back {UNPLUG_S:g} s after the unplug")
+        t.run_for(0.5)
+        after = [f for f in _drain(seen) if f.uptime_ms > unplugged_at]
+    finally:
+        t.link.unsubscribe(seen)
+    t.link.command("CLEAR")
+    expect(bool(after), "no telemetry after the replug")
+    first = after[0]
+    late_ms = first.uptime_ms - unplugged_at - round(UNPLUG_S * 1000)
+    expect(late_ms <= 200, f"the first frame after the replug is {late_ms} ms of rig time late")
+    expect(Fault.TC_OPEN in first.faults, f"the first frame after the replug shows {first.faults!r}, not TC_OPEN")
+    return f"back after {UNPLUG_S:g} s of rig time; first frame {late_ms} ms after it shows TC_OPEN latched unplugged"
+
+
+def _drain(q: queue.Queue[Telemetry]) -> list[Telemetry]:
+    out = []
+    while not q.empty():
+        out.append(q.get_nowait())
+    return out
+
+
 def serial_silence(t: RigUnderTest) -> str:
     """The line dies while heating. Nothing crosses it, so the firmware's reaction is read off the
     plant's actuators; once the line is back, the host sees the latched fault and marks the gap."""
@@ -232,4 +280,10 @@ FAULT_CHECKS = [
         needs_sim=True,
     ),
     Check("fault:usb-unplug", "USB unplug -> reconnect with backoff, handshake again", usb_unplug, needs_sim=True),
+    Check(
+        "fault:unplug-latched",
+        "fault latched while unplugged -> port back on time, first frames show it",
+        unplug_latched,
+        needs_sim=True,
+    ),
 ]

@@ -48,15 +48,15 @@ class Recorder:
         self.stats.events += 1
 
     def _utc_ns(self, tel: Telemetry) -> int:
-        fit = self.link.sync.fit
-        while fit is None:  # just started, or the MCU rebooted: one ping gives an offset
+        sync = self.link.sync
+        while sync.fit is None:  # just started, or the MCU rebooted: one ping gives an offset
             try:
                 self.link.ping()
             except RigTimeout:
                 if self._stop.is_set():
                     return time.time_ns()
-            fit = self.link.sync.fit
-        return round(fit.to_utc(tel.uptime_ms * 1000) * 1e9)
+            sync = self.link.sync
+        return round(sync.stamp(tel.uptime_ms * 1000) * 1e9)  # never before an earlier frame
 
     def record_frame(self, tel: Telemetry) -> None:
         lines = telemetry_lines(tel, self._utc_ns(tel), self.tags)

@@ -19,7 +19,7 @@ import serial
 
 from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
 from thermrig.link.events import LinkEvent, LinkStats
-from thermrig.link.timesync import SyncSample, TimeSync
+from thermrig.link.timesync import ClockPace, SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.channels import ChannelMap
 from thermrig.protocol.frame import (
@@ -40,6 +40,8 @@ RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in betwe
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
 KEEPALIVE_PER_TIMEOUT = 3  # keepalive PINGs per host timeout (HELLO's hto=)
 KEEPALIVE_MAX_S = 1.0
+PACE_BURST_TICKS = 2.5  # after a clock's pace changes: ping often for this many of its ticks,
+PACE_BURST_PINGS_PER_TICK = 50  # this often (their bounds on the tick edges place the new fit)
 
 # Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
 # write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
@@ -209,7 +211,7 @@ class RigLink:
     def _mcu_reset(self, why: str) -> None:
         """The MCU restarted: its uptime and numbering start again, its settings are gone."""
         self.stats.mcu_resets += 1
-        self.sync = TimeSync()
+        self.sync = self.sync.restarted()
         self._emit(LinkEvent("mcu_reset", time.time(), why))
         if self._last_tel is not None:
             self._emit(LinkEvent("gap", time.time(), "MCU reset", start_utc=self._last_tel_utc))
@@ -325,6 +327,26 @@ class RigLink:
         sample = SyncSample(sent, int(reply.kv()["us"]), received)
         self.sync.add(sample)
         return sample
+
+    def follow_pace(self, pace: ClockPace, at_utc: float) -> None:
+        """A simulated rig's clock runs at another pace from at_utc (SimulatedRig.watch_clock): the time
+        sync starts a new fit there, and pings go back to back over its first ticks, whose edges bound
+        the new fit tightly from the start."""
+        changed = pace != self.sync.pace
+        self.sync.set_pace(pace, at_utc)
+        if not changed or pace.rate is None or not pace.step_us:
+            return
+        tick = pace.step_us * 1e-6 * pace.rate
+        until = time.time() + PACE_BURST_TICKS * tick
+
+        def burst() -> None:
+            while time.time() < until and not self._stop.wait(tick / PACE_BURST_PINGS_PER_TICK):
+                try:
+                    self.ping()
+                except (RigTimeout, OSError, serial.SerialException):
+                    return
+
+        threading.Thread(target=burst, name="rig-pace-burst", daemon=True).start()
 
     def keepalive_interval(self, speed: float | None = None) -> float:
         """Seconds between keepalive PINGs: three per host timeout the rig reported in HELLO (3 s for a

@@ -15,14 +15,13 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.sim.plant import Plant
-
 SLOW_READER_S = 1.0  # paced runs: how long a full pty may block before the bridge drops output
 
 
 class SerialBridge:
-    def __init__(self, link: Path, sock_path: Path, clock: Callable[[], float], realtime: bool) -> None:
-        """clock: plant time in seconds, which times silences and replugs as rigsim's do."""
+    def __init__(self, link: Path, sock_path: Path, clock: Callable[[], int], realtime: bool) -> None:
+        """clock: plant time in microseconds (the last sample's), which times silences and replugs as
+        rigsim's do."""
         self.link = link
         self.sock_path = sock_path
         self.clock = clock
@@ -36,8 +35,8 @@ class SerialBridge:
         self._master = self._slave = -1
         self._unplugged = False
         self._unread = False  # nobody drained the pty for SLOW_READER_S: drop at once until someone does
-        self._silent_until = 0.0
-        self._replug_at = 0.0
+        self._silent_until_us = 0
+        self._replug_at_us = 0
         self._closed = False
         self._wake_r, self._wake_w = os.pipe()
         self._open_pty()
@@ -71,7 +70,7 @@ class SerialBridge:
         self.link.unlink(missing_ok=True)
 
     def _dead(self) -> bool:
-        return self._unplugged or self.clock() < self._silent_until
+        return self._unplugged or self.clock() < self._silent_until_us
 
     def _to_host(self, data: bytes) -> None:
         """Bytes from the firmware toward the host: a UART drops what nobody drains."""
@@ -145,24 +144,22 @@ class SerialBridge:
             elif self._fw is not None:
                 self._fw.sendall(data)
 
-    def silence(self, seconds: float) -> None:
+    def silence(self, ms: int) -> None:
         with self._lock:
-            self._silent_until = self.clock() + seconds
+            self._silent_until_us = self.clock() + ms * 1000
 
-    def unplug(self, seconds: float) -> None:
+    def unplug(self, ms: int) -> None:
         with self._lock:
             if not self._unplugged:
                 self._close_pty()
-                self._replug_at = self.clock() + seconds
+                self._replug_at_us = self.clock() + ms * 1000
                 os.write(self._wake_w, b"x")
 
-    def on_tick(self, plant: Plant) -> None:
-        """Plant hook: checked every control tick."""
-        self.replug_if_due()
-
-    def replug_if_due(self) -> None:
-        """The device comes back under a new name once its unplug time (plant time) has passed."""
-        if self._unplugged and self.clock() >= self._replug_at:
+    def on_sample(self, t_us: int) -> None:
+        """PlantServer sample hook: the device comes back under a new name at the first sample whose
+        plant time has reached its replug time, before the firmware handles it (as rigsim replugs on
+        that sample), so the frames of that tick already go out on the new port."""
+        if self._unplugged and t_us >= self._replug_at_us:
             with self._lock:
                 if self._unplugged and not self._closed:
                     self._open_pty()
@@ -174,9 +171,9 @@ class SerialBridge:
         if kind == "G":
             self.garbage(arg[0] == "H", bytes.fromhex(arg[2:]))
         elif kind == "Q":
-            self.silence(int(arg) / 1000)
+            self.silence(int(arg))
         elif kind == "U":
-            self.unplug(int(arg) / 1000)
+            self.unplug(int(arg))
         else:
             raise ValueError(f"not a serial fault: {message!r}")
 

@@ -16,6 +16,10 @@ from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
 TickHook = Callable[[Plant], None]
+SampleHook = Callable[[int], None]  # the plant time (us) of the sample about to go out to the firmware
+# Told when a speed change has taken effect: the new speed (0: as fast as possible) and the host UTC from
+# which the firmware's clock runs at it (it has processed the last sample of the old pace by then).
+SpeedListener = Callable[[float, float], None]
 MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may fall before it re-anchors
 
 
@@ -27,7 +31,9 @@ class PlantServer:
         self.stepped = pacing.is_stepped
         self.ticks = 0  # samples served; tick 0 is the initial state at t = 0
         self.requests = 0  # actuator messages received: request n + 1 means sample n was processed
-        self.hooks: list[TickHook] = []
+        self.hooks: list[TickHook] = []  # before each tick's step (the drive's power for it)
+        self.sample_hooks: list[SampleHook] = []  # after the step, before its sample goes out
+        self.speed_listeners: list[SpeedListener] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(sock_path)
         self._listener.listen(1)
@@ -40,6 +46,9 @@ class PlantServer:
         self._closed = False
         self._error: BaseException | None = None
         self._pace: tuple[float, int, float | None] = (time.monotonic(), 0, speed)  # anchor: wall time, tick, speed
+        self._next_speed: float | None = None  # set_speed's, applied at the next tick served
+        self._changed: float | None = None  # a speed applied at the last tick, told once the firmware has it
+        self._told = 0  # speed changes told to the listeners so far
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
         self._thread.start()
 
@@ -85,6 +94,8 @@ class PlantServer:
                 self._cond.notify_all()
             if self.ticks > 0 and not self._wait_turn():
                 return False
+            self._tell_speed()
+            self._keep_pace()
             if self._answer_reset(conn):
                 continue
             heater, fan0, fan1 = parse_outputs(line)
@@ -95,18 +106,49 @@ class PlantServer:
                 hook(p)
             if self.ticks > 0:
                 p.step(TICK_S)
+            for sample_hook in self.sample_hooks:
+                sample_hook(round(p.t * 1e6))
             conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
             self.ticks += 1
-            t0, n0, speed = self._pace
-            if speed:
-                ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
-                if ahead > 0:
-                    time.sleep(ahead)
-                elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
-                    # Behind (the machine is busy): slow down instead of racing to catch up, which
-                    # would run seconds of MCU time past a host that had no CPU to answer.
-                    self._pace = (time.monotonic(), self.ticks, speed)
+            self._apply_speed()
         return True
+
+    def _keep_pace(self) -> None:
+        """Accelerated mode: wait for this tick's time (the ticks before it and the pace's anchor say when)."""
+        t0, n0, speed = self._pace
+        if not speed:
+            return
+        ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+        elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
+            # Behind (the machine is busy): slow down instead of racing to catch up, which would run
+            # seconds of MCU time past a host that had no CPU to answer.
+            self._pace = (time.monotonic(), self.ticks, speed)
+
+    def _apply_speed(self) -> None:
+        """A speed set since the last tick takes effect at the tick just served: the next one comes a tick
+        of the new pace after it, so the firmware's clock changes pace exactly at a tick."""
+        with self._cond:
+            speed, self._next_speed = self._next_speed, None
+            if speed is None:
+                return
+            self.speed = speed
+            self._pace = (time.monotonic(), self.ticks - 1, speed)  # the tick just served is the anchor
+            self._changed = speed
+
+    def _tell_speed(self) -> None:
+        """The firmware has processed the tick the speed changed at (it asks for the next): tell listeners."""
+        with self._cond:
+            speed, self._changed = self._changed, None
+        if speed is None:
+            return
+        at = time.time()
+        for listener in self.speed_listeners:
+            listener(speed, at)
+        with self._cond:
+            self._told += 1
+            self._cond.notify_all()
 
     @contextlib.contextmanager
     def replacing_firmware(self, timeout: float = 15.0) -> Iterator[None]:
@@ -142,12 +184,19 @@ class PlantServer:
         with self._cond:
             self._reset = cause
 
-    def set_speed(self, speed: float) -> None:
-        """Accelerated mode: change pace from now on (N x real time; 0 = as fast as possible)."""
+    def set_speed(self, speed: float, timeout: float = 5.0) -> None:
+        """Accelerated mode: change pace (N x real time; 0 = as fast as possible) at the next tick, and
+        return once the firmware runs at it (speed_listeners have been told), or after timeout."""
         if self.speed is None or self.stepped:
             raise RuntimeError("only an accelerated simulation changes speed")
-        self.speed = speed
-        self._pace = (time.monotonic(), self.ticks, speed)
+        with self._cond:
+            if self._conn is None:  # no firmware yet: the pace starts from now
+                self.speed = speed
+                self._pace = (time.monotonic(), self.ticks, speed)
+                return
+            self._next_speed = speed
+            target = self._told + 1
+            self._cond.wait_for(lambda: self._told >= target or self._closed, timeout)
 
     def _wait_turn(self) -> bool:
         if not self.stepped:

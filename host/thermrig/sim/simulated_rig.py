@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,6 +15,7 @@ from thermrig.dut.pacing import Pacing
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_drive_thermal, load_slot
 from thermrig.link.rig_link import RigLink
+from thermrig.link.timesync import FREE, ClockPace
 from thermrig.sim import firmware as firmwares
 from thermrig.sim.faults import FaultInjector
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
@@ -22,8 +24,11 @@ from thermrig.sim.server import PlantServer
 from thermrig.sim.wires import TICK_S, SensorBank
 from thermrig.virtual_drive.served import VirtualDrive
 
-__all__ = ["SimConfig", "SimError", "SimTruth", "SimulatedRig"]
+__all__ = ["ClockListener", "SimConfig", "SimError", "SimTruth", "SimulatedRig"]
 T = TypeVar("T")
+
+# Told how the firmware's clock runs against the host's, and from which host UTC (RigLink.follow_pace).
+ClockListener = Callable[[ClockPace, float], None]
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,21 @@ class SimulatedRig:
         assert self.server is not None
         self.server.set_speed(pacing.factor)
         self._pacing = pacing
+
+    def clock_pace(self, speed: float | None = None) -> ClockPace:
+        """How the firmware's clock runs against the host's: a staircase of plant ticks at 1 / speed host
+        seconds per MCU second when the plant paces it, its own clock otherwise."""
+        assert self.firmware is not None
+        speed = self.server.speed if speed is None else speed
+        if speed is None or not self.firmware.clock_follows_plant:
+            return FREE
+        return ClockPace(1.0 / speed if speed else None, round(TICK_S * 1e6))
+
+    def watch_clock(self, listener: ClockListener) -> None:
+        """Tell listener the clock's pace now and at every speed change (from the moment the firmware's
+        clock runs at it): a host's time sync restarts its fit there instead of straddling two paces."""
+        listener(self.clock_pace(), time.time())
+        self.server.speed_listeners.append(lambda speed, at: listener(self.clock_pace(speed), at))
 
     def advance(self, seconds: float) -> None:
         assert self.server is not None and self.firmware is not None

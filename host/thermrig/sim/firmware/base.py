@@ -52,6 +52,7 @@ class Firmware(ABC):
     proc: subprocess.Popen[str]
     port: str
     truth: SimTruth
+    clock_follows_plant = False  # its uptime is plant time (paced runs of rigsim, MicroPython); QEMU's is its own
 
     @abstractmethod
     def reset(self, reset: Reset) -> None:

@@ -28,8 +28,11 @@ class BridgedFirmware(Firmware):
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.server = ctx.server
-        self.bridge = SerialBridge(ctx.link, ctx.workdir / "serial.sock", lambda: ctx.server.plant.t, ctx.realtime)
-        ctx.server.hooks.append(self.bridge.on_tick)
+        # Plant time in whole microseconds, as the samples carry it: replugs and silences end on the tick
+        # they are due, as rigsim's do, with no float rounding to push them a tick later.
+        clock = lambda: round(ctx.server.plant.t * 1e6)  # noqa: E731
+        self.bridge = SerialBridge(ctx.link, ctx.workdir / "serial.sock", clock, ctx.realtime)
+        ctx.server.sample_hooks.append(self.bridge.on_sample)
         t0_unix_us = time.time_ns() // 1000
         self.proc = subprocess.Popen(
             self.command(ctx, str(self.bridge.sock_path)),
@@ -79,5 +82,5 @@ class BridgedFirmware(Firmware):
     def close(self) -> None:
         super().close()
         self.bridge.close()
-        if self.bridge.on_tick in self.server.hooks:
-            self.server.hooks.remove(self.bridge.on_tick)
+        if self.bridge.on_sample in self.server.sample_hooks:
+            self.server.sample_hooks.remove(self.bridge.on_sample)

@@ -28,6 +28,7 @@ class MicroPythonUnix(BridgedFirmware):
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.binary = micropython_binary()
+        self.clock_follows_plant = not ctx.realtime
         if not self.binary.exists():
             raise SimError(
                 f"MicroPython's unix port is not installed ({self.binary} is missing): the simulated rig runs the "

@@ -16,6 +16,7 @@ class Rigsim(Firmware):
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.server = ctx.server
+        self.clock_follows_plant = not ctx.realtime
         binary = find_tool("rigsim")
         if not binary.exists():
             raise SimError(f"{binary} is missing: build it with `make rigsim` (or set THERMRIG_RIGSIM)")
