@@ -16,6 +16,7 @@ from common import figure
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.db.spool import Spool
+from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import run_fio
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.plant import Plant
@@ -74,11 +75,11 @@ def fio_job(uri: str, runtime_s: float, log: str) -> str:
 def run_campaign(folder: Path, truth: Truth) -> tuple[list[tuple[int, int]], bool]:
     """RUNS runs of the phases above, recorded as a campaign records them; each run's (uptime ms, stamp
     ns) in spool order, and whether the host was told the clock's pace (this checkout can)."""
-    config = SimConfig(speed=SPEED, drive="950pro_512", drive_scale=0.05, seed=5)
+    config = SimConfig(pacing=Pacing.accelerated(SPEED), drive="950pro_512", drive_scale=0.05, seed=5)
     stamps: list[list[tuple[int, int]]] = []
     with SimulatedRig(config) as sim, RigLink(sim.port) as link:
         link.hello()
-        link.start_keepalive(interval=min(1.0, 0.5 / SPEED))  # as `thermrig run` does
+        link.start_keepalive(speed=SPEED)  # as `thermrig run` does
         told = hasattr(sim, "watch_clock")
         if told:
             sim.watch_clock(link.follow_pace)
@@ -90,7 +91,7 @@ def run_campaign(folder: Path, truth: Truth) -> tuple[list[tuple[int, int]], boo
             recorder.start()
             for name, speed, seconds in PHASES:
                 if sim.server.speed != speed:
-                    sim.set_speed(speed)
+                    sim.set_pacing(Pacing.accelerated(speed))
                 truth.phases.append((time.time(), name))
                 if name == "workload":
                     run_fio(fio_job(sim.drive.uri, seconds, str(folder / f"fio{run}")), folder / f"fio{run}")

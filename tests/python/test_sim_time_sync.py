@@ -13,6 +13,7 @@ from pathlib import Path
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.db.spool import Spool
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.plant import Plant
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -30,7 +31,7 @@ def wait_for_uptime(sim: SimulatedRig, seconds: float) -> None:
 
 def test_telemetry_time_is_monotonic_and_true_from_the_first_second_after_a_speed_change(tmp_path: Path) -> None:
     served: dict[int, float] = {}  # uptime ms (plant time: no crystal error, no offset) -> host time served
-    with SimulatedRig(SimConfig(speed=20.0)) as sim, RigLink(sim.port) as link:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(20.0))) as sim, RigLink(sim.port) as link:
         assert sim.truth.ppm == 0 and sim.truth.offset_us == 0
 
         def tick(plant: Plant) -> None:
@@ -38,16 +39,16 @@ def test_telemetry_time_is_monotonic_and_true_from_the_first_second_after_a_spee
 
         sim.server.hooks.append(tick)
         link.hello()
-        link.start_keepalive(interval=0.025)  # as `thermrig run` pings at 20x
+        link.start_keepalive(speed=20.0)  # as `thermrig run` pings at 20x
         sim.watch_clock(link.follow_pace)
         spool = Spool.for_run("speed", tmp_path)
         recorder = Recorder(link, spool, RunTags(rig="test", run="speed"))
         recorder.start()
         wait_for_uptime(sim, 40.0)  # 2 s at 20x
-        sim.set_speed(1.0)
+        sim.set_pacing(Pacing.accelerated(1.0))
         changed_ms = round(sim.virtual_time * 1000)  # the tick the pace changed at
         wait_for_uptime(sim, 3.0)
-        sim.set_speed(20.0)
+        sim.set_pacing(Pacing.accelerated(20.0))
         back_ms = round(sim.virtual_time * 1000)
         wait_for_uptime(sim, 20.0)
         recorder.stop()

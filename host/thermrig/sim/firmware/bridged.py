@@ -72,9 +72,9 @@ class BridgedFirmware(Firmware):
         if isinstance(fault, Garbage):
             self.bridge.garbage(fault.toward_host, fault.data)
         elif isinstance(fault, Silence):
-            self.bridge.silence(fault.seconds)
+            self.bridge.silence(round(fault.seconds * 1000))  # the bridge times in whole ms of plant time
         else:
-            self.bridge.unplug(fault.seconds)
+            self.bridge.unplug(round(fault.seconds * 1000))
 
     def settle(self) -> None:
         self.bridge.settle()
