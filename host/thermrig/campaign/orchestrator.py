@@ -5,7 +5,11 @@ flushed, the run marked aborted.
 When InfluxDB is unreachable, the progress says so in one line; a run's points wait in its spool and
 are sent as soon as the server answers, while the next runs go on. At the campaign's end the
 orchestrator waits a bounded time for them; `unsent` names the runs whose points are not all in
-InfluxDB after that (`thermrig db drain` sends them)."""
+InfluxDB after that (`thermrig db drain` sends them).
+
+Each run's full summary is written as soon as its points are all in InfluxDB (as it ends, or once its
+spool has drained); `unanalysed` names the runs whose summary is still incomplete at the campaign's end
+(campaign.summaries completes them later). At its end the campaign writes its own results."""
 
 from __future__ import annotations
 
@@ -15,7 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.analysis.summary_store import store_run
 from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
@@ -23,7 +26,7 @@ from thermrig.campaign.progress import Board, Progress
 from thermrig.campaign.recording import RunRecording, drive_source, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
-from thermrig.db.query import QueryError
+from thermrig.campaign.summaries import analyse_campaign, analyse_run
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
 from thermrig.fio.runner import FioError
@@ -60,6 +63,8 @@ class Orchestrator:
         self.phases = Phases(plan.campaign, link, target, self.board, self.stop, sim, prompt)
         self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
+        self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written
+        self.campaign_results = False  # after run(): campaign_summary, campaign_effect, sensor_rank written
 
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
@@ -82,6 +87,8 @@ class Orchestrator:
         finally:
             self.progress.eta_s = 0.0
             self._settle(drained_only=False)
+        self.board.show("analysing", "the campaign's summaries")
+        self.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
         self.board.show("done", f"{len(self.plan.runs)} runs")
 
     def _settle(self, drained_only: bool) -> None:
@@ -96,6 +103,8 @@ class Orchestrator:
             self.draining.remove(recording)
             if not recording.settle(max(0.0, deadline - time.monotonic())):
                 self.unsent.append(recording.tags.run)
+            elif recording.manifest.get("analysed") is False:  # its points are all in now: analyse it
+                self._analyse(recording)
 
     def _outage(self, problem: WriteProblem) -> None:
         if problem.kept and not self.progress.influx:
@@ -136,14 +145,19 @@ class Orchestrator:
             if status != "ok":
                 with contextlib.suppress(Exception):
                     self.link.command("SAFE")
+            else:
+                recording.manifest["analysed"] = False  # until its full summary is written
             if not recording.finish(status, error):
                 self.draining.append(recording)
+                if status == "ok":
+                    self.unanalysed.append(spec.run_id)
             elif status == "ok":
-                self._analyse(spec.run_id)
+                self.unanalysed.append(spec.run_id)
+                self._analyse(recording)
         return status
 
-    def _analyse(self, run_id: str) -> None:
-        """The full run summary (docs/analysis.md) once every point is in InfluxDB. The throttle fields are
-        already written; a server gone now loses only the rest, which `thermrig analyze` recomputes."""
-        with contextlib.suppress(QueryError):
-            store_run(self.influx, self.plan.campaign.name, run_id)
+    def _analyse(self, recording: RunRecording) -> None:
+        """The full run summary (docs/analysis.md) once every point is in InfluxDB; the manifest says it
+        is written. A server gone now leaves `analysed: false`, which campaign.summaries retries."""
+        if analyse_run(self.influx, recording.run_dir, recording.manifest):
+            self.unanalysed.remove(recording.tags.run)

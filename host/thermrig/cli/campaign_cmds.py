@@ -20,16 +20,17 @@ from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import Campaign, CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
+from thermrig.cli.tables import fitted
 from thermrig.config import resolve_port
 from thermrig.db.local_server import resolve_settings
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.fio.runner import FioError
 from thermrig.fio.workloads import Target
 from thermrig.firmware_identity import older_than_host
-from thermrig.link.rig_link import RigLink
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelKind
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
 
@@ -69,7 +70,7 @@ def plan(
     c = load_campaign(campaign_file)
     p = make_plan(c, seed)
     console = Console()
-    console.print(_plan_table(p))
+    console.print(fitted(_plan_table(p), console, label=1))
     total = sum(p.estimate_s(r) for r in p.runs)
     console.print(
         f"estimated {_hms(total)} (equilibrium and cool-down are estimates; they are measured when run); "
@@ -227,6 +228,24 @@ def run(
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
         raise typer.Exit(1)
-    console.print(
-        f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok; manifests in {folder}"
-    )
+    if orch.unanalysed:
+        console.print(
+            f"[yellow]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok, "
+            f"{len(state.completed) - len(orch.unanalysed)} summaries complete; "
+            f"summary incomplete (complete=false) for "
+            f"{', '.join(orch.unanalysed)}: it is completed once its points are all in InfluxDB "
+            f"(`thermrig db drain`); manifests in {folder}",
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok, "
+            f"every summary complete; manifests in {folder}",
+            soft_wrap=True,
+        )
+    if not orch.campaign_results:
+        console.print(
+            "[yellow]the campaign's results are not written yet[/] (InfluxDB did not answer): "
+            + ("`thermrig db drain` writes them" if orch.unanalysed else f"`thermrig analyze {c.name}` writes them"),
+            soft_wrap=True,
+        )
