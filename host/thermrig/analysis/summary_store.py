@@ -31,6 +31,7 @@ from thermrig.db.schema import (
     tagged_line,
 )
 from thermrig.db.settings import InfluxSettings
+from thermrig.db.writer import quiet_retries
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ def write_lines(settings: InfluxSettings, lines: list[str]) -> None:
     """Synchronous write through the official client; a failure is one clear error."""
     try:
         with InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=30_000) as client:
+            quiet_retries()  # the campaign's spool writers may be retrying through an outage meanwhile
             client.write_api(write_options=SYNCHRONOUS).write(bucket=settings.bucket, record=lines)
     except Exception as exc:  # the client raises urllib3 and ApiException alike: one message for the user
         raise QueryError(f"cannot write the summaries to InfluxDB at {settings.url}: {exc}") from exc

@@ -35,6 +35,7 @@ from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimulatedRig
 
 SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
+DRAIN_CHECK_S = 1.0  # while runs go on: how often the runs still sending are looked at
 
 
 class Orchestrator:
@@ -65,11 +66,21 @@ class Orchestrator:
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
         self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written
         self.campaign_results = False  # after run(): campaign_summary, campaign_effect, sensor_rank written
+        self._draining_lock = threading.Lock()
+        self._watch_stop = threading.Event()
+
+    def _watch_drains(self) -> None:
+        """While runs go on: a run whose spool has drained is settled and analysed at once."""
+        while not self._watch_stop.wait(DRAIN_CHECK_S):
+            self._settle(drained_only=True)
 
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
             check_channels(self.plan.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
+        self._watch_stop.clear()
+        watcher = threading.Thread(target=self._watch_drains, name="drain-watch", daemon=True)
+        watcher.start()
         try:
             for spec in self.plan.runs:
                 if spec.run_id in state.completed:
@@ -85,6 +96,8 @@ class Orchestrator:
                 self.progress.done += 1
                 self._settle(drained_only=True)
         finally:
+            self._watch_stop.set()
+            watcher.join()
             self.progress.eta_s = 0.0
             self._settle(drained_only=False)
         self.board.show("analysing", "the campaign's summaries")
@@ -94,17 +107,19 @@ class Orchestrator:
     def _settle(self, drained_only: bool) -> None:
         """Close the writers that have sent everything; with drained_only False, wait for the others
         (SETTLE_TIMEOUT_S in all) and note the runs still not all in InfluxDB."""
-        if not drained_only and any(not r.drained for r in self.draining):
-            self.board.show("sending", f"{len(self.draining)} runs' points still spooled")
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        for recording in list(self.draining):
-            if drained_only and not recording.drained:
-                continue
-            self.draining.remove(recording)
-            if not recording.settle(max(0.0, deadline - time.monotonic())):
-                self.unsent.append(recording.tags.run)
-            elif recording.manifest.get("analysed") is False:  # its points are all in now: analyse it
-                self._analyse(recording)
+        with self._draining_lock:
+            if not drained_only and any(not r.drained for r in self.draining):
+                self.board.show("sending", f"{len(self.draining)} runs' points still spooled")
+            deadline = time.monotonic() + SETTLE_TIMEOUT_S
+            for recording in [r for r in self.draining if r.drained or not drained_only]:
+                self.draining.remove(recording)
+                self._settle_one(recording, deadline)
+
+    def _settle_one(self, recording: RunRecording, deadline: float) -> None:
+        if not recording.settle(max(0.0, deadline - time.monotonic())):
+            self.unsent.append(recording.tags.run)
+        elif recording.manifest.get("analysed") is False:  # its points are all in now: analyse it
+            self._analyse(recording)
 
     def _outage(self, problem: WriteProblem) -> None:
         if problem.kept and not self.progress.influx:
@@ -147,12 +162,11 @@ class Orchestrator:
                     self.link.command("SAFE")
             else:
                 recording.manifest["analysed"] = False  # until its full summary is written
-            if not recording.finish(status, error):
-                self.draining.append(recording)
-                if status == "ok":
-                    self.unanalysed.append(spec.run_id)
-            elif status == "ok":
                 self.unanalysed.append(spec.run_id)
+            if not recording.finish(status, error):
+                with self._draining_lock:
+                    self.draining.append(recording)
+            elif status == "ok":
                 self._analyse(recording)
         return status
 

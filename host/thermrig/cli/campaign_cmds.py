@@ -70,7 +70,7 @@ def plan(
     c = load_campaign(campaign_file)
     p = make_plan(c, seed)
     console = Console()
-    console.print(fitted(_plan_table(p), console, label=1))
+    console.print(fitted(_plan_table(p), console, label=1, compact=True))
     total = sum(p.estimate_s(r) for r in p.runs)
     console.print(
         f"estimated {_hms(total)} (equilibrium and cool-down are estimates; they are measured when run); "
