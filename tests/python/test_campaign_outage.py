@@ -114,10 +114,15 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
 
     status = thermrig("db", "status", env=influx_env)
     assert "1 runs with" in status.stdout and second in status.stdout and str(out) in status.stdout
+    assert f"summaries incomplete (complete=false) until their points are all in InfluxDB: {second}" in status.stdout
     influx_server.up()
     table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0, table.stdout + table.stderr
     assert "(incomplete)" in table.stdout and f"incomplete: {second}" in table.stdout
+    report = thermrig("report", "outage", "--out", str(tmp_path / "report"), env=influx_env)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert f"missing: run {second}: points still in its spool" in report.stdout
+    assert f"missing: run {first}: points still" not in report.stdout
     influx = influx_server.settings()
     before = summary_fields(influx, "outage")
     # run 1 analysed while run 2 went on (a 3 s job: too short for a throttle figure, so not complete)

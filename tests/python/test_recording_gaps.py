@@ -13,6 +13,7 @@ from pathlib import Path
 from waiting import wait_for
 
 from thermrig.analysis.summary_store import write_lines
+from thermrig.db.query import influxql
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, event_line, fio_interval_lines, gap_line
 from thermrig.db.settings import InfluxSettings
@@ -135,3 +136,35 @@ def test_a_gap_in_the_workload_is_flagged(influx: InfluxSettings, influx_env: di
     said = {line.split(":")[1].strip(): line for line in report.stdout.splitlines() if line.startswith("missing: run")}
     assert "a gap of 3.2 s in the workload at 20 s (recorder restarted)" in said["run holed-2"]
     assert "gap" not in said["run whole-1"]
+
+
+def test_a_recorder_killed_with_sigkill_and_restarted_leaves_a_marked_gap(
+    influx: InfluxSettings, influx_env: dict[str, str]
+) -> None:
+    """As the issue met it: `thermrig rig record` killed with SIGKILL, then started again on the same run."""
+    cli = [sys.executable, "-m", "thermrig.cli"]
+    sim = subprocess.Popen([*cli, "sim", "--speed", "1"], stdout=subprocess.PIPE, text=True, env=influx_env)
+    try:
+        assert sim.stdout is not None
+        port = next((ln.strip() for ln in iter(sim.stdout.readline, "") if ln.startswith("/")), "")
+        assert port, "thermrig sim printed no port"
+        record = [*cli, "rig", "record", "--port", port, "--run", "killed", "--campaign", "gaps"]
+        first = subprocess.Popen([*record, "--seconds", "60"], env=influx_env, stdout=subprocess.DEVNULL)
+        spool = Spool(Path(influx_env["XDG_DATA_HOME"]) / "thermrig" / "spool" / "killed.lp")
+        assert wait_for(lambda: spool.path.exists() and spool.path.read_text().count("rig_telemetry,") >= 20, 60)
+        first.kill()
+        first.wait(timeout=10)
+        before = frames(spool)[-1]
+        second = subprocess.run([*record, "--seconds", "3"], env=influx_env, capture_output=True, text=True)
+        assert second.returncode == 0, second.stdout + second.stderr
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
+    after = next(f for f in frames(spool) if f[0] > before[0])
+    [gap] = influxql(influx, "SELECT * FROM run_events WHERE run = 'killed' AND kind = 'gap'")
+    row = dict(zip(gap.columns, gap.values[0], strict=True))
+    assert row["detail"].startswith("recorder restarted: no telemetry recorded for")
+    assert row["gap_start_ns"] == before[1] and row["time"] == after[1] and row["uptime_start_ms"] == before[0]
+    assert row["uptime_end_ms"] == after[0] and row["duration_s"] > 0.1
+    starts = influxql(influx, "SELECT count(detail) FROM run_events WHERE run = 'killed' AND kind = 'run_start'")
+    assert starts[0].values[0][1] == 2
