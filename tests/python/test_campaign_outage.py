@@ -138,7 +138,8 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
     )
     print(f"missing: {after[first]['missing']!r} / {after[second]['missing']!r}")
     assert after[second]["analysed"] is True and after[second]["complete"] == after[first]["complete"]
-    assert after[second]["missing"] == after[first]["missing"]
+    for run in (first, second):  # what a 3 s job lacks, and nothing of the outage
+        assert "s of throughput (onset and depth need" in after[run]["missing"] and "spool" not in after[run]["missing"]
     assert {"complete", "analysed", "missing", "peak_drive_ctrl_c", "baseline_ctrl_c"} <= set(after[second])
     assert len(after[second]) > len(before.get(second, {})) + 20
     assert "0 runs with" in thermrig("db", "status", env=influx_env).stdout
