@@ -101,7 +101,7 @@ class Recorder:
             fit = self.link.sync.fit
         return round(fit.to_utc(tel.uptime_ms * 1000) * 1e9)
 
-    def _gap(self, tel: Telemetry, now: Recorded) -> str | None:
+    def _gap(self, tel: Telemetry) -> str | None:
         """Why the recording has a hole before this frame, or None."""
         before = self._previous
         if before is None:
@@ -118,7 +118,8 @@ class Recorder:
     def record_frame(self, tel: Telemetry) -> None:
         now = Recorded(tel.uptime_ms, self._utc_ns(tel))
         lines = telemetry_lines(tel, now.utc_ns, self.tags)
-        why = self._gap(tel, now)
+        self.stats.points += len(lines)
+        why = self._gap(tel)
         if why is not None and self._previous is not None:
             lines.append(
                 gap_line(self._previous.utc_ns, now.utc_ns, self._previous.uptime_ms, tel.uptime_ms, why, self.tags)
@@ -129,7 +130,6 @@ class Recorder:
         self.append(lines)
         self.last = tel
         self.stats.frames += 1
-        self.stats.points += len(lines)
 
     def start(self) -> None:
         """Record in a background thread until stop()."""
