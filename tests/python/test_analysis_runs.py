@@ -101,3 +101,27 @@ def test_replicates_and_effects_with_a_welch_interval() -> None:
     ci = stats.ttest_ind(onsets["top"], onsets["bottom"], equal_var=False).confidence_interval(0.95)
     assert (effect.ci_low, effect.ci_high) == pytest.approx((ci.low, ci.high))
     assert welch_ci([1.0], [2.0, 3.0]) is None
+
+
+def test_effects_without_replicates_carry_no_interval_but_a_note() -> None:
+    """A 2 x 2 campaign with one run per cell: each slot has two runs, but they differ in profile: the
+    spread of a slot's runs is the profile's effect, not noise. No interval; a note asks for replicates."""
+    onsets = {("top", "a"): [50], ("top", "b"): [40], ("bottom", "a"): [30], ("bottom", "b"): [22]}
+
+    def runs_of(table: dict[tuple[str, str], list[int]]) -> list:
+        out = []
+        for (slot, profile), xs in table.items():
+            for i, onset in enumerate(xs):
+                data = synthetic_run(f"{slot}-{profile}-{i}", onset, 4.0, slot)
+                data.tags["profile"] = profile
+                out.append(analyse_run(data))
+        return out
+
+    single = runs_of(onsets)
+    for effect in (e for e in effects(single, {s.run: i for i, s in enumerate(single)}) if e.metric == "onset_s"):
+        assert effect.ci_low is None and effect.ci_high is None and "repeat the runs" in effect.note
+    assert {e.factor for e in effects(single, {})} == {"slot", "profile"}
+    replicated = runs_of({cell: [x, x + 2] for cell, [x] in onsets.items()})
+    [slot] = [e for e in effects(replicated, {}) if e.metric == "onset_s" and e.factor == "slot"]
+    assert slot.ci_low is not None and slot.ci_high is not None and slot.ci_low <= slot.difference <= slot.ci_high
+    assert slot.note == ""

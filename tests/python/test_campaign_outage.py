@@ -2,8 +2,11 @@
 started again during run 2 (run 1's points reach it while run 2 goes on), then stopped during run 2's
 cool-down until the campaign has ended. Nothing may go silently missing: one line says InfluxDB is
 unreachable (no client-library warnings), the closing line names the run whose points wait in its
-spool, `db status` and `db drain` find that spool in the campaign folder, and `thermrig throttle` marks
-the run instead of leaving it out."""
+spool and whose summary is incomplete, `db status` and `db drain` find that spool in the campaign
+folder, and `thermrig throttle` marks the run instead of leaving it out. Run 1's summary is completed
+as soon as its points are in; run 2's and the campaign's results by `db drain`: every run's summary
+ends with the same fields (3 s jobs: no throttle figures, so the campaign's results hold no cells; the
+campaign's own results are checked on the recorded campaign, test_analysis_campaign)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from campaign_helpers import manifests, run_ids, start_run, thermrig
 from test_campaign_run import campaign
 
 from thermrig.db.local_server import LocalInflux
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
 
 STEP_TIMEOUT_S = 240.0
 
@@ -58,6 +63,15 @@ class Output:
         return "".join(self.lines)
 
 
+def summary_fields(influx: InfluxSettings, campaign: str) -> dict[str, dict[str, object]]:
+    """Each run's run_summary fields (those set), by run."""
+    out = {}
+    for s in influxql(influx, f"SELECT * FROM run_summary WHERE campaign = '{campaign}' GROUP BY run"):
+        row = dict(zip(s.columns, s.values[-1], strict=True))
+        out[s.tags["run"]] = {k: v for k, v in row.items() if v is not None and k != "time"}
+    return out
+
+
 @pytest.mark.timeout(900)
 def test_an_influxdb_outage_leaves_no_data_silently_missing(
     tmp_path: Path, influx_server: LocalInflux, influx_env: dict[str, str]
@@ -90,19 +104,44 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
     assert "campaign outage: done, 2 runs" in stdout and "run 3/2" not in stdout
     closing = [line for line in stdout.splitlines() if "not all in InfluxDB" in line]
     assert closing and second in closing[0] and first not in closing[0] and "thermrig db drain" in closing[0]
+    [finished] = [line for line in stdout.splitlines() if "campaign outage finished" in line]
+    assert "2 of 2 runs ok, 1 summaries complete" in finished and f"(complete=false) for {second}:" in finished
+    assert first not in finished and "every summary complete" not in stdout
+    assert "the campaign's results are not written yet" in stdout  # InfluxDB was down at its end
     runs = manifests(out)
-    assert runs[first]["all_points_stored"]  # sent while run 2 went on
-    assert not runs[second]["all_points_stored"]
+    assert runs[first]["all_points_stored"] and runs[first]["analysed"]  # sent and analysed while run 2 went on
+    assert not runs[second]["all_points_stored"] and runs[second]["analysed"] is False
 
     status = thermrig("db", "status", env=influx_env)
     assert "1 runs with" in status.stdout and second in status.stdout and str(out) in status.stdout
+    assert f"summaries incomplete (complete=false) until their points are all in InfluxDB: {second}" in status.stdout
     influx_server.up()
     table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0, table.stdout + table.stderr
     assert "(incomplete)" in table.stdout and f"incomplete: {second}" in table.stdout
+    report = thermrig("report", "outage", "--out", str(tmp_path / "report"), env=influx_env)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert f"missing: run {second}: points still in its spool" in report.stdout
+    assert f"missing: run {first}: points still" not in report.stdout
+    influx = influx_server.settings()
+    before = summary_fields(influx, "outage")
+    # run 1 analysed while run 2 went on (a 3 s job: too short for a throttle figure, so not complete)
+    assert before[first]["analysed"] is True and before.get(second, {}).get("complete") in (None, False)
     drained = thermrig("db", "drain", env=influx_env)
     assert drained.returncode == 0 and second in drained.stdout, drained.stdout + drained.stderr
-    assert manifests(out)[second]["all_points_stored"]
+    assert f"summaries completed for {second}" in drained.stdout and "campaign results rewritten" in drained.stdout
+    assert manifests(out)[second]["all_points_stored"] and manifests(out)[second]["analysed"]
+    after = summary_fields(influx, "outage")
+    print(
+        f"run_summary fields before drain: { ({r: len(f) for r, f in before.items()}) }, after: "
+        f"{ ({r: len(f) for r, f in after.items()}) }"
+    )
+    print(f"missing: {after[first]['missing']!r} / {after[second]['missing']!r}")
+    assert after[second]["analysed"] is True and after[second]["complete"] == after[first]["complete"]
+    for run in (first, second):  # what a 3 s job lacks, and nothing of the outage
+        assert "s of throughput (onset and depth need" in after[run]["missing"] and "spool" not in after[run]["missing"]
+    assert {"complete", "analysed", "missing", "peak_drive_ctrl_c", "baseline_ctrl_c"} <= set(after[second])
+    assert len(after[second]) > len(before.get(second, {})) + 20
     assert "0 runs with" in thermrig("db", "status", env=influx_env).stdout
     table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0 and "incomplete" not in table.stdout

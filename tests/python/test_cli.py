@@ -132,6 +132,30 @@ def test_sim_serves_a_port_that_other_commands_find(isolated_env: dict[str, str]
     assert not (Path(isolated_env["XDG_RUNTIME_DIR"]) / "thermrig" / "sim.json").exists()
 
 
+def test_plan_folds_instead_of_cutting_names_at_80_columns() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run(
+        [*THERMRIG, "plan", str(repo / "examples" / "puget-slots-gpu-heat.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout and all(len(line) <= 80 for line in r.stdout.splitlines())
+    flat = " ".join(r.stdout.split())  # a record may wrap between a name and its value
+    assert "1 of 64: puget-slots-gpu-heat-" in flat and "64 of 64:" in flat and "profile single_gpu_load" in flat
+    assert "heatsink none" in flat and "slot underside" in flat and "estimated" in flat
+    wide = subprocess.run(
+        [*THERMRIG, "plan", str(repo / "examples" / "puget-slots-gpu-heat.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "130"},
+    )
+    assert wide.returncode == 0 and "┃ profile" in wide.stdout and "…" not in wide.stdout
+
+
 def test_sim_rejects_an_unknown_slot() -> None:
     r = cli("sim", "--slot", "attic")
     assert r.returncode == 1 and "unknown slot 'attic'" in r.stderr

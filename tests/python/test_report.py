@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from recorded_campaign import Recorded
 
+from thermrig.analysis.run_data import RunData, Trace
 from thermrig.analysis.summary_store import write_lines
 from thermrig.db.schema import RunTags, event_line, fio_interval_lines
 from thermrig.fio.runner import LogPoint
+from thermrig.report.plots import rig_seconds
 
 pytestmark = pytest.mark.timeout(1500)  # the first test of a session may wait for the recording
 CHROMIUM = "/usr/bin/chromium"
@@ -104,3 +107,20 @@ def test_a_run_that_failed_half_way_is_reported_as_missing(recorded_campaign: Re
     assert "Missing from the data" in page and "half-2" in page
     none = thermrig("report", "never-recorded", "--out", str(tmp_path / "x"), env=rec.env)
     assert none.returncode == 1 and "no runs of campaign 'never-recorded'" in none.stderr
+
+
+def test_time_axes_are_in_rig_time_across_an_accelerated_stretch() -> None:
+    """Recorded at 1 s intervals: 10 s at 20x (200 s of the rig's life), then 30 s at 1x, with a reset
+    (uptime from zero) 5 s into the 1x stretch. The axis reads the rig's seconds, the reset's jump at
+    recorded speed."""
+    t = 1_700_000_000_000 + 1000.0 * np.arange(41)
+    uptime = np.concatenate([20_000.0 * np.arange(11), 200_000 + 1000.0 * np.arange(1, 6), 1000.0 * np.arange(25)])
+    data = RunData("r", {}, uptime=Trace(t, uptime))
+    job_start = t[10]  # the workload starts as the simulation drops to 1x
+    seconds = rig_seconds(data, t, job_start)
+    assert seconds[0] == pytest.approx(-200.0) and seconds[5] == pytest.approx(-100.0)
+    assert seconds[10] == pytest.approx(0.0) and seconds[15] == pytest.approx(5.0)
+    assert seconds[16] == pytest.approx(6.0) and seconds[40] == pytest.approx(30.0)  # past the reset: 1 s a second
+    assert np.all(np.diff(seconds) > 0)
+    plain = rig_seconds(RunData("r", {}), t, job_start)  # no uptime recorded: recorded time
+    assert plain[0] == pytest.approx(-10.0)

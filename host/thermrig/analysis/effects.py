@@ -2,11 +2,16 @@
 factor) the mean and spread of a metric over its repeats; per factor and level, the difference of its
 mean from the reference level's, with a Welch 95 % confidence interval. The campaign randomised its run
 order (recorded seed), so a slow drift of the room spreads over the levels instead of biasing one;
-each effect also reports the correlation of the metric with the run order, to show such a drift."""
+each effect also reports the correlation of the metric with the run order, to show such a drift.
+
+An interval needs replicates: at least two runs of every cell (the same level of every factor) on both
+sides. Without them the spread of a level mixes the other factors' effects with the noise, and the
+interval says nothing: the effect then carries no interval and a note that replicates are needed."""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +22,7 @@ from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.run_data import FACTORS
 
 CONFIDENCE = 0.95
+NEEDS_REPLICATES = "no interval: fewer than two runs of a cell; repeat the runs (campaign repeats >= 2)"
 
 
 @dataclass(frozen=True)
@@ -37,9 +43,10 @@ class Effect:
     n: int
     n_reference: int
     difference: float  # mean(level) - mean(reference)
-    ci_low: float | None  # None when either side has fewer than two runs
+    ci_low: float | None  # None without replicates (fewer than two runs of a cell, either side)
     ci_high: float | None
     order_r: float | None  # correlation of the metric with the run order (None: too few runs)
+    note: str = ""  # why there is no interval
 
 
 METRICS: dict[str, Callable[[RunSummary], float | None]] = {
@@ -68,6 +75,12 @@ def cells(runs: list[RunSummary]) -> list[Cell]:
 
 def _factors(s: RunSummary) -> dict[str, str]:
     return {k: s.tags[k] for k in FACTORS if s.tags.get(k)}
+
+
+def replicated(values: list[tuple[RunSummary, float]]) -> bool:
+    """Every cell among these runs has at least two runs."""
+    counts = Counter(tuple(sorted(_factors(s).items())) for s, _ in values)
+    return bool(counts) and min(counts.values()) >= 2
 
 
 def welch_ci(a: list[float], b: list[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
@@ -100,7 +113,8 @@ def effects(runs: list[RunSummary], order: dict[str, int]) -> list[Effect]:
             ref = [v for _, v in levels[reference]]
             for level in sorted(levels)[1:]:
                 vs = [v for _, v in levels[level]]
-                ci = welch_ci(vs, ref)
+                ok = replicated(levels[level]) and replicated(levels[reference])
+                ci = welch_ci(vs, ref) if ok else None
                 out.append(
                     Effect(
                         factor,
@@ -113,6 +127,7 @@ def effects(runs: list[RunSummary], order: dict[str, int]) -> list[Effect]:
                         None if ci is None else ci[0],
                         None if ci is None else ci[1],
                         _order_r(values, order),
+                        "" if ci is not None else NEEDS_REPLICATES,
                     )
                 )
     return out

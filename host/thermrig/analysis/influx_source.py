@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from thermrig.analysis.run_data import FACTORS, RunData, Trace
+from thermrig.analysis.run_data import FACTORS, Gap, RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog, positions_by_start
 from thermrig.db.query import QueryError, Series, influxql
 from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
@@ -18,6 +18,7 @@ from thermrig.db.settings import InfluxSettings
 BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
 COUNTER_FIELDS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "power_state")
 TAGS = ("rig", "campaign", *FACTORS)
+UPTIME = "uptime_ms"  # rig_telemetry: the rig's own clock, for axes in rig time
 
 
 class NoData(QueryError):
@@ -38,7 +39,9 @@ def campaign_runs(settings: InfluxSettings, campaign: str, only_run: str | None 
     if only_run is not None:
         where += f' AND "run" = {quote(only_run)}'
     events = influxql(
-        settings, f"SELECT detail FROM {EVENTS} WHERE {where} GROUP BY {_group('run', 'kind', *TAGS)}", epoch="ms"
+        settings,
+        f"SELECT detail, gap_start_ns FROM {EVENTS} WHERE {where} GROUP BY {_group('run', 'kind', *TAGS)}",
+        epoch="ms",
     )
     if not events:
         what = f"run {only_run!r} of campaign {campaign!r}" if only_run else f"runs of campaign {campaign!r}"
@@ -49,14 +52,18 @@ def campaign_runs(settings: InfluxSettings, campaign: str, only_run: str | None 
         run = s.tags.get("run", "")
         data = runs.setdefault(run, RunData(run, {k: v for k, v in s.tags.items() if v and k not in ("kind",)}))
         kind = s.tags.get("kind")
-        for t, detail in s.values:
-            if kind == "run_start":
+        for t, detail, *rest in s.values:
+            if kind == "gap" and rest and rest[0] is not None:
+                data.gaps.append(Gap(int(rest[0]) / 1e6, float(t), str(detail or "")))
+            elif kind == "run_start":
                 starts[run] = min(starts.get(run, int(t)), int(t))
                 data.phases["start"] = starts[run]
             elif kind == "run_stop":
                 data.status, data.end_ms = str(detail), int(t)
             elif kind == "phase" and detail:
                 data.phases.setdefault(str(detail).split()[0], int(t))
+    for data in runs.values():
+        data.gaps.sort(key=lambda g: g.start_ms)
     _add_jobs(settings, where, runs)
     _add_stored(settings, where, runs)
     return sorted(runs.values(), key=lambda d: (starts.get(d.run, 0), d.run))
@@ -116,7 +123,7 @@ def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None 
     for measurement in (TELEMETRY, DRIVE):
         types = _all_fields(settings, measurement)
         fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float")
-        fields += [f for f in COUNTER_FIELDS if f in types]
+        fields += [f for f in (*COUNTER_FIELDS, UPTIME) if f in types]
         if not fields:
             continue
         select = ", ".join(f'mean("{f}") AS "{f}"' for f in fields)
@@ -143,6 +150,8 @@ def _add_series(data: RunData, measurement: str, s: Series) -> None:
         trace = Trace(table[keep, 0] + BUCKET_MS / 2, table[keep, i])
         if name.endswith("_c"):
             data.temps[f"{measurement}.{name}"] = trace
+        elif name == UPTIME:
+            data.uptime = trace
         else:
             data.counters[name] = trace
 

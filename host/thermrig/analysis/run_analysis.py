@@ -69,6 +69,8 @@ def analyse_run(data: RunData, thresholds: tuple[float, ...] = THRESHOLDS_C) -> 
         missing.append(f"the run ended {data.status}")
     if not data.temps:
         missing.append("no rig temperatures")
+    origin = data.phases.get("workload", th.start_ms)
+    missing += [gap.describe(origin) for gap in data.workload_gaps()]
     start = th.start_ms if th.start_ms is not None else data.phases.get("workload")
     end = data.end_ms
     at_onset: dict[str, float] = {}

@@ -51,6 +51,51 @@ class RunData:
     end_ms: int | None = None  # when the run ended (its run_stop, or its stored summary)
     summary_ns: int | None = None  # the stored run_summary point's own time: a rewrite lands on it
     stored: dict[str, object] = field(default_factory=dict)  # the run_summary fields already in InfluxDB
+    gaps: list[Gap] = field(default_factory=list)  # stretches the recording lost the rig (gap events)
+    uptime: Trace | None = None  # the rig's own clock (uptime_ms) against the recorded time, 1 s means
 
     def factors(self) -> dict[str, str]:
         return {k: self.tags[k] for k in FACTORS if self.tags.get(k)}
+
+    def workload_window(self) -> tuple[float, float] | None:
+        """The workload phase, Unix ms: from its start to the cool-down's (or the run's end)."""
+        start = self.phases.get("workload")
+        if start is None:
+            return None
+        end = self.phases.get("cooldown") or self.end_ms
+        return float(start), float(end) if end is not None else float("inf")
+
+    def workload_gaps(self) -> list[Gap]:
+        """The gaps that overlap the workload phase (all of them when the run recorded no phases)."""
+        window = self.workload_window()
+        if window is None:
+            return list(self.gaps)
+        return [g for g in self.gaps if g.end_ms > window[0] and g.start_ms < window[1]]
+
+    def rig_ms(self, t_ms: np.ndarray) -> np.ndarray | None:
+        """Recorded times -> the rig's own elapsed ms (its uptime; a reset's jump counted at recorded
+        speed), so an accelerated simulation's phases read at the length the rig lived them."""
+        if self.uptime is None or len(self.uptime.t_ms) < 2:
+            return None
+        step = np.diff(self.uptime.values)
+        wall = np.diff(self.uptime.t_ms)
+        elapsed = np.concatenate(([0.0], np.cumsum(np.where(step >= 0, step, wall))))
+        return np.interp(t_ms, self.uptime.t_ms, elapsed)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A stretch without telemetry: from the last frame before it to the first after, Unix ms."""
+
+    start_ms: float
+    end_ms: float
+    detail: str = ""
+
+    @property
+    def seconds(self) -> float:
+        return (self.end_ms - self.start_ms) / 1000.0
+
+    def describe(self, origin_ms: float | None = None) -> str:
+        where = "" if origin_ms is None else f" at {(self.start_ms - origin_ms) / 1000.0:.0f} s"
+        why = self.detail.split(":", 1)[0]  # the cause; the rest repeats the durations
+        return f"a gap of {self.seconds:.1f} s in the workload{where}" + (f" ({why})" if why else "")

@@ -1,13 +1,17 @@
 """Summaries into InfluxDB (docs/influx-schema.md): per run, the run_summary point rewritten at its own
 time with every analysis field (fields the campaign runner wrote and the analysis does not compute,
 consistency and steady state, stay: InfluxDB merges a point's fields); per campaign, its cells, factor
-effects and sensor ranking, stamped at the campaign's last run end so a rewrite replaces them."""
+effects and sensor ranking, stamped at the campaign's last run end so a rewrite replaces them.
+
+A run whose points still wait in a spool (pending) is neither analysed nor counted: its summary is left
+as the campaign runner wrote it (complete=false, analysed=false) until its points are all in."""
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 
 from influxdb_client import InfluxDBClient
 from influxdb_client.client.write_api import SYNCHRONOUS
@@ -27,6 +31,7 @@ from thermrig.db.schema import (
     tagged_line,
 )
 from thermrig.db.settings import InfluxSettings
+from thermrig.db.writer import quiet_retries
 
 
 @dataclass(frozen=True)
@@ -37,10 +42,16 @@ class CampaignAnalysis:
     effects: list[Effect]
     ranking: list[SensorRank]
     silent: list[str]  # sensors that reported at no onset
+    pending: frozenset[str] = field(default_factory=frozenset)  # runs whose points are not all in InfluxDB
 
     @property
     def summaries(self) -> list[RunSummary]:
         return [s for _, s in self.runs]
+
+    @property
+    def analysed(self) -> list[tuple[RunData, RunSummary]]:
+        """The runs whose points are all in InfluxDB: the ones the campaign's results are made of."""
+        return [(d, s) for d, s in self.runs if d.run not in self.pending]
 
 
 def _short(key: str) -> str:
@@ -52,8 +63,8 @@ def run_fields(s: RunSummary) -> dict[str, float | int | str | bool]:
     """Every analysis field of a run summary; each field always of one type (InfluxDB keeps a field's)."""
     out: dict[str, float | int | str | bool] = dict(s.throttle.fields(s.scale))
     out["complete"] = s.complete
-    if s.missing:
-        out["missing"] = "; ".join(s.missing)
+    out["analysed"] = True
+    out["missing"] = "; ".join(s.missing)  # empty when complete: a rewrite clears what an earlier one said
     for key, value in s.at_onset_c.items():
         out[f"onset_{_short(key)}_c"] = float(value)
     for key, value in s.peak_c.items():
@@ -82,14 +93,26 @@ def run_tags(data: RunData) -> RunTags:
     )
 
 
+PENDING_NOTE = "points still in its spool, not all in InfluxDB (`thermrig db drain` sends them)"
+
+
 def analyse_campaign(
-    settings: InfluxSettings, campaign: str, thresholds: tuple[float, ...] = THRESHOLDS_C
+    settings: InfluxSettings,
+    campaign: str,
+    thresholds: tuple[float, ...] = THRESHOLDS_C,
+    pending: Collection[str] = (),
 ) -> CampaignAnalysis:
-    runs = [(d, analyse_run(d, thresholds)) for d in load_campaign(settings, campaign)]
-    summaries = [s for _, s in runs]
-    ranking, silent = rank_sensors(runs)
+    """Every run of the campaign analysed; the cells, effects and ranking of those not pending."""
+    waiting = frozenset(pending)
+    runs = []
+    for d in load_campaign(settings, campaign):
+        s = analyse_run(d, thresholds)
+        runs.append((d, replace(s, missing=[PENDING_NOTE, *s.missing]) if d.run in waiting else s))
+    counted = [(d, s) for d, s in runs if d.run not in waiting]
+    summaries = [s for _, s in counted]
+    ranking, silent = rank_sensors(counted)
     order = {d.run: i for i, (d, _) in enumerate(runs, start=1)}
-    return CampaignAnalysis(campaign, runs, cells(summaries), effects(summaries, order), ranking, silent)
+    return CampaignAnalysis(campaign, runs, cells(summaries), effects(summaries, order), ranking, silent, waiting)
 
 
 def run_lines(runs: list[tuple[RunData, RunSummary]]) -> list[str]:
@@ -101,8 +124,8 @@ def run_lines(runs: list[tuple[RunData, RunSummary]]) -> list[str]:
 
 
 def campaign_lines(a: CampaignAnalysis) -> list[str]:
-    lines = run_lines(a.runs)
-    ends = [d.end_ms for d, _ in a.runs if d.end_ms is not None]
+    lines = run_lines(a.analysed)
+    ends = [d.end_ms for d, _ in a.analysed if d.end_ms is not None]
     ns = (max(ends) if ends else int(time.time() * 1000)) * 1_000_000
     base = {"campaign": a.campaign}
     for c in a.cells:
@@ -113,7 +136,7 @@ def campaign_lines(a: CampaignAnalysis) -> list[str]:
         lines.append(tagged_line(CAMPAIGN_SUMMARY, tags, fields, ns))
     for e in a.effects:
         tags = {**base, "factor": e.factor, "level": e.level, "reference": e.reference, "metric": e.metric}
-        fields = {"n": e.n, "n_reference": e.n_reference, "difference": e.difference}
+        fields = {"n": e.n, "n_reference": e.n_reference, "difference": e.difference, "note": e.note}
         for key, value in (("ci_low", e.ci_low), ("ci_high", e.ci_high), ("order_r", e.order_r)):
             if value is not None and math.isfinite(value):
                 fields[key] = value
@@ -132,14 +155,16 @@ def write_lines(settings: InfluxSettings, lines: list[str]) -> None:
     """Synchronous write through the official client; a failure is one clear error."""
     try:
         with InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=30_000) as client:
+            quiet_retries()  # the campaign's spool writers may be retrying through an outage meanwhile
             client.write_api(write_options=SYNCHRONOUS).write(bucket=settings.bucket, record=lines)
     except Exception as exc:  # the client raises urllib3 and ApiException alike: one message for the user
         raise QueryError(f"cannot write the summaries to InfluxDB at {settings.url}: {exc}") from exc
 
 
-def store_campaign(settings: InfluxSettings, campaign: str) -> CampaignAnalysis:
-    """Analyse every run of the campaign and (re)write its run and campaign summaries."""
-    a = analyse_campaign(settings, campaign)
+def store_campaign(settings: InfluxSettings, campaign: str, pending: Collection[str] = ()) -> CampaignAnalysis:
+    """Analyse every run of the campaign and (re)write its run and campaign summaries; runs pending (their
+    points still in a spool) are left out of both."""
+    a = analyse_campaign(settings, campaign, pending=pending)
     write_lines(settings, campaign_lines(a))
     return a
 

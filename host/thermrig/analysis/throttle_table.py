@@ -38,6 +38,10 @@ def row_of(data: RunData) -> ThrottleRow:
         notes.append(f"run {data.status}")
     elif data.status is None:
         notes.append("run never stopped")
+    origin = data.phases.get("workload", th.start_ms)
+    notes += [gap.describe(origin) for gap in data.workload_gaps()]
+    if data.stored.get("analysed") is False:  # the campaign runner's summary, not yet completed
+        notes.append("summary not analysed yet (complete=false)")
     t = data.tags
     return ThrottleRow(
         run=data.run,

@@ -5,7 +5,11 @@ flushed, the run marked aborted.
 When InfluxDB is unreachable, the progress says so in one line; a run's points wait in its spool and
 are sent as soon as the server answers, while the next runs go on. At the campaign's end the
 orchestrator waits a bounded time for them; `unsent` names the runs whose points are not all in
-InfluxDB after that (`thermrig db drain` sends them)."""
+InfluxDB after that (`thermrig db drain` sends them).
+
+Each run's full summary is written as soon as its points are all in InfluxDB (as it ends, or once its
+spool has drained); `unanalysed` names the runs whose summary is still incomplete at the campaign's end
+(campaign.summaries completes them later). At its end the campaign writes its own results."""
 
 from __future__ import annotations
 
@@ -15,7 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.analysis.summary_store import store_run
 from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
@@ -23,7 +26,7 @@ from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.recording import RunRecording, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
-from thermrig.db.query import QueryError
+from thermrig.campaign.summaries import analyse_campaign, analyse_run
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
 from thermrig.dut.drive import DriveLost, DriveUnderTest
@@ -32,6 +35,7 @@ from thermrig.fio.runner import FioError
 from thermrig.link.rig_link import RigLink
 
 SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
+DRAIN_CHECK_S = 1.0  # while runs go on: how often the runs still sending are looked at
 
 
 class Orchestrator:
@@ -60,11 +64,23 @@ class Orchestrator:
         self.phases = Phases(plan.campaign, link, drive, self.display, self.stop, sim, prompt)
         self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
+        self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written
+        self.campaign_results = False  # after run(): campaign_summary, campaign_effect, sensor_rank written
+        self._draining_lock = threading.Lock()
+        self._watch_stop = threading.Event()
+
+    def _watch_drains(self) -> None:
+        """While runs go on: a run whose spool has drained is settled and analysed at once."""
+        while not self._watch_stop.wait(DRAIN_CHECK_S):
+            self._settle(drained_only=True)
 
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
             check_channels(self.plan.campaign.equilibrium, self.link.info.channels)
         self.progress.done = len(state.completed)
+        self._watch_stop.clear()
+        watcher = threading.Thread(target=self._watch_drains, name="drain-watch", daemon=True)
+        watcher.start()
         try:
             for spec in self.plan.runs:
                 if spec.run_id in state.completed:
@@ -80,22 +96,30 @@ class Orchestrator:
                 self.progress.done += 1
                 self._settle(drained_only=True)
         finally:
+            self._watch_stop.set()
+            watcher.join()
             self.progress.eta_s = 0.0
             self._settle(drained_only=False)
+        self.display.show("analysing", "the campaign's summaries")
+        self.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
         self.display.show("done", f"{len(self.plan.runs)} runs")
 
     def _settle(self, drained_only: bool) -> None:
         """Close the writers that have sent everything; with drained_only False, wait for the others
         (SETTLE_TIMEOUT_S in all) and note the runs still not all in InfluxDB."""
-        if not drained_only and any(not r.drained for r in self.draining):
-            self.display.show("sending", f"{len(self.draining)} runs' points still spooled")
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        for recording in list(self.draining):
-            if drained_only and not recording.drained:
-                continue
-            self.draining.remove(recording)
-            if not recording.settle(max(0.0, deadline - time.monotonic())):
-                self.unsent.append(recording.tags.run)
+        with self._draining_lock:
+            if not drained_only and any(not r.drained for r in self.draining):
+                self.display.show("sending", f"{len(self.draining)} runs' points still spooled")
+            deadline = time.monotonic() + SETTLE_TIMEOUT_S
+            for recording in [r for r in self.draining if r.drained or not drained_only]:
+                self.draining.remove(recording)
+                self._settle_one(recording, deadline)
+
+    def _settle_one(self, recording: RunRecording, deadline: float) -> None:
+        if not recording.settle(max(0.0, deadline - time.monotonic())):
+            self.unsent.append(recording.tags.run)
+        elif recording.manifest.get("analysed") is False:  # its points are all in now: analyse it
+            self._analyse(recording)
 
     def _outage(self, problem: WriteProblem) -> None:
         if problem.kept and not self.progress.influx:
@@ -136,14 +160,18 @@ class Orchestrator:
             if status != "ok":
                 with contextlib.suppress(Exception):
                     self.link.command("SAFE")
+            else:
+                recording.manifest["analysed"] = False  # until its full summary is written
+                self.unanalysed.append(spec.run_id)
             if not recording.finish(status, error):
-                self.draining.append(recording)
+                with self._draining_lock:
+                    self.draining.append(recording)
             elif status == "ok":
-                self._analyse(spec.run_id)
+                self._analyse(recording)
         return status
 
-    def _analyse(self, run_id: str) -> None:
-        """The full run summary (docs/analysis.md) once every point is in InfluxDB. The throttle fields are
-        already written; a server gone now loses only the rest, which `thermrig analyze` recomputes."""
-        with contextlib.suppress(QueryError):
-            store_run(self.influx, self.plan.campaign.name, run_id)
+    def _analyse(self, recording: RunRecording) -> None:
+        """The full run summary (docs/analysis.md) once every point is in InfluxDB; the manifest says it
+        is written. A server gone now leaves `analysed: false`, which campaign.summaries retries."""
+        if analyse_run(self.influx, recording.run_dir, recording.manifest):
+            self.unanalysed.remove(recording.tags.run)

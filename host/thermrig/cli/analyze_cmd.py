@@ -11,7 +11,10 @@ from rich.table import Table
 from thermrig.analysis.influx_source import campaign_of
 from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.summary_store import store_campaign, store_run
+from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
+from thermrig.cli.late import complete_summaries
+from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 
 
@@ -50,14 +53,19 @@ def analyze(
     console = Console(stderr=True)
     campaign, run = campaign_of(settings, name)
     out = Console()
+    complete_summaries(settings, console, campaign)
+    pending = set(unsent_runs(campaign))
     if run is not None:
         with console.status(f"analysing run {run}"):
             summary = store_run(settings, campaign, run)
-        out.print(runs_table([summary], f"{run}: run_summary rewritten"))
+        out.print(fitted(runs_table([summary], f"{run}: run_summary rewritten"), out, label=0))
         return
     with console.status(f"analysing campaign {campaign}"):
-        a = store_campaign(settings, campaign)
-    out.print(runs_table(a.summaries, f"{campaign}: {len(a.runs)} run summaries rewritten"))
+        a = store_campaign(settings, campaign, pending)
+    title = f"{campaign}: {len(a.analysed)} run summaries rewritten"
+    if a.pending:
+        title += f" ({len(a.pending)} left as they are: points still spooled)"
+    out.print(fitted(runs_table(a.summaries, title), out, label=0))
     if a.ranking:
         best = a.ranking[0]
         out.print(

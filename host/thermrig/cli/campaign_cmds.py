@@ -20,6 +20,7 @@ from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
+from thermrig.cli.tables import fitted
 from thermrig.cli.testbed import check_local_drive, open_testbed
 from thermrig.db.local_server import resolve_settings
 from thermrig.fio.runner import FioError
@@ -65,7 +66,7 @@ def plan(
     c = load_campaign(campaign_file)
     p = make_plan(c, seed)
     console = Console()
-    console.print(_plan_table(p))
+    console.print(fitted(_plan_table(p), console, label=1, compact=True))
     total = sum(p.estimate_s(r) for r in p.runs)
     console.print(
         f"estimated {_hms(total)} (equilibrium and cool-down are estimates; they are measured when run); "
@@ -195,6 +196,24 @@ def run(
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
         raise typer.Exit(1)
-    console.print(
-        f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok; manifests in {folder}"
-    )
+    if orch.unanalysed:
+        console.print(
+            f"[yellow]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok, "
+            f"{len(state.completed) - len(orch.unanalysed)} summaries complete; "
+            f"summary incomplete (complete=false) for "
+            f"{', '.join(orch.unanalysed)}: it is completed once its points are all in InfluxDB "
+            f"(`thermrig db drain`); manifests in {folder}",
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"[green]campaign {c.name} finished[/]: {len(state.completed)} of {len(p.runs)} runs ok, "
+            f"every summary complete; manifests in {folder}",
+            soft_wrap=True,
+        )
+    if not orch.campaign_results:
+        console.print(
+            "[yellow]the campaign's results are not written yet[/] (InfluxDB did not answer): "
+            + ("`thermrig db drain` writes them" if orch.unanalysed else f"`thermrig analyze {c.name}` writes them"),
+            soft_wrap=True,
+        )

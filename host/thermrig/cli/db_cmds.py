@@ -12,7 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.campaign.rundir import mark_all_stored
+from thermrig.campaign.summaries import awaiting_analysis
 from thermrig.cli.errors import user_errors
+from thermrig.cli.late import complete_summaries
+from thermrig.cli.tables import fitted
 from thermrig.db.local_server import LocalInflux, resolve_settings
 from thermrig.db.query import influxql
 from thermrig.db.settings import configured
@@ -66,6 +69,14 @@ def status() -> None:
         console.print(
             f"  {spool.path.stem}: {spool.pending_bytes() / 1e3:.1f} kB in {spool.path.parent}", soft_wrap=True
         )
+    if not waiting and (remote is not None or local.state() is not None):
+        complete_summaries(resolve_settings(start_local=False), console)
+    late = [w.run for w in awaiting_analysis()]
+    if late:
+        console.print(
+            f"summaries incomplete (complete=false) until their points are all in InfluxDB: {', '.join(late)}",
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -78,6 +89,7 @@ def drain(timeout: Annotated[float, typer.Option(help="Give up after this many s
     waiting = pending_spools()
     if not waiting:
         console.print("spool empty: nothing to send")
+        complete_summaries(settings, console)
         return
     problems: list[WriteProblem] = []
     for spool in waiting:
@@ -93,6 +105,7 @@ def drain(timeout: Annotated[float, typer.Option(help="Give up after this many s
         mark_all_stored(spool.path.parent)  # a campaign run's manifest, if the spool is one
     for p in problems[-3:]:
         console.print(f"[yellow]{p.message}")
+    complete_summaries(settings, console)
 
 
 @user_errors
@@ -126,4 +139,4 @@ def query(
             table.add_column(col)
         for row in s.values:
             table.add_row(*("" if v is None else str(v) for v in row))
-        console.print(table)
+        console.print(fitted(table, console, label=0 if s.columns[:1] == ["time"] else None))

@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
+from thermrig.cli.late import complete_summaries
 from thermrig.db.local_server import resolve_settings
 from thermrig.report.build import write_report
 
@@ -26,9 +28,10 @@ def report(
     throughput against controller temperature, the sensor ranking, factor effects, consistency."""
     settings = resolve_settings(start_local=False)
     folder = out if out is not None else Path(f"report-{campaign}")
-    with Console(stderr=True).status(f"reading {campaign} from InfluxDB and drawing"):
-        r = write_report(settings, campaign, folder)
     console = Console()
+    complete_summaries(settings, console, campaign)
+    with Console(stderr=True).status(f"reading {campaign} from InfluxDB and drawing"):
+        r = write_report(settings, campaign, folder, pending=set(unsent_runs(campaign)))
     console.print(
         f"{r.html} ({r.html.stat().st_size / 1e6:.1f} MB) and {len(r.files) - 1} files in {folder}", markup=False
     )

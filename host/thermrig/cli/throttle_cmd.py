@@ -15,6 +15,8 @@ from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
+from thermrig.cli.late import complete_summaries
+from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 
 
@@ -87,7 +89,10 @@ def throttle(
 
     Onset: seconds until the first of two seconds in a row 10 % under the plateau (median of seconds
     2-4); depth: how far the mean of the last 30 s falls below that plateau."""
-    rows = throttle_table(resolve_settings(start_local=False), campaign)
+    settings = resolve_settings(start_local=False)
+    console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
+    complete_summaries(settings, console, campaign)
+    rows = throttle_table(settings, campaign)
     unsent = unsent_runs(campaign)  # runs whose points wait in a spool: marked, never left out
     if runs_from is not None:
         if not (runs_from / "state.json").exists():
@@ -96,12 +101,11 @@ def throttle(
         rows = [r for r in rows if r.run in mine]
         unsent = {run: m for run, m in unsent.items() if run in mine}
     rows += [_unsent_row(run, m) for run, m in unsent.items() if run not in {r.run for r in rows}]
-    console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
     if not rows:
         console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)
         raise typer.Exit(1)
     title = f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"
-    console.print(render(rows, compare, title, frozenset(unsent)))
+    console.print(fitted(render(rows, compare, title, frozenset(unsent)), console))
     if unsent:
         console.print(
             f"incomplete: {', '.join(sorted(unsent))}: points still in their spools, not all in InfluxDB; "

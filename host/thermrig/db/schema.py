@@ -88,6 +88,18 @@ def event_line(kind: str, utc_ns: int, tags: RunTags, detail: str = "", start_ns
     return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
 
 
+def gap_line(start_ns: int, end_ns: int, uptime_start_ms: int, uptime_end_ms: int, why: str, tags: RunTags) -> str:
+    """A gap in a recording: from the last frame recorded before it to the first after (their recorded
+    times and the rig's uptimes). A rig that reset counts its uptime from zero again."""
+    reset = uptime_end_ms < uptime_start_ms
+    rig_s = "" if reset else f", {(uptime_end_ms - uptime_start_ms) / 1000:.2f} s of rig time"
+    detail = f"{why}: no telemetry recorded for {(end_ns - start_ns) / 1e9:.2f} s{rig_s}"
+    point = tags.apply(Point(EVENTS)).tag("kind", "gap").field("detail", detail)
+    point.field("gap_start_ns", start_ns).field("duration_s", (end_ns - start_ns) / 1e9)
+    point.field("uptime_start_ms", uptime_start_ms).field("uptime_end_ms", uptime_end_ms)
+    return point.time(end_ns, WritePrecision.NS).to_line_protocol()
+
+
 def link_event_line(event: LinkEvent, tags: RunTags) -> str:
     start = round(event.start_utc * 1e9) if event.start_utc is not None else None
     return event_line(event.kind, round(event.utc * 1e9), tags, event.detail, start)

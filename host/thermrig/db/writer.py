@@ -45,11 +45,17 @@ class WriteProblem:
 _RETRY_LOGGERS = ("influxdb_client.client.write.retry", "urllib3.connectionpool")
 
 
+def quiet_retries() -> None:
+    """Keep the retry loggers quiet: every InfluxDBClient created sets them to WARNING again, so whoever
+    creates one while spool writers run (the analysis writing summaries) calls this after it."""
+    for name in _RETRY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def _client(settings: InfluxSettings) -> InfluxDBClient:
     retry = WritesRetry(total=3, retry_interval=0.2, max_retry_delay=2.0, max_retry_time=10.0, exponential_base=2)
     client = InfluxDBClient(url=settings.url, token=settings.token, org=settings.org, timeout=10_000, retries=retry)
-    for name in _RETRY_LOGGERS:  # after the client: its configuration sets these loggers to WARNING
-        logging.getLogger(name).setLevel(logging.ERROR)
+    quiet_retries()  # after the client: its configuration sets these loggers to WARNING
     return client
 
 

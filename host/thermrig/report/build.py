@@ -3,6 +3,7 @@ table as CSV and JSON. Everything is read from InfluxDB."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +30,9 @@ def missing_of(a: CampaignAnalysis, skipped: list[str]) -> list[str]:
     return out
 
 
-def write_report(settings: InfluxSettings, campaign: str, out: Path) -> Report:
-    a = analyse_campaign(settings, campaign)
+def write_report(settings: InfluxSettings, campaign: str, out: Path, pending: Collection[str] = ()) -> Report:
+    """pending: runs whose points still wait in a spool (marked, and left out of the campaign's results)."""
+    a = analyse_campaign(settings, campaign, pending=pending)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
     tables = all_tables(a)

@@ -1,6 +1,10 @@
 """The report's figures (matplotlib, Agg: no display needed), each saved as a PNG: throughput and
 temperatures against time per run overlaid by factor, throughput against controller temperature, the
-sensor ranking, consistency and steady state, mixed-sweep curves."""
+sensor ranking, consistency and steady state, mixed-sweep curves.
+
+Time axes are in rig time: the rig's own clock (its uptime), so a simulated run whose phases between
+workloads ran accelerated reads as long as a real run would (fio's seconds are rig seconds already: the
+workload runs at 1x)."""
 
 from __future__ import annotations
 
@@ -99,12 +103,22 @@ def temperatures_time(a: CampaignAnalysis, path: Path, sensor: str = CONTROLLER)
         if trace is None or start is None:
             continue
         colour, style = styles[data.run]
-        t, y = _thin((trace.t_ms - start) / 1000.0, trace.values)
+        t, y = _thin(rig_seconds(data, trace.t_ms, start), trace.values)
         ax.plot(t, y, style, color=colour, label=_label(data))
         drawn = True
     ax.axvline(0, color="grey", linewidth=1)
     name = sensor.split(".", 1)[1].removesuffix("_c")
-    return _finish(fig, ax, drawn, path, xlabel="seconds from the job's start", ylabel="°C", title=f"{name} per run")
+    xlabel = "seconds from the job's start, rig time (the rig's clock)"
+    return _finish(fig, ax, drawn, path, xlabel=xlabel, ylabel="°C", title=f"{name} per run")
+
+
+def rig_seconds(data: RunData, t_ms: np.ndarray, origin_ms: float) -> np.ndarray:
+    """Recorded times as seconds of the rig's own clock from origin_ms (recorded time where the run has
+    no uptime recorded)."""
+    rig = data.rig_ms(np.append(np.asarray(t_ms, dtype=float), origin_ms))
+    if rig is None:
+        return (np.asarray(t_ms) - origin_ms) / 1000.0
+    return (rig[:-1] - rig[-1]) / 1000.0
 
 
 def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:

@@ -121,13 +121,14 @@ def effects(a: CampaignAnalysis) -> Table:
             f"{e.level} - {e.reference}",
             f"{e.n} / {e.n_reference}",
             f"{e.difference:+.3g}",
-            "-" if e.ci_low is None or e.ci_high is None else f"[{e.ci_low:+.3g}, {e.ci_high:+.3g}]",
+            "needs replicates" if e.ci_low is None or e.ci_high is None else f"[{e.ci_low:+.3g}, {e.ci_high:+.3g}]",
             _num(e.order_r, "+.2f"),
         ]
         for e in a.effects
     ]
     columns = ["metric", "factor", "levels", "runs", "difference of means", "95 % CI (Welch)", "r with run order"]
-    return Table("effects", "Factor effects", columns, rows)
+    notes = sorted({e.note for e in a.effects if e.note})
+    return Table("effects", "Factor effects", columns, rows, "; ".join(notes))
 
 
 def consistency(a: CampaignAnalysis) -> Table:
