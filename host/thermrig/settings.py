@@ -159,6 +159,8 @@ TOOLS: dict[str, Tool] = {
     "pio": Tool(on_path="pio", beside_python=True, path_first=True),
     "qemu-system-arm": Tool(on_path="qemu-system-arm"),
     "fio": Tool(on_path="fio"),
+    "nbdkit": Tool(on_path="nbdkit"),
+    "drive-plugin": Tool("THERMRIG_DRIVE_PLUGIN", default=lambda: REPO_ROOT / "build" / "host" / "thermrig_drive.so"),
     "nvme": Tool(on_path="nvme"),
     "wipefs": Tool(on_path="wipefs"),
 }

@@ -12,7 +12,6 @@ of the drive's, so power, heat, times and ratios are unaffected. Reads return ze
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from thermrig.errors import ThermrigError
 from thermrig.hardware.drive_profiles import DriveProfile
-from thermrig.paths import REPO_ROOT
+from thermrig.settings import find_tool
 from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.virtual_drive.exchange import Accounts, Exchange, Figures, SharedLbaMap
 
@@ -39,8 +38,7 @@ class DriveServerError(ThermrigError, RuntimeError):
 
 def plugin_path() -> Path:
     """The nbdkit plugin: $THERMRIG_DRIVE_PLUGIN, else the repository's build (`make build`)."""
-    env = os.environ.get("THERMRIG_DRIVE_PLUGIN")
-    return Path(env) if env else REPO_ROOT / "build" / "host" / "thermrig_drive.so"
+    return find_tool("drive-plugin")
 
 
 class VirtualDrive:
@@ -77,10 +75,18 @@ class VirtualDrive:
         plugin = plugin_path()
         if not plugin.exists():
             raise DriveServerError(f"{plugin} is missing: build it with `make build` (or set THERMRIG_DRIVE_PLUGIN)")
-        if shutil.which("nbdkit") is None:
+        if not find_tool("nbdkit").exists():
             raise DriveServerError("nbdkit is not installed (Debian: nbdkit; `make setup` installs it)")
         pidfile = self._dir / "nbdkit.pid"
-        cmd = ["nbdkit", "--foreground", "--exit-with-parent", "--unix", self.socket_path, "--pidfile", str(pidfile)]
+        cmd = [
+            str(find_tool("nbdkit")),
+            "--foreground",
+            "--exit-with-parent",
+            "--unix",
+            self.socket_path,
+            "--pidfile",
+            str(pidfile),
+        ]
         cmd += ["--threads", str(THREADS), str(plugin), f"shm={self.exchange.path}"]
         with open(self._dir / "nbdkit.log", "wb") as log:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
