@@ -15,7 +15,7 @@ typedef struct {
     int32_t max;
 } set_key_t;
 
-enum { K_AIR, K_HEAT, K_HLIM, K_FAN0, K_FAN1, K_RPM0, K_RPM1, K_RATE, K_COUNT };
+enum { K_AIR, K_HEAT, K_HLIM, K_FAN0, K_FAN1, K_RPM0, K_RPM1, K_RATE, K_KP, K_KI, K_KD, K_COUNT };
 
 static const set_key_t SET_KEYS[K_COUNT] = {
     [K_AIR] = {"air", RIG_AIR_TARGET_MIN_CC, RIG_AIR_TARGET_MAX_CC},
@@ -26,6 +26,9 @@ static const set_key_t SET_KEYS[K_COUNT] = {
     [K_RPM0] = {"rpm0", 0, (int32_t)RIG_FAN_MAX_RPM},
     [K_RPM1] = {"rpm1", 0, (int32_t)RIG_FAN_MAX_RPM},
     [K_RATE] = {"rate", 0, (int32_t)RIG_TEL_MAX_MS},
+    [K_KP] = {"kp", 0, RIG_AIR_KP_MAX},
+    [K_KI] = {"ki", 0, RIG_AIR_KI_MAX},
+    [K_KD] = {"kd", 0, RIG_AIR_KD_MAX},
 };
 
 void rig_reply_nak(textbuf_t *reply, int32_t host_seq, const char *reason, const char *detail)
@@ -111,6 +114,16 @@ static void apply_set(rig_t *rig, const int32_t *val, const bool *given)
     if (given[K_RATE]) {
         rig->tel_period_ms = (uint32_t)val[K_RATE];
         rig->next_tel_us = rig->now_us;
+    }
+    /* New gains take effect at the next step; the integral is in output units, so it carries over. */
+    if (given[K_KP]) {
+        rig->pid.kp = (float)val[K_KP] / (float)RIG_GAIN_SCALE;
+    }
+    if (given[K_KI]) {
+        rig->pid.ki = (float)val[K_KI] / (float)RIG_GAIN_SCALE;
+    }
+    if (given[K_KD]) {
+        rig->pid.kd = (float)val[K_KD] / (float)RIG_GAIN_SCALE;
     }
 }
 

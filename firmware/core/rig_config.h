@@ -72,6 +72,11 @@
 #define RIG_AIR_KI 15.0f
 #define RIG_AIR_KD 200.0f
 #define RIG_AIR_D_FILTER_S 2.0f
+/* SET kp/ki/kd (a host's auto-tune, `thermrig rig tune`): the gains in tenths of the units above. */
+#define RIG_GAIN_SCALE 10
+#define RIG_AIR_KP_MAX 20000 /* 2000 permille per degC */
+#define RIG_AIR_KI_MAX 2000  /* 200 permille per degC*s */
+#define RIG_AIR_KD_MAX 20000 /* 2000 permille per degC/s */
 
 /* Telemetry period bounds, ms. 0 stops telemetry. */
 #define RIG_TEL_MIN_MS 100u

@@ -1,4 +1,5 @@
 /* The rig step end to end: commands and naks, telemetry cadence, heater control and every safety path. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -260,6 +261,30 @@ static void test_heater_control_and_heartbeat(void)
     CHECK(!safety_tripped(&rig.safety));
 }
 
+static void test_pid_gains_set_by_the_host(void)
+{
+    boot(0);
+    step();
+    /* Gains in tenths: out of range or malformed is refused whole, nothing applied. */
+    CHECK_STR(reply("SET kp=20001"), "NAK RANGE kp");
+    CHECK_STR(reply("SET kp=100 ki=-1"), "NAK RANGE ki");
+    CHECK(rig.pid.kp == RIG_AIR_KP);
+    /* Proportional only, 100 permille per degC: 2 degC below target gives 200 permille. */
+    CHECK_STR(reply("SET kp=1000 ki=0 kd=0"), "ACK");
+    CHECK(rig.pid.kp == 100.0f && rig.pid.ki == 0.0f && rig.pid.kd == 0.0f);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "SET air=%d heat=1 hlim=1000", (int)temps[RIG_TC_CHASSIS_AIR] + 200);
+    CHECK_STR(reply(cmd), "ACK");
+    step();
+    step();
+    CHECK(out.heater_pm >= 195 && out.heater_pm <= 205);
+    /* All gains zero: the loop holds the heater off whatever the error. */
+    CHECK_STR(reply("SET kp=0"), "ACK");
+    step();
+    CHECK_INT(out.heater_pm, 0);
+    CHECK_STR(reply("SET heat=0"), "ACK");
+}
+
 static void test_sensor_faults(void)
 {
     static const struct {
@@ -505,5 +530,6 @@ int main(void)
     test_watchdog_and_overflow();
     test_resent_commands_apply_once();
     test_heater_stuck_on();
+    test_pid_gains_set_by_the_host();
     return check_report("test_rig");
 }

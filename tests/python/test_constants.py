@@ -108,6 +108,13 @@ def test_the_channel_table_agrees() -> None:
         (limits.TEL_MAX_MS, "RIG_TEL_MAX_MS", 1),
         (limits.TEL_DEFAULT_MS, "RIG_TEL_DEFAULT_MS", 1),
         (limits.FAN_MAX_RPM, "RIG_FAN_MAX_RPM", 1),
+        (limits.AIR_KP, "RIG_AIR_KP", 1),
+        (limits.AIR_KI, "RIG_AIR_KI", 1),
+        (limits.AIR_KD, "RIG_AIR_KD", 1),
+        (limits.GAIN_SCALE, "RIG_GAIN_SCALE", 1),
+        (limits.AIR_KP_MAX, "RIG_AIR_KP_MAX", 10),
+        (limits.AIR_KI_MAX, "RIG_AIR_KI_MAX", 10),
+        (limits.AIR_KD_MAX, "RIG_AIR_KD_MAX", 10),
         (frame.PROTO_VERSION, "RIG_PROTO_VERSION", 1),
     ],
 )

@@ -15,8 +15,11 @@ _SET_KEYS = (
     (b"rpm0", 0, c.FAN_MAX_RPM),
     (b"rpm1", 0, c.FAN_MAX_RPM),
     (b"rate", 0, c.TEL_MAX_MS),
+    (b"kp", 0, c.AIR_KP_MAX),
+    (b"ki", 0, c.AIR_KI_MAX),
+    (b"kd", 0, c.AIR_KD_MAX),
 )
-_AIR, _HEAT, _HLIM, _FAN0, _FAN1, _RPM0, _RPM1, _RATE = range(8)
+_AIR, _HEAT, _HLIM, _FAN0, _FAN1, _RPM0, _RPM1, _RATE, _KP, _KI, _KD = range(11)
 _HELLO_ID = b"fw=" + c.FW_NAME + b" ver=" + c.FW_VERSION
 
 
@@ -108,6 +111,13 @@ def _set(rig, f, reply):
     if given[_RATE] is not None:
         rig.tel_period_ms = given[_RATE]
         rig.next_tel_ms = rig.now_ms
+    # New gains take effect at the next step; the integral is in output units, so it carries over.
+    if given[_KP] is not None:
+        rig.pid.kp = given[_KP]
+    if given[_KI] is not None:
+        rig.pid.ki = given[_KI]
+    if given[_KD] is not None:
+        rig.pid.kd = given[_KD]
     ack(reply, f.seq)
 
 

@@ -52,6 +52,11 @@ AIR_KP = const(400)
 AIR_KI = const(15)
 AIR_KD = const(200)
 AIR_D_FILTER_MS = const(2000)
+# SET kp/ki/kd (the host's auto-tune): the gains in tenths of the units above, and their maxima.
+GAIN_SCALE = const(10)
+AIR_KP_MAX = const(20000)
+AIR_KI_MAX = const(2000)
+AIR_KD_MAX = const(20000)
 
 TEL_MIN_MS = const(100)
 TEL_MAX_MS = const(60000)

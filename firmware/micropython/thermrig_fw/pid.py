@@ -17,6 +17,10 @@ def _div_round(a, b):
 
 class Pid:
     def __init__(self):
+        # Gains in tenths (SET kp/ki/kd): integers, so the tick stays in small ints.
+        self.kp = config.AIR_KP * config.GAIN_SCALE
+        self.ki = config.AIR_KI * config.GAIN_SCALE
+        self.kd = config.AIR_KD * config.GAIN_SCALE
         self.reset()
 
     def reset(self):
@@ -35,8 +39,10 @@ class Pid:
             raw_d = _div_round((measured_cc - self.prev_cc) * 10 * _D_SCALE, dt_ms)
             self.d_state += _div_round((raw_d - self.d_state) * dt_ms, config.AIR_D_FILTER_MS + dt_ms)
         self.prev_cc = measured_cc
-        p_d = config.AIR_KP * err * _I_SCALE // 100 - _div_round(config.AIR_KD * self.d_state, _D_SCALE // _I_SCALE)
-        candidate = self.integral + config.AIR_KI * err * dt_ms // 100  # Ki * degC * s
+        tenths = config.GAIN_SCALE
+        p_d = self.kp * err * _I_SCALE // (100 * tenths)
+        p_d -= _div_round(self.kd * self.d_state, _D_SCALE // _I_SCALE * tenths)
+        candidate = self.integral + self.ki * err * dt_ms // (100 * tenths)  # Ki * degC * s
         unclamped = p_d + candidate
         top = 1000 * _I_SCALE
         pushing_up = unclamped > top and err > 0

@@ -130,6 +130,30 @@ def heater_limit(t: RigUnderTest) -> str:
     return f"heater peak {peak:.1f} % under a 20 % limit"
 
 
+def pid_gains(t: RigUnderTest) -> str:
+    """SET kp/ki/kd (in tenths) replace the chassis-air loop's gains: proportional only at 100 permille
+    per degC, the heater's duty is 100 x the error, frame for frame; with every gain zero it stays off."""
+    g = limits.GAIN_SCALE
+    for key, top in (("kp", limits.AIR_KP_MAX), ("ki", limits.AIR_KI_MAX), ("kd", limits.AIR_KD_MAX)):
+        nak = _refused(t, "SET", f"{key}={round(top * g) + 1}")
+        expect((nak.reason, nak.detail) == ("RANGE", key), f"{key} over its maximum: NAK {nak.reason} {nak.detail}")
+    target = round((t.room_c() + 3) * 100) / 100
+    t.link.set(kp=round(100 * g), ki=0, kd=0)
+    try:
+        t.link.set(air=round(target * 100), hlim=limits.FULL_SCALE_PM, heat=1, fan0=400)
+        frames = t.run_for(1.0)[3:]  # the frames after the loop has run a few ticks on the new gains
+        errors = [f.heater_pct * 10 - 100 * (target - f.named("chassis_air").value) for f in frames]
+        worst = max(abs(e) for e in errors)
+        expect(worst <= 15, f"heater duty off 100 x the error by up to {worst:.0f} permille")
+        t.link.set(kp=0)
+        off = t.run_for(0.5)[2:]
+        expect(all(f.heater_pct == 0 for f in off), "the heater ran with every gain zero")
+    finally:
+        t.link.set(kp=round(limits.AIR_KP * g), ki=round(limits.AIR_KI * g), kd=round(limits.AIR_KD * g))
+        t.link.command("SAFE")
+    return f"duty = 100 x error within {worst:.0f} permille over {len(frames)} frames; off with zero gains"
+
+
 def heartbeat_failsafe(t: RigUnderTest) -> str:
     room = t.room_c()
     t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
@@ -168,6 +192,7 @@ CHECKS = [
     Check("telemetry", "10 Hz telemetry for 10 s, no sequence gaps", telemetry),
     Check("time-sync", "PING round trip and clock-fit residual", time_sync),
     Check("heater-limit", "the heater never exceeds the duty limit, whatever the PID wants", heater_limit, heats=True),
+    Check("pid-gains", "SET kp/ki/kd replace the air loop's gains; out-of-range gains refused", pid_gains, heats=True),
     Check("heartbeat-failsafe", "host silence while heating: safe state within 3 s", heartbeat_failsafe, heats=True),
     Check("latch-and-clear", "faults stay latched, heating refused until CLEAR", latch_and_clear, heats=True),
 ]

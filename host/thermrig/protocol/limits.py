@@ -25,6 +25,16 @@ TEL_DEFAULT_MS = 100
 
 FAN_MAX_RPM = 3000  # SET rpm0=/rpm1= bound
 
+# The chassis-air PID's gains (heater permille per degC, per degC*s, per degC/s): the firmware's own, and
+# the largest SET kp=/ki=/kd= take. On the wire they go in tenths (GAIN_SCALE).
+AIR_KP = 400.0
+AIR_KI = 15.0
+AIR_KD = 200.0
+GAIN_SCALE = 10
+AIR_KP_MAX = 2000.0
+AIR_KI_MAX = 200.0
+AIR_KD_MAX = 2000.0
+
 
 def pct_of_pm(permille: int) -> float:
     """A permille output (heater, fan, limit) as a percentage of full scale."""
