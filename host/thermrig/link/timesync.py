@@ -234,13 +234,17 @@ class TimeSync:
         if self._bounds is not None and self.pace.rate is not None:
             ref_us, ref_lo, ref_hi = self._bounds
             shift = (base.mcu_us - ref_us) * 1e-6 * rate
-            if max(lo, ref_lo + shift) <= min(hi, ref_hi + shift):
-                lo, hi = max(lo, ref_lo + shift), min(hi, ref_hi + shift)
-            elif hi < ref_lo + shift:
-                # Earlier than the lower bounds said: one of them read a tick the firmware had not yet
-                # processed (a busy machine). Upper bounds always hold: keep them, drop the lower ones.
-                hi = min(hi, ref_hi + shift)
-                lo = min(lo, hi)
+            ref_lo, ref_hi = ref_lo + shift, ref_hi + shift
+            if max(lo, ref_lo) <= min(hi, ref_hi):
+                lo, hi = max(lo, ref_lo), min(hi, ref_hi)
+            elif hi < ref_lo:
+                # Earlier than the lower bounds said: a tick served late (a busy machine) raised them.
+                # Upper bounds always hold: the interval keeps its width below the new one.
+                lo, hi = max(lo, hi - (ref_hi - ref_lo)), hi
+            elif lo - ref_hi < rate * step:
+                # Later by less than a tick: this tick came late, the schedule did not move (the plant
+                # takes a later one only when it falls two ticks behind). Its lower bound says nothing.
+                lo, hi = ref_lo, ref_hi
             else:
                 lo, hi = self._window_bounds(rate, step, base)
                 if piece is not None and self.fit is not None:  # uptimes before keep the fit they had
