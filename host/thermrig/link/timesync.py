@@ -160,7 +160,7 @@ class TimeSync:
         """UTC for a telemetry frame's uptime, never before an earlier frame's: where a new fit moved
         back, time runs on at MIN_SLEW of its rate until the fit catches up."""
         with self._lock:
-            utc = self._to_utc(mcu_us)
+            utc = max(self._to_utc(mcu_us), self._not_before(mcu_us))
             if self._last is not None:
                 last_mcu, last_utc = self._last
                 if mcu_us <= last_mcu:
@@ -169,6 +169,16 @@ class TimeSync:
                 utc = max(utc, last_utc + (mcu_us - last_mcu) * 1e-6 * rate * MIN_SLEW)
             self._last = (mcu_us, utc)
             return utc
+
+    def _not_before(self, mcu_us: int) -> float:
+        """A stepped clock's tick came after every request that still read an earlier tick: when the
+        plant served one late (a busy machine), the pings sent while it was due say how late."""
+        if not self.pace.step_us:
+            return -math.inf
+        for s in reversed(self._samples):
+            if s.mcu_us < mcu_us:
+                return s.host_send
+        return -math.inf
 
     # --- fitting --------------------------------------------------------------------------------
 
