@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
+from itertools import pairwise
 from pathlib import Path
 
 from thermrig.db.recorder import Recorder
@@ -55,7 +56,7 @@ def test_telemetry_time_is_monotonic_and_true_from_the_first_second_after_a_spee
     assert len(stamps) > 500
     ups = [up for up, _ in stamps]
     assert ups == sorted(ups)
-    backwards = [(a, b) for a, b in zip(stamps, stamps[1:], strict=False) if b[1] <= a[1]]
+    backwards = [(a, b) for a, b in pairwise(stamps) if b[1] <= a[1]]
     assert not backwards, f"telemetry time ran backwards {len(backwards)} times: {backwards[:3]}"
     at_one_x = [(up, abs(ns / 1e9 - served[up]) * 1e3) for up, ns in stamps if changed_ms < up <= back_ms]
     assert len(at_one_x) >= 25
