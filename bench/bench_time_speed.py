@@ -137,9 +137,7 @@ def main() -> None:
         )
     f = np.array(first_s or [float("nan")])
     figure("  workload's first second: error max", f"{f.max():.2f} ms", f"{len(first_s)} frames")
-    figure(
-        "  telemetry time running backwards (within a run)", f"{backwards} times, worst {worst_back:.1f} ms", "target 0"
-    )
+    figure("  telemetry time running backwards", f"{backwards} times, worst {worst_back:.1f} ms", "target 0")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ with known truth: every stamp is judged against the tick's true host time."""
 
 from __future__ import annotations
 
-import itertools
 import random
+from itertools import pairwise
 
 from thermrig.link.timesync import ClockPace, SyncSample, TimeSync
 
@@ -65,7 +65,7 @@ def test_stamps_follow_a_speed_change_from_its_first_tick_and_never_run_backward
         while stamped_up <= clock.ticks[-1][0]:  # frames as they come out, stamped with the fit of now
             stamps.append((stamped_up, sync.stamp(stamped_up)))
             stamped_up += STEP_US
-    assert all(b[1] > a[1] for a, b in itertools.pairwise(stamps)), "telemetry time ran backwards"
+    assert all(b[1] > a[1] for a, b in pairwise(stamps)), "telemetry time ran backwards"
     errors_ms = {up: abs(utc - clock.served(up)) * 1e3 for up, utc in stamps}
     knot_up = next(u for u, at in clock.ticks if at >= knot_at)
     at_one_x = [e for up, e in errors_ms.items() if up > knot_up]

@@ -179,7 +179,8 @@ def unplug_latched(t: RigUnderTest) -> str:
     expect(bool(after), "no telemetry after the replug")
     first = after[0]
     late_ms = first.uptime_ms - unplugged_at - round(UNPLUG_S * 1000)
-    expect(late_ms <= 200, f"the first frame after the replug is {late_ms} ms of rig time late")
+    # The replug tick's own frame goes out before any host can have the new port open: the next one is first.
+    expect(late_ms <= 100, f"the first frame after the replug is {late_ms} ms of rig time late")
     expect(Fault.TC_OPEN in first.faults, f"the first frame after the replug shows {first.faults!r}, not TC_OPEN")
     return f"back after {UNPLUG_S:g} s of rig time; first frame {late_ms} ms after it shows TC_OPEN latched unplugged"
 

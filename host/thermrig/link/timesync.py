@@ -160,7 +160,7 @@ class TimeSync:
         """UTC for a telemetry frame's uptime, never before an earlier frame's: where a new fit moved
         back, time runs on at MIN_SLEW of its rate until the fit catches up."""
         with self._lock:
-            utc = self._to_utc(mcu_us)
+            utc = max(self._to_utc(mcu_us), self._not_before(mcu_us))
             if self._last is not None:
                 last_mcu, last_utc = self._last
                 if mcu_us <= last_mcu:
@@ -169,6 +169,16 @@ class TimeSync:
                 utc = max(utc, last_utc + (mcu_us - last_mcu) * 1e-6 * rate * MIN_SLEW)
             self._last = (mcu_us, utc)
             return utc
+
+    def _not_before(self, mcu_us: int) -> float:
+        """A stepped clock's tick came after every request that still read an earlier tick: when the
+        plant served one late (a busy machine), the pings sent while it was due say how late."""
+        if not self.pace.step_us:
+            return -math.inf
+        for s in reversed(self._samples):
+            if s.mcu_us < mcu_us:
+                return s.host_send
+        return -math.inf
 
     # --- fitting --------------------------------------------------------------------------------
 
@@ -234,13 +244,17 @@ class TimeSync:
         if self._bounds is not None and self.pace.rate is not None:
             ref_us, ref_lo, ref_hi = self._bounds
             shift = (base.mcu_us - ref_us) * 1e-6 * rate
-            if max(lo, ref_lo + shift) <= min(hi, ref_hi + shift):
-                lo, hi = max(lo, ref_lo + shift), min(hi, ref_hi + shift)
-            elif hi < ref_lo + shift:
-                # Earlier than the lower bounds said: one of them read a tick the firmware had not yet
-                # processed (a busy machine). Upper bounds always hold: keep them, drop the lower ones.
-                hi = min(hi, ref_hi + shift)
-                lo = min(lo, hi)
+            ref_lo, ref_hi = ref_lo + shift, ref_hi + shift
+            if max(lo, ref_lo) <= min(hi, ref_hi):
+                lo, hi = max(lo, ref_lo), min(hi, ref_hi)
+            elif hi < ref_lo:
+                # Earlier than the lower bounds said: a tick served late (a busy machine) raised them.
+                # Upper bounds always hold: the interval keeps its width below the new one.
+                lo, hi = max(lo, hi - (ref_hi - ref_lo)), hi
+            elif lo - ref_hi < rate * step:
+                # Later by less than a tick: this tick came late, the schedule did not move (the plant
+                # takes a later one only when it falls two ticks behind). Its lower bound says nothing.
+                lo, hi = ref_lo, ref_hi
             else:
                 lo, hi = self._window_bounds(rate, step, base)
                 if piece is not None and self.fit is not None:  # uptimes before keep the fit they had

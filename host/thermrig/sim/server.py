@@ -145,7 +145,10 @@ class PlantServer:
             return
         at = time.time()
         for listener in self.speed_listeners:
-            listener(speed, at)
+            try:
+                listener(speed, at)
+            except Exception as exc:  # a listener's bug must not stop the plant: check() raises it
+                self._error = exc
         with self._cond:
             self._told += 1
             self._cond.notify_all()
