@@ -38,8 +38,14 @@ demo: setup rigsim
 	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
+# Each suite in turn, its wall time printed after it (the figures docs and notes quote).
+TEST_SUITES := ctest asan cross firmware pio fuzz-smoke lint pytest
 test: setup build
-	$(MAKE) --no-print-directory ctest asan cross firmware pio fuzz-smoke lint pytest
+	@for suite in $(TEST_SUITES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$suite || exit 1; \
+		echo "make test: $$suite took $$(( $$(date +%s) - start )) s"; \
+	done
 
 setup: system influxd venv
 
@@ -113,7 +119,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
 pytest: venv build asan firmware-qemu
-	$(PY) -m pytest tests/python -q
+	$(PY) -m pytest tests/python -q --durations=20
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
 
 # The receive path and the virtual-wires codec under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
