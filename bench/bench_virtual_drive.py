@@ -128,7 +128,8 @@ def run_case(case: Case, scale: float, tmp: Path) -> None:
     figure(
         f"{case.name} at scale {scale:g}: served / modelled, median (worst s)",
         f"{statistics.median(ratios):.2f} ({min(ratios):.2f})",
-        f"modelled {unit} on the wire; nbdkit {cpu / wall * 100:.0f} %, rig process {own / wall * 100:.0f} % of a core",
+        f"mean {statistics.fmean(ratios):.2f}; modelled {unit} on the wire; nbdkit {cpu / wall * 100:.0f} %, "
+        f"rig process {own / wall * 100:.0f} % of a core",
     )
 
 

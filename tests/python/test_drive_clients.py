@@ -216,7 +216,7 @@ def test_no_burst_after_idle_beats_the_ceiling(rest_s: float) -> None:
             assert job["io_bytes"] <= ceiling * seconds + 131072, (job["io_bytes"], seconds)
 
 
-def test_a_server_that_dies_is_noticed_with_one_line() -> None:
+def test_a_server_that_dies_is_noticed_with_one_line_and_can_serve_again() -> None:
     with VirtualDrive(load_drive_profile("950pro_512"), scale=0.1) as d:
         assert d.proc is not None and d.poll() is None
         os.kill(d.proc.pid, signal.SIGKILL)  # the nbdkit this test started
@@ -226,6 +226,9 @@ def test_a_server_that_dies_is_noticed_with_one_line() -> None:
         assert "nbdkit" in d.failure and str(-signal.SIGKILL) in d.failure
         with pytest.raises(DriveServerError, match="exited with status"):
             d.check()
+        d.model.fill(1 << 30)
+        d.restart()  # what `thermrig sim --drive` does: the same URI, the drive's state kept
+        assert d.poll() is None and nbdinfo_map(d.uri)[0]["length"] == 1 << 30
 
 
 def test_thermrig_sim_serves_the_drive_beside_the_rig(isolated_env: dict[str, str], tmp_path: Path) -> None:

@@ -118,7 +118,10 @@ def sim(
                 if (status := rig.exit_status()) is not None:
                     raise SystemExit(f"{firmware} exited with status {status}")
                 if rig.drive is not None and (failure := rig.drive.poll()) is not None:
-                    raise SystemExit(failure)
+                    # nbdkit 1.32 can abort when a client dies with requests queued (docs/virtual-drive.md):
+                    # say so and serve again, the drive's state kept
+                    console.print(f"[red]{failure}[/]; serving again at the same URI")
+                    rig.drive.restart()
         except KeyboardInterrupt:
             pass
         finally:

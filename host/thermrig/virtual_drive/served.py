@@ -78,6 +78,8 @@ class VirtualDrive:
         if not find_tool("nbdkit").exists():
             raise DriveServerError("nbdkit is not installed (Debian: nbdkit; `make setup` installs it)")
         pidfile = self._dir / "nbdkit.pid"
+        for stale in (pidfile, Path(self.socket_path)):  # a server that died left them
+            stale.unlink(missing_ok=True)
         cmd = [
             str(find_tool("nbdkit")),
             "--foreground",
@@ -88,7 +90,7 @@ class VirtualDrive:
             str(pidfile),
         ]
         cmd += ["--threads", str(THREADS), str(plugin), f"shm={self.exchange.path}"]
-        with open(self._dir / "nbdkit.log", "wb") as log:
+        with open(self._dir / "nbdkit.log", "ab") as log:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not pidfile.exists():  # nbdkit writes it once it accepts connections
@@ -134,6 +136,15 @@ class VirtualDrive:
         if self.failure is None and self.proc is not None and (status := self.proc.poll()) is not None:
             self.failure = f"the virtual drive's server (nbdkit) exited with status {status}: {self._log_tail()}"
         return self.failure
+
+    def restart(self) -> None:
+        """After the server died: a new nbdkit on the same socket and exchange file (the drive's state,
+        fill and counts are in the file; the pipeline starts afresh). From the thread that started it."""
+        if self.proc is not None and self.proc.poll() is None:
+            raise DriveServerError("the virtual drive's server is still running")
+        self.failure = None
+        self.idle()
+        self.start()
 
     def check(self) -> None:
         if (failure := self.poll()) is not None:
