@@ -92,7 +92,9 @@ def sim(
         load_chassis(chassis)  # a missing or malformed chassis file: one line before anything starts
     console = Console()
     stop = threading.Event()
+    # Ctrl-C and SIGTERM end the simulation the same orderly way, whenever they arrive once it serves.
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     with SimulatedRig(cfg) as rig:
         folder = RunningSim.state_file().parent
         folder.mkdir(parents=True, exist_ok=True)
