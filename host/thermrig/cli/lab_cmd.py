@@ -1,0 +1,190 @@
+"""`thermrig lab ...`: rigs as labgrid places (docs/lab.md): write a rig's exporter file, see the lab,
+and talk to a rig through the place that holds it."""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import signal
+import socket
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from thermrig.cli.errors import user_errors
+from thermrig.cli.view import info_table
+from thermrig.config import resolve_port
+from thermrig.lab.errors import LabError
+from thermrig.lab.locks import LockRecord
+from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml
+from thermrig.link.rig_link import RigLink
+
+app = typer.Typer(
+    help="A lab of rigs through labgrid: each rig a place (its serial port, its test PC's fio server and SSH, "
+    "tags), locked through labgrid's coordinator. See docs/lab.md.",
+    no_args_is_help=True,
+)
+
+CoordOpt = Annotated[
+    str, typer.Option("--coordinator", "-x", envvar="LG_COORDINATOR", help="The labgrid coordinator, HOST:PORT.")
+]
+
+
+def _labgrid() -> ModuleType:
+    """thermrig.lab's modules that need labgrid (the `lab` extra), imported on use. labgrid's client logs
+    to the root logger: our errors say it in one line instead."""
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+    try:
+        import thermrig.lab.acquired
+        import thermrig.lab.status
+    except ImportError as exc:
+        raise LabError(f"labgrid is not installed ({exc.name}): pip install 'thermrig[lab]'") from exc
+    return thermrig.lab
+
+
+def _udev_match(pairs: list[str]) -> dict[str, str]:
+    match = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise typer.BadParameter(f"{pair!r}: use KEY=VALUE, e.g. ID_SERIAL_SHORT=0671FF3833", param_hint="--udev")
+        match[key] = value
+    return match
+
+
+@app.command("export")
+@user_errors
+def export(
+    name: Annotated[str, typer.Option("--name", help="The place's name (and the exporter's resource group).")] = "",
+    port: Annotated[
+        str | None,
+        typer.Option(
+            "--port",
+            help="The rig's serial device on this host (a simulated rig's pty link is resolved). Default: "
+            "$THERMRIG_PORT, [rig] port in the config file, or a running `thermrig sim`.",
+        ),
+    ] = None,
+    udev: Annotated[
+        list[str],
+        typer.Option(
+            "--udev",
+            help="A real rig: match its USB serial port by udev property instead of a path (KEY=VALUE, "
+            "repeatable; e.g. ID_SERIAL_SHORT=0671FF38...). Exported as a USBSerialPort.",
+        ),
+    ] = [],  # noqa: B006 (typer reads the default)
+    speed: Annotated[int, typer.Option(help="Serial speed.")] = 115200,
+    test_pc: Annotated[
+        str,
+        typer.Option("--test-pc", help="Host name or address of the test PC holding the drive. Default: this host."),
+    ] = "",
+    test_pc_user: Annotated[str, typer.Option("--test-pc-user", help="SSH user on the test PC. Default: you.")] = "",
+    fio_port: Annotated[int, typer.Option("--fio-port", help="The test PC's `fio --server` port.")] = FIO_SERVER_PORT,
+    ssh_port: Annotated[int, typer.Option("--ssh-port", help="The test PC's SSH port.")] = 22,
+    board: Annotated[str, typer.Option(help="Tag: the rig's board (nucleo_f411re, pico, sim...).")] = "",
+    firmware: Annotated[str, typer.Option(help="Tag: the firmware version it runs.")] = "",
+    drive: Annotated[str, typer.Option(help="Tag: the drive model in the test PC.")] = "",
+    slot: Annotated[str, typer.Option(help="Tag: the slot, where the rig's hardware fixes it.")] = "",
+    heatsink: Annotated[str, typer.Option(help="Tag: the heatsink, where fixed.")] = "",
+    airflow: Annotated[str, typer.Option(help="Tag: the airflow, where fixed.")] = "",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the file here (default: stdout).")] = None,
+    coordinator: Annotated[
+        str,
+        typer.Option(
+            "--coordinator",
+            "-x",
+            help="Also create or update the place on this coordinator (HOST:PORT): its match and tags.",
+        ),
+    ] = "",
+    exporter_name: Annotated[
+        str,
+        typer.Option("--exporter-name", help="The name the exporter runs under (-n), for the place's match."),
+    ] = "",
+) -> None:
+    """Write the labgrid exporter file for the rig on this host.
+
+    Run the exporter on it with `labgrid-exporter -c COORDINATOR -n NAME --hostname HOST FILE`: while a
+    place is acquired, the exporter serves the rig's serial port over RFC 2217 (ser2net) and publishes the
+    test PC's fio server and SSH. With --coordinator, the place is created (or updated) there too, matching
+    the exporter's group and tagged with board, firmware, drive, slot, heatsink and airflow.
+    """
+    host = socket.gethostname()
+    match = _udev_match(udev)
+    serial = SerialPort(udev_match=match, speed=speed) if match else SerialPort(resolve_port(port).port, speed=speed)
+    tags = {
+        "board": board,
+        "firmware": firmware,
+        "drive": drive,
+        "slot": slot,
+        "heatsink": heatsink,
+        "airflow": airflow,
+    }
+    place = RigPlace(
+        name=name or f"rig-{host.split('.')[0]}",
+        serial=serial,
+        test_pc=TestPc(test_pc or host, test_pc_user or getpass.getuser(), fio_port, ssh_port),
+        tags=tags,
+    )
+    text = exporter_yaml(place)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        typer.echo(f"wrote {out} (place {place.name})", err=True)
+    if coordinator:
+        with _labgrid().client.LabClient(coordinator) as client:
+            client.ensure_place(place.name, place.match_pattern(exporter_name or host), place.clean_tags())
+        typer.echo(f"place {place.name} ready at {coordinator}", err=True)
+
+
+@app.command("status")
+@user_errors
+def status(coordinator: CoordOpt) -> None:
+    """The lab's places: who holds each and since when, their tags, and what thermrig runs on them."""
+    rows = _labgrid().status.lab_status(coordinator)
+    table = Table(title=f"labgrid places at {coordinator}")
+    for column in ("place", "held by", "since", "tags", "running"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.name, row.holder or "free", row.since, row.tags, row.running)
+    Console(width=200).print(table)
+
+
+def _named_stale(record: LockRecord) -> None:
+    typer.echo(f"released stale lock on place {record.place} (left by pid {record.pid}, {record.purpose})", err=True)
+
+
+@app.command("info")
+@user_errors
+def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+    """Acquire a place, say hello to its rig through the place's RFC 2217 port, print what it is, release."""
+    lab = _labgrid()
+    with (
+        lab.acquired.held_place(coordinator, place, "rig info", on_stale=_named_stale) as held,
+        RigLink(held.serial_url) as link,
+    ):
+        link.hello()
+        Console().print(info_table(link.info, f"{held.name} ({held.serial_url})"))
+
+
+@app.command("hold")
+@user_errors
+def hold(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+    """Acquire a place and hold it until Ctrl-C: prints its rig's serial URL (for --port) and its test PC."""
+    with _labgrid().acquired.held_place(coordinator, place, "hold", on_stale=_named_stale) as held:
+        typer.echo(f"holding place {held.name}: rig at {held.serial_url}", err=True)
+        if held.fio is not None:
+            typer.echo(f"test PC fio server {held.fio.host},{held.fio.port}", err=True)
+        if held.ssh is not None:
+            typer.echo(f"test PC ssh {held.ssh.user}@{held.ssh.host} -p {held.ssh.port}", err=True)
+        try:
+            while True:
+                signal.pause()
+        except KeyboardInterrupt:
+            pass
+    typer.echo(f"released place {place}", err=True)

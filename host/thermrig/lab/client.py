@@ -1,0 +1,197 @@
+"""The coordinator, from Python: labgrid's own client session (`labgrid.remote.client.start_session`) and
+its gRPC stub, run on an event loop of our own (labgrid has no official client API yet)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import grpc
+from labgrid.remote.client import ClientSession, Error, start_session
+from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+from thermrig.lab.errors import CoordinatorUnreachable, LabError, NoSuchPlace, PlaceTaken
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an acquired place's resource answers: a NetworkSerialPort's RFC 2217 port, a NetworkService."""
+
+    host: str
+    port: int
+    user: str = ""
+
+
+@dataclass(frozen=True)
+class PlaceView:
+    """A place as the coordinator sees it."""
+
+    name: str
+    tags: dict[str, str]
+    acquired: str | None  # "host/user" of the holder
+    comment: str
+    changed: float
+    reservation: str | None
+
+
+class LabClient:
+    """A session with one coordinator (HOST:PORT) for the life of a `with` block."""
+
+    def __init__(self, address: str, timeout: float = 30.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session: ClientSession | None = None
+
+    def __enter__(self) -> LabClient:
+        self._loop = asyncio.new_event_loop()
+        # gRPC's asyncio channel binds to the thread's current loop when labgrid creates it
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._session = start_session(self.address, loop=self._loop)
+        except Error as exc:
+            self._close_loop()
+            raise CoordinatorUnreachable(f"no labgrid coordinator at {self.address}: {exc}") from exc
+        except BaseException:
+            self._close_loop()
+            raise
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        if self._session is not None and self._loop is not None:
+            try:
+                self._loop.run_until_complete(self._session.stop())
+                self._loop.run_until_complete(self._session.close())
+            finally:
+                self._session = None
+        self._close_loop()
+
+    def _close_loop(self) -> None:
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+            asyncio.set_event_loop(None)
+
+    @property
+    def session(self) -> ClientSession:
+        if self._session is None:
+            raise RuntimeError("LabClient used outside its with block")
+        return self._session
+
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return self._loop.run_until_complete(coro)
+
+    def identity(self) -> str:
+        """How the coordinator names this client as a holder: "host/user" (LG_HOSTNAME, LG_USERNAME override)."""
+        return f"{self.session.gethostname()}/{self.session.getuser()}"
+
+    def _call(self, what: str, method: Callable[[Any], Any], request: Any) -> Any:
+        async def call() -> Any:
+            try:
+                response = await method(request)
+            except grpc.aio.AioRpcError as exc:
+                raise LabError(f"{what} at {self.address}: {exc.details()}") from exc
+            if not await self.session.sync_with_coordinator():
+                raise CoordinatorUnreachable(f"coordinator at {self.address} went away during {what}")
+            return response
+
+        return self._run(call())
+
+    def sync(self) -> None:
+        if not self._run(self.session.sync_with_coordinator()):
+            raise CoordinatorUnreachable(f"coordinator at {self.address} went away")
+
+    # -- places ---------------------------------------------------------------------------------------
+    def places(self) -> list[PlaceView]:
+        self.sync()
+        return [self._view(p) for _, p in sorted(self.session.places.items())]
+
+    def place(self, name: str) -> PlaceView:
+        self.sync()
+        place = self.session.places.get(name)
+        if place is None:
+            known = ", ".join(sorted(self.session.places)) or "none"
+            raise NoSuchPlace(f"no place {name!r} at coordinator {self.address} (places: {known})")
+        return self._view(place)
+
+    @staticmethod
+    def _view(place: Any) -> PlaceView:
+        return PlaceView(
+            name=place.name,
+            tags=dict(place.tags),
+            acquired=place.acquired or None,
+            comment=place.comment,
+            changed=float(place.changed),
+            reservation=place.reservation or None,
+        )
+
+    def ensure_place(self, name: str, match: str, tags: dict[str, str]) -> None:
+        """Create the place if it is missing, add its match, and set its tags (replacing the old ones)."""
+        self.sync()
+        stub = self.session.stub
+        if name not in self.session.places:
+            self._call(f"adding place {name}", stub.AddPlace, pb2.AddPlaceRequest(name=name))
+        place = self.session.places[name]
+        if not place.hasmatch(match.split("/")):
+            request = pb2.AddPlaceMatchRequest(placename=name, pattern=match)
+            self._call(f"adding match {match} to place {name}", stub.AddPlaceMatch, request)
+        self._call(f"tagging place {name}", stub.SetPlaceTags, pb2.SetPlaceTagsRequest(placename=name, tags=tags))
+
+    def set_comment(self, name: str, comment: str) -> None:
+        request = pb2.SetPlaceCommentRequest(placename=name, comment=comment)
+        self._call(f"commenting place {name}", self.session.stub.SetPlaceComment, request)
+
+    # -- locks ----------------------------------------------------------------------------------------
+    def acquire(self, name: str) -> None:
+        """Lock the place for this client; PlaceTaken names the holder if someone has it."""
+        view = self.place(name)
+        if view.acquired:
+            raise PlaceTaken(f"place {name} at {self.address} is held by {view.acquired}")
+        try:
+            self._call(
+                f"acquiring place {name}", self.session.stub.AcquirePlace, pb2.AcquirePlaceRequest(placename=name)
+            )
+        except LabError as exc:
+            holder = self.place(name).acquired
+            if holder and holder != self.identity():
+                raise PlaceTaken(f"place {name} at {self.address} is held by {holder}") from exc
+            raise
+
+    def release(self, name: str, holder: str | None = None) -> bool:
+        """Release the place if `holder` (default: this client) holds it; whether it was released."""
+        holder = holder or self.identity()
+        if self.place(name).acquired != holder:
+            return False
+        request = pb2.ReleasePlaceRequest(placename=name, fromuser=holder)
+        self._call(f"releasing place {name}", self.session.stub.ReleasePlace, request)
+        return self.place(name).acquired is None
+
+    # -- an acquired place's resources ----------------------------------------------------------------
+    def _acquired_resource(self, name: str, resource: str) -> Any | None:
+        place = self.session.places[name]
+        for exporter, group, _cls, rname in place.acquired_resources:
+            if rname == resource:
+                return self.session.resources.get(exporter, {}).get(group, {}).get(rname)
+        return None
+
+    def endpoint(self, name: str, resource: str) -> Endpoint:
+        """Where an acquired place's resource answers, once its exporter has it ready (ser2net started)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self.sync()
+            entry = self._acquired_resource(name, resource)
+            if entry is not None and entry.avail and entry.params.get("port"):
+                params = entry.params
+                return Endpoint(
+                    str(params["host"] if "host" in params else params["address"]),
+                    int(params["port"]),
+                    str(params.get("username", "")),
+                )
+            if time.monotonic() > deadline:
+                raise LabError(f"place {name} at {self.address}: its resource {resource!r} is not available")
+            self._run(asyncio.sleep(0.05))

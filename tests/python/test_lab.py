@@ -1,0 +1,204 @@
+"""Rigs as labgrid places, end to end on loopback: a real labgrid coordinator and exporters serving
+simulated rigs' ptys, ser2net re-exporting them over RFC 2217 while a place is acquired, and the
+`thermrig lab` commands locking, releasing, reporting and refusing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lab_world import BIN, Lab, Proc, simulated_lab
+from waiting import wait_for
+
+from thermrig.db.local_server import free_port
+from thermrig.lab.client import LabClient
+
+pytestmark = pytest.mark.timeout(300)
+
+TAGS = {"board": "sim", "firmware": "0.3.1+g1a2b", "drive": "Virtual-990", "slot": "top", "heatsink": "none"}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Our CLI's environment: its own XDG folders (the lock records), no rig port of the user's."""
+    base = tmp_path_factory.mktemp("xdg")
+    env = {k: v for k, v in os.environ.items() if k not in ("THERMRIG_PORT", "THERMRIG_CONFIG", "LG_COORDINATOR")}
+    for var in ("XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        env[var] = str(base / var.lower())
+    env.pop("LG_USERNAME", None)
+    env.pop("LG_HOSTNAME", None)
+    return env
+
+
+def thermrig(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "thermrig.cli", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def labgrid_client(lab: Lab, *args: str, user: str = "alice", host: str = "bench") -> None:
+    env = {**os.environ, "LG_USERNAME": user, "LG_HOSTNAME": host}
+    cmd = [str(BIN / "labgrid-client"), "-x", lab.address, *args]
+    subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterator[Lab]:
+    """Two places, rig-a and rig-b, registered by `thermrig lab export --coordinator` and exported."""
+    with simulated_lab(tmp_path_factory.mktemp("lab"), ["rig-a", "rig-b"]) as lab:
+        for name, rig in lab.rigs.items():
+            out = lab.folder / f"{name}.yaml"
+            tag_args = [a for k, v in TAGS.items() for a in (f"--{k}", v)]
+            result = thermrig(
+                env, "lab", "export", "--name", name, "--port", str(rig.port), "--test-pc", "127.0.0.1",
+                "--test-pc-user", "tester", "--fio-port", "18765", "--ssh-port", "10022", *tag_args,
+                "-o", str(out), "--coordinator", lab.address, "--exporter-name", f"exp-{name}",
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            lab.start_exporter(f"exp-{name}", out, name)
+        yield lab
+
+
+def holder(lab: Lab, place: str) -> str | None:
+    with LabClient(lab.address) as client:
+        return client.place(place).acquired
+
+
+def identity(env: dict[str, str], lab: Lab) -> str:
+    with LabClient(lab.address) as client:
+        return client.identity()
+
+
+def test_exporter_file_serves_the_rigs_pty_and_its_test_pc(lab: Lab, env: dict[str, str]) -> None:
+    text = (lab.folder / "rig-a.yaml").read_text()
+    pty = os.path.realpath(lab.rigs["rig-a"].port)
+    assert pty.startswith("/dev/pts/")
+    assert f"port: {pty}" in text and "cls: RawSerialPort" in text
+    assert text.count("cls: NetworkService") == 2 and "port: 18765" in text and "port: 10022" in text
+
+
+def test_coordinator_sees_each_place_with_its_tags_and_resources(lab: Lab) -> None:
+    with LabClient(lab.address) as client:
+        places = {p.name: p for p in client.places()}
+        assert set(places) == {"rig-a", "rig-b"}
+        assert places["rig-a"].tags == {
+            "board": "sim", "firmware": "0_3_1_g1a2b", "drive": "virtual_990", "slot": "top", "heatsink": "none",
+        }  # fmt: skip
+        exported = client.session.resources["exp-rig-a"]["rig-a"]
+        assert {name: entry.cls for name, entry in exported.items()} == {
+            "serial": "NetworkSerialPort", "fio": "NetworkService", "ssh": "NetworkService",
+        }  # fmt: skip
+        assert exported["fio"].params["port"] == 18765
+        assert client.session.places["rig-a"].hasmatch(("exp-rig-a", "rig-a", "NetworkSerialPort", "serial"))
+
+
+def test_status_lists_places_holders_and_tags(lab: Lab, env: dict[str, str]) -> None:
+    labgrid_client(lab, "-p", "rig-b", "acquire")
+    try:
+        result = thermrig(env, "lab", "status", "--coordinator", lab.address)
+        assert result.returncode == 0, result.stderr
+        rows = {line.split()[1]: line for line in result.stdout.splitlines() if "rig-" in line}
+        assert "free" in rows["rig-a"] and "board=sim" in rows["rig-a"]
+        assert "bench/alice" in rows["rig-b"] and "firmware=0_3_1_g1a2b" in rows["rig-b"]
+    finally:
+        labgrid_client(lab, "-p", "rig-b", "release")
+
+
+def test_rig_info_through_the_places_rfc2217_port_then_released(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-a")
+    assert result.returncode == 0, result.stderr
+    assert "rig on rig-a (rfc2217://127.0.0.1:" in result.stdout and "thermrig-core" in result.stdout
+    assert holder(lab, "rig-a") is None
+
+
+def test_place_taken_by_someone_else_is_one_line_naming_place_and_holder(lab: Lab, env: dict[str, str]) -> None:
+    labgrid_client(lab, "-p", "rig-a", "acquire")
+    try:
+        result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-a")
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == [f"error: place rig-a at {lab.address} is held by bench/alice"]
+        assert holder(lab, "rig-a") == "bench/alice"
+    finally:
+        labgrid_client(lab, "-p", "rig-a", "release")
+
+
+def test_no_such_place_is_one_line(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-z")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: no place 'rig-z' at coordinator {lab.address} (places: rig-a, rig-b)"
+    ]
+
+
+def _hold(lab: Lab, env: dict[str, str], place: str) -> Proc:
+    cmd = [sys.executable, "-m", "thermrig.cli", "lab", "hold", "--coordinator", lab.address, "--place", place]
+    proc = Proc.start(cmd, lab.folder, env)
+    held = wait_for(lambda: any(line.startswith(f"holding place {place}") for line in proc.lines), 60)
+    assert held, proc.output()
+    return proc
+
+
+def test_hold_locks_the_place_and_ctrl_c_releases_it(lab: Lab, env: dict[str, str]) -> None:
+    proc = _hold(lab, env, "rig-b")
+    try:
+        assert holder(lab, "rig-b") == identity(env, lab)
+        with LabClient(lab.address) as client:
+            assert client.place("rig-b").comment == f"thermrig hold (pid {proc.popen.pid})"
+        assert "test PC fio server 127.0.0.1,18765" in proc.output()
+        proc.popen.send_signal(signal.SIGINT)
+        assert proc.popen.wait(60) == 0, proc.output()
+        assert "released place rig-b" in proc.output()
+        assert holder(lab, "rig-b") is None
+    finally:
+        proc.stop()
+
+
+def test_a_stale_lock_of_ours_is_released_at_next_start_and_named(lab: Lab, env: dict[str, str]) -> None:
+    proc = _hold(lab, env, "rig-a")
+    pid = proc.popen.pid
+    os.killpg(pid, signal.SIGKILL)  # a crash: no release
+    proc.popen.wait()
+    assert holder(lab, "rig-a") == identity(env, lab)
+    result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-a")
+    assert result.returncode == 0, result.stderr
+    assert f"released stale lock on place rig-a (left by pid {pid}, hold)" in result.stderr
+    assert holder(lab, "rig-a") is None
+    again = thermrig(env, "lab", "status", "--coordinator", lab.address)
+    assert "stale" not in again.stderr
+
+
+def test_someone_elses_lock_is_never_taken_for_a_stale_one_of_ours(lab: Lab, env: dict[str, str]) -> None:
+    proc = _hold(lab, env, "rig-b")
+    os.killpg(proc.popen.pid, signal.SIGKILL)
+    proc.popen.wait()
+    with LabClient(lab.address) as client:
+        client.release("rig-b")  # our dead process's place freed by hand...
+    labgrid_client(lab, "-p", "rig-b", "acquire")  # ...and taken by alice
+    try:
+        result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-a")
+        assert result.returncode == 0, result.stderr
+        assert "stale" not in result.stderr
+        assert holder(lab, "rig-b") == "bench/alice"
+    finally:
+        labgrid_client(lab, "-p", "rig-b", "release")
+
+
+def test_no_coordinator_at_the_address_is_one_line(env: dict[str, str]) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    result = thermrig(env, "lab", "status", "--coordinator", address)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: no labgrid coordinator at {address}"), result.stderr
+
+
+def test_export_of_a_real_rig_matches_its_usb_serial_port_by_udev(env: dict[str, str], tmp_path: Path) -> None:
+    result = thermrig(
+        env, "lab", "export", "--name", "bench-1", "--udev", "ID_SERIAL_SHORT=0671FF383", "--board", "nucleo_f411re",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "cls: USBSerialPort" in result.stdout and "ID_SERIAL_SHORT: 0671FF383" in result.stdout
+    assert "RawSerialPort" not in result.stdout
