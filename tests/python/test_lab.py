@@ -134,31 +134,36 @@ def test_no_such_place_is_one_line(lab: Lab, env: dict[str, str]) -> None:
     ]
 
 
-def _hold(lab: Lab, env: dict[str, str], place: str) -> Proc:
-    cmd = [sys.executable, "-m", "thermrig.cli", "lab", "hold", "--coordinator", lab.address, "--place", place]
+def _hold(lab: Lab, env: dict[str, str], *args: str, expect: int = 1) -> Proc:
+    cmd = [sys.executable, "-m", "thermrig.cli", "lab", "hold", "--coordinator", lab.address, *args]
     proc = Proc.start(cmd, lab.folder, env)
-    held = wait_for(lambda: any(line.startswith(f"holding place {place}") for line in proc.lines), 60)
-    assert held, proc.output()
+    if expect:
+        held = wait_for(lambda: sum(line.startswith("holding place ") for line in proc.lines) == expect, 60)
+        assert held, proc.output()
     return proc
 
 
+def _held_by(proc: Proc) -> list[str]:
+    return sorted(line.split()[2].rstrip(":") for line in proc.lines if line.startswith("holding place "))
+
+
 def test_hold_locks_the_place_and_ctrl_c_releases_it(lab: Lab, env: dict[str, str]) -> None:
-    proc = _hold(lab, env, "rig-b")
+    proc = _hold(lab, env, "--place", "rig-b")
     try:
         assert holder(lab, "rig-b") == identity(env, lab)
         with LabClient(lab.address) as client:
             assert client.place("rig-b").comment == f"thermrig hold (pid {proc.popen.pid})"
-        assert "test PC fio server 127.0.0.1,18765" in proc.output()
+        assert "  test PC fio server 127.0.0.1,18765" in proc.lines
         proc.popen.send_signal(signal.SIGINT)
         assert proc.popen.wait(60) == 0, proc.output()
-        assert "released place rig-b" in proc.output()
+        assert "released rig-b" in proc.output()
         assert holder(lab, "rig-b") is None
     finally:
         proc.stop()
 
 
 def test_a_stale_lock_of_ours_is_released_at_next_start_and_named(lab: Lab, env: dict[str, str]) -> None:
-    proc = _hold(lab, env, "rig-a")
+    proc = _hold(lab, env, "--place", "rig-a")
     pid = proc.popen.pid
     os.killpg(pid, signal.SIGKILL)  # a crash: no release
     proc.popen.wait()
@@ -172,7 +177,7 @@ def test_a_stale_lock_of_ours_is_released_at_next_start_and_named(lab: Lab, env:
 
 
 def test_someone_elses_lock_is_never_taken_for_a_stale_one_of_ours(lab: Lab, env: dict[str, str]) -> None:
-    proc = _hold(lab, env, "rig-b")
+    proc = _hold(lab, env, "--place", "rig-b")
     os.killpg(proc.popen.pid, signal.SIGKILL)
     proc.popen.wait()
     with LabClient(lab.address) as client:
@@ -185,6 +190,37 @@ def test_someone_elses_lock_is_never_taken_for_a_stale_one_of_ours(lab: Lab, env
         assert holder(lab, "rig-b") == "bench/alice"
     finally:
         labgrid_client(lab, "-p", "rig-b", "release")
+
+
+def test_a_hold_by_tag_waits_its_turn_for_places_others_hold(lab: Lab, env: dict[str, str]) -> None:
+    first = _hold(lab, env, "--tag", "board=sim", "--count", "2", expect=2)
+    second = _hold(lab, env, "--tag", "board=sim", "--tag", "slot=top", expect=0)
+    try:
+        assert _held_by(first) == ["rig-a", "rig-b"]
+        waiting = wait_for(lambda: "waiting for 1 of 1 places matching the tags" in second.lines, 60)
+        assert waiting, second.output()
+        assert _held_by(second) == []
+        first.popen.send_signal(signal.SIGINT)
+        assert first.popen.wait(60) == 0, first.output()
+        assert wait_for(lambda: len(_held_by(second)) == 1, 60), second.output()
+        taken = _held_by(second)[0]
+        assert holder(lab, taken) == identity(env, lab)
+        second.popen.send_signal(signal.SIGINT)
+        assert second.popen.wait(60) == 0, second.output()
+        assert holder(lab, "rig-a") is None and holder(lab, "rig-b") is None
+        with LabClient(lab.address) as client:  # the reservations went with the holds
+            assert all(p.reservation is None for p in client.places())
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_no_place_matching_the_tags_is_one_line(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "hold", "--coordinator", lab.address, "--tag", "board=pico")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b)"
+    ]
 
 
 def test_no_coordinator_at_the_address_is_one_line(env: dict[str, str]) -> None:

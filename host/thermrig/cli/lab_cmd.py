@@ -20,7 +20,7 @@ from thermrig.cli.view import info_table
 from thermrig.config import resolve_port
 from thermrig.lab.errors import LabError
 from thermrig.lab.locks import LockRecord
-from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml
+from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml, tag_value
 from thermrig.link.rig_link import RigLink
 
 app = typer.Typer(
@@ -46,16 +46,6 @@ def _labgrid() -> ModuleType:
     except ImportError as exc:
         raise LabError(f"labgrid is not installed ({exc.name}): pip install 'thermrig[lab]'") from exc
     return thermrig.lab
-
-
-def _udev_match(pairs: list[str]) -> dict[str, str]:
-    match = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key or not value:
-            raise typer.BadParameter(f"{pair!r}: use KEY=VALUE, e.g. ID_SERIAL_SHORT=0671FF3833", param_hint="--udev")
-        match[key] = value
-    return match
 
 
 @app.command("export")
@@ -114,7 +104,7 @@ def export(
     the exporter's group and tagged with board, firmware, drive, slot, heatsink and airflow.
     """
     host = socket.gethostname()
-    match = _udev_match(udev)
+    match = _pairs(udev, "--udev", "ID_SERIAL_SHORT=0671FF3833")
     serial = SerialPort(udev_match=match, speed=speed) if match else SerialPort(resolve_port(port).port, speed=speed)
     tags = {
         "board": board,
@@ -172,19 +162,52 @@ def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-
         Console().print(info_table(link.info, f"{held.name} ({held.serial_url})"))
 
 
+def _pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise typer.BadParameter(f"{pair!r}: use KEY=VALUE, e.g. {example}", param_hint=option)
+        out[key] = value
+    return out
+
+
 @app.command("hold")
 @user_errors
-def hold(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
-    """Acquire a place and hold it until Ctrl-C: prints its rig's serial URL (for --port) and its test PC."""
-    with _labgrid().acquired.held_place(coordinator, place, "hold", on_stale=_named_stale) as held:
-        typer.echo(f"holding place {held.name}: rig at {held.serial_url}", err=True)
-        if held.fio is not None:
-            typer.echo(f"test PC fio server {held.fio.host},{held.fio.port}", err=True)
-        if held.ssh is not None:
-            typer.echo(f"test PC ssh {held.ssh.user}@{held.ssh.host} -p {held.ssh.port}", err=True)
+def hold(
+    coordinator: CoordOpt,
+    place: Annotated[list[str], typer.Option("--place", "-p", help="A place to hold (repeatable).")] = [],  # noqa: B006
+    tag: Annotated[
+        list[str],
+        typer.Option("--tag", "-t", help="Instead of --place: hold places with this tag (KEY=VALUE, repeatable)."),
+    ] = [],  # noqa: B006
+    count: Annotated[
+        int, typer.Option("--count", "-n", min=1, help="With --tag: how many places (as many as match).")
+    ] = 1,
+) -> None:
+    """Acquire places and hold them until Ctrl-C: prints each rig's serial URL (for --port) and its test PC.
+
+    With --tag, the places are reserved through the coordinator's queue: while others hold them, this
+    waits its turn (Ctrl-C gives up). Everything is released on exit; a hold of ours that died is released
+    at the next start.
+    """
+    if not place and not tag:
+        raise typer.BadParameter("name a --place or give a --tag", param_hint="--place")
+    tags = {k: tag_value(v) for k, v in _pairs(tag, "--tag", "board=sim").items()}
+    lab = _labgrid()
+    with lab.acquired.held_places(
+        coordinator, "hold", places=place, tags=tags, count=count, on_stale=_named_stale,
+        on_wait=lambda message: typer.echo(message, err=True),
+    ) as held:  # fmt: skip
+        for one in held:
+            typer.echo(f"holding place {one.name}: rig at {one.serial_url}", err=True)
+            if one.fio is not None:
+                typer.echo(f"  test PC fio server {one.fio.host},{one.fio.port}", err=True)
+            if one.ssh is not None:
+                typer.echo(f"  test PC ssh {one.ssh.user}@{one.ssh.host} -p {one.ssh.port}", err=True)
         try:
             while True:
                 signal.pause()
         except KeyboardInterrupt:
             pass
-    typer.echo(f"released place {place}", err=True)
+    typer.echo(f"released {', '.join(one.name for one in held)}", err=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -86,24 +85,43 @@ class LabClient:
         assert self._loop is not None
         return self._loop.run_until_complete(coro)
 
+    def _alive(self) -> ClientSession:
+        """The session, started again if the coordinator dropped it (a long hold, a coordinator restart:
+        labgrid's places stay acquired without their client, so a new session can still release them)."""
+        session = self.session
+        if not session.stopping.is_set():
+            return session
+        try:
+            self._run(session.stop())
+            self._run(session.close())
+        except Exception:  # the old stream is gone already
+            pass
+        try:
+            self._session = start_session(self.address, loop=self._loop)
+        except Error as exc:
+            raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
+        return self._session
+
     def identity(self) -> str:
         """How the coordinator names this client as a holder: "host/user" (LG_HOSTNAME, LG_USERNAME override)."""
         return f"{self.session.gethostname()}/{self.session.getuser()}"
 
-    def _call(self, what: str, method: Callable[[Any], Any], request: Any) -> Any:
+    def _call(self, what: str, method: str, request: Any) -> Any:
+        session = self._alive()
+
         async def call() -> Any:
             try:
-                response = await method(request)
+                response = await getattr(session.stub, method)(request)
             except grpc.aio.AioRpcError as exc:
                 raise LabError(f"{what} at {self.address}: {exc.details()}") from exc
-            if not await self.session.sync_with_coordinator():
+            if not await session.sync_with_coordinator():
                 raise CoordinatorUnreachable(f"coordinator at {self.address} went away during {what}")
             return response
 
         return self._run(call())
 
     def sync(self) -> None:
-        if not self._run(self.session.sync_with_coordinator()):
+        if not self._run(self._alive().sync_with_coordinator()):
             raise CoordinatorUnreachable(f"coordinator at {self.address} went away")
 
     # -- places ---------------------------------------------------------------------------------------
@@ -133,18 +151,17 @@ class LabClient:
     def ensure_place(self, name: str, match: str, tags: dict[str, str]) -> None:
         """Create the place if it is missing, add its match, and set its tags (replacing the old ones)."""
         self.sync()
-        stub = self.session.stub
         if name not in self.session.places:
-            self._call(f"adding place {name}", stub.AddPlace, pb2.AddPlaceRequest(name=name))
+            self._call(f"adding place {name}", "AddPlace", pb2.AddPlaceRequest(name=name))
         place = self.session.places[name]
         if not place.hasmatch(match.split("/")):
             request = pb2.AddPlaceMatchRequest(placename=name, pattern=match)
-            self._call(f"adding match {match} to place {name}", stub.AddPlaceMatch, request)
-        self._call(f"tagging place {name}", stub.SetPlaceTags, pb2.SetPlaceTagsRequest(placename=name, tags=tags))
+            self._call(f"adding match {match} to place {name}", "AddPlaceMatch", request)
+        self._call(f"tagging place {name}", "SetPlaceTags", pb2.SetPlaceTagsRequest(placename=name, tags=tags))
 
     def set_comment(self, name: str, comment: str) -> None:
         request = pb2.SetPlaceCommentRequest(placename=name, comment=comment)
-        self._call(f"commenting place {name}", self.session.stub.SetPlaceComment, request)
+        self._call(f"commenting place {name}", "SetPlaceComment", request)
 
     # -- locks ----------------------------------------------------------------------------------------
     def acquire(self, name: str) -> None:
@@ -153,9 +170,7 @@ class LabClient:
         if view.acquired:
             raise PlaceTaken(f"place {name} at {self.address} is held by {view.acquired}")
         try:
-            self._call(
-                f"acquiring place {name}", self.session.stub.AcquirePlace, pb2.AcquirePlaceRequest(placename=name)
-            )
+            self._call(f"acquiring place {name}", "AcquirePlace", pb2.AcquirePlaceRequest(placename=name))
         except LabError as exc:
             holder = self.place(name).acquired
             if holder and holder != self.identity():
@@ -168,7 +183,7 @@ class LabClient:
         if self.place(name).acquired != holder:
             return False
         request = pb2.ReleasePlaceRequest(placename=name, fromuser=holder)
-        self._call(f"releasing place {name}", self.session.stub.ReleasePlace, request)
+        self._call(f"releasing place {name}", "ReleasePlace", request)
         return self.place(name).acquired is None
 
     # -- an acquired place's resources ----------------------------------------------------------------
@@ -195,3 +210,31 @@ class LabClient:
             if time.monotonic() > deadline:
                 raise LabError(f"place {name} at {self.address}: its resource {resource!r} is not available")
             self._run(asyncio.sleep(0.05))
+
+    # -- reservations ---------------------------------------------------------------------------------
+    def matching(self, tags: dict[str, str]) -> list[str]:
+        """The places whose tags include these (as the coordinator's scheduler matches them)."""
+        self.sync()
+        wanted = set(tags.items())
+        return sorted(n for n, p in self.session.places.items() if wanted <= set(p.tags.items()) | {("name", n)})
+
+    def reserve(self, tags: dict[str, str]) -> str:
+        """A reservation of one place matching the tags; its token. It waits in the coordinator's queue
+        (priority, then age) and expires 60 s after the last poll unless its place is acquired."""
+        request = pb2.CreateReservationRequest(filters={"main": pb2.Reservation.Filter(filter=tags)}, prio=0.0)
+        response = self._call("reserving a place", "CreateReservation", request)
+        return str(response.reservation.token)
+
+    def poll(self, token: str) -> str | None:
+        """Keep the reservation alive; the place allocated to it, once there is one."""
+        response = self._call("polling a reservation", "PollReservation",
+                              pb2.PollReservationRequest(token=token))  # fmt: skip
+        name = response.reservation.allocations.get("main")
+        return str(name) if name else None
+
+    def cancel(self, token: str) -> None:
+        request = pb2.CancelReservationRequest(token=token)
+        self._call("cancelling a reservation", "CancelReservation", request)
+
+    def pause(self, seconds: float) -> None:
+        self._run(asyncio.sleep(seconds))
