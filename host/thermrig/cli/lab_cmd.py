@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import getpass
 import logging
+import os
 import signal
 import socket
 from pathlib import Path
@@ -211,3 +212,29 @@ def hold(
         except KeyboardInterrupt:
             pass
     typer.echo(f"released {', '.join(one.name for one in held)}", err=True)
+
+
+@app.command("influx-users")
+@user_errors
+def influx_users(
+    url: Annotated[str, typer.Option("--url", help="The central InfluxDB 1.8 (auth-enabled = true).")],
+    database: Annotated[str, typer.Option("--database", help="The campaigns' database.")] = "thermrig",
+    admin: Annotated[str, typer.Option("--admin", help="The admin user (created if the server has none).")] = "admin",
+    agent: Annotated[str, typer.Option("--agent", help="The rigs' agents' user: write only.")] = "agent",
+    grafana: Annotated[str, typer.Option("--grafana", help="Grafana's user: read only.")] = "grafana",
+) -> None:
+    """Make the lab's InfluxDB 1.8 users: an admin, a write-only user for the agents, a read-only one for
+    Grafana. Passwords come from THERMRIG_LAB_ADMIN_PASSWORD, THERMRIG_LAB_AGENT_PASSWORD and
+    THERMRIG_LAB_GRAFANA_PASSWORD, or are asked. Run it again to change a password. Agents then use
+    token "agent:PASSWORD" ([influx] in config.toml); see docs/lab.md for 2.x and 3.x tokens."""
+    from thermrig.lab.influx_users import Credentials, provision
+
+    def secret(role: str) -> str:
+        return os.environ.get(f"THERMRIG_LAB_{role.upper()}_PASSWORD") or typer.prompt(
+            f"{role} password", hide_input=True
+        )
+
+    creds = {role: Credentials(user, secret(role)) for role, user in (("admin", admin), ("agent", agent),
+                                                                       ("grafana", grafana))}  # fmt: skip
+    provision(url, database, creds["admin"], creds["agent"], creds["grafana"])
+    typer.echo(f"{url} database {database}: {agent} writes, {grafana} reads, {admin} administers")

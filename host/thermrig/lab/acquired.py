@@ -28,6 +28,17 @@ class HeldPlace:
     serial: Endpoint
     fio: Endpoint | None
     ssh: Endpoint | None
+    rig: str = ""  # the exporter serving the rig's serial port
+
+    def point_tags(self, firmware: str = "") -> dict[str, str]:
+        """What every point recorded through this place carries in InfluxDB: the rig, the place, the test
+        PC and the firmware version (the rig's HELLO when given, else the place's firmware tag)."""
+        return {
+            "rig": self.rig or self.name,
+            "place": self.name,
+            "test_pc": self.fio.host if self.fio else (self.ssh.host if self.ssh else ""),
+            "firmware": firmware or self.tags.get("firmware", ""),
+        }
 
     @property
     def serial_url(self) -> str:
@@ -61,7 +72,8 @@ def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterat
         fio = client.endpoint(place, FIO_RESOURCE) if _has(client, place, FIO_RESOURCE) else None
         ssh = client.endpoint(place, SSH_RESOURCE) if _has(client, place, SSH_RESOURCE) else None
         tags = client.place(place).tags
-        yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh)
+        rig = next((p[0] for p in client.session.places[place].acquired_resources if p[3] == SERIAL_RESOURCE), "")
+        yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig)
     finally:
         try:
             client.set_comment(place, "")
