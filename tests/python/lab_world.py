@@ -66,6 +66,7 @@ class Lab:
     coordinator: Proc
     rigs: dict[str, SimulatedRig] = field(default_factory=dict)
     exporters: dict[str, Proc] = field(default_factory=dict)
+    ports: dict[str, tuple[int, int]] = field(default_factory=dict)  # place -> its test PC's fio and SSH ports
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
         cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]

@@ -5,10 +5,13 @@ simulated rigs' ptys, ser2net re-exporting them over RFC 2217 while a place is a
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -46,21 +49,62 @@ def labgrid_client(lab: Lab, *args: str, user: str = "alice", host: str = "bench
     subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, timeout=60)
 
 
+@contextmanager
+def foreign_device() -> Iterator[str]:
+    """A pty whose device speaks another protocol (a modem's "ERROR" to every line); its path."""
+    master, slave = os.openpty()
+    stop = threading.Event()
+
+    def answer() -> None:
+        while not stop.is_set():
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    os.read(master, 4096)
+                    os.write(master, b"\r\nERROR\r\n")
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield os.ttyname(slave)
+    finally:
+        stop.set()
+        thread.join()
+        os.close(master)
+        os.close(slave)
+
+
+def export(
+    env: dict[str, str], lab: Lab, name: str, port: str, fio_port: int, ssh_port: int, tags: dict[str, str]
+) -> None:
+    out = lab.folder / f"{name}.yaml"
+    tag_args = [a for k, v in tags.items() for a in (f"--{k}", v)]
+    result = thermrig(
+        env, "lab", "export", "--name", name, "--port", port, "--test-pc", "127.0.0.1", "--test-pc-user", "tester",
+        "--fio-port", str(fio_port), "--ssh-port", str(ssh_port), *tag_args,
+        "-o", str(out), "--coordinator", lab.address, "--exporter-name", f"exp-{name}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lab.start_exporter(f"exp-{name}", out, name)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterator[Lab]:
-    """Two places, rig-a and rig-b, registered by `thermrig lab export --coordinator` and exported."""
-    with simulated_lab(tmp_path_factory.mktemp("lab"), ["rig-a", "rig-b"]) as lab:
-        for name, rig in lab.rigs.items():
-            out = lab.folder / f"{name}.yaml"
-            tag_args = [a for k, v in TAGS.items() for a in (f"--{k}", v)]
-            result = thermrig(
-                env, "lab", "export", "--name", name, "--port", str(rig.port), "--test-pc", "127.0.0.1",
-                "--test-pc-user", "tester", "--fio-port", "18765", "--ssh-port", "10022", *tag_args,
-                "-o", str(out), "--coordinator", lab.address, "--exporter-name", f"exp-{name}",
-            )  # fmt: skip
-            assert result.returncode == 0, result.stderr
-            lab.start_exporter(f"exp-{name}", out, name)
-        yield lab
+    """rig-a and rig-b (simulated rigs; rig-a's test PC runs a real fio server) and rig-x (a device of
+    another protocol), each registered by `thermrig lab export --coordinator` and exported."""
+    with simulated_lab(tmp_path_factory.mktemp("lab"), ["rig-a", "rig-b"]) as lab, foreign_device() as foreign:
+        ports = {name: (free_port(), free_port()) for name in ("rig-a", "rig-b", "rig-x")}
+        lab.ports = ports
+        fio = Proc.start(["fio", f"--server=ip:127.0.0.1,{ports['rig-a'][0]}"], lab.folder)
+        try:
+            for name, rig in lab.rigs.items():
+                export(env, lab, name, str(rig.port), *ports[name], TAGS)
+            export(env, lab, "rig-x", foreign, *ports["rig-x"], {"board": "other"})
+            yield lab
+        finally:
+            fio.stop()
 
 
 def holder(lab: Lab, place: str) -> str | None:
@@ -78,13 +122,14 @@ def test_exporter_file_serves_the_rigs_pty_and_its_test_pc(lab: Lab, env: dict[s
     pty = os.path.realpath(lab.rigs["rig-a"].port)
     assert pty.startswith("/dev/pts/")
     assert f"port: {pty}" in text and "cls: RawSerialPort" in text
-    assert text.count("cls: NetworkService") == 2 and "port: 18765" in text and "port: 10022" in text
+    fio_port, ssh_port = lab.ports["rig-a"]
+    assert text.count("cls: NetworkService") == 2 and f"port: {fio_port}" in text and f"port: {ssh_port}" in text
 
 
 def test_coordinator_sees_each_place_with_its_tags_and_resources(lab: Lab) -> None:
     with LabClient(lab.address) as client:
         places = {p.name: p for p in client.places()}
-        assert set(places) == {"rig-a", "rig-b"}
+        assert set(places) == {"rig-a", "rig-b", "rig-x"}
         assert places["rig-a"].tags == {
             "board": "sim", "firmware": "0_3_1_g1a2b", "drive": "virtual_990", "slot": "top", "heatsink": "none",
         }  # fmt: skip
@@ -92,7 +137,7 @@ def test_coordinator_sees_each_place_with_its_tags_and_resources(lab: Lab) -> No
         assert {name: entry.cls for name, entry in exported.items()} == {
             "serial": "NetworkSerialPort", "fio": "NetworkService", "ssh": "NetworkService",
         }  # fmt: skip
-        assert exported["fio"].params["port"] == 18765
+        assert exported["fio"].params["port"] == lab.ports["rig-a"][0]
         assert client.session.places["rig-a"].hasmatch(("exp-rig-a", "rig-a", "NetworkSerialPort", "serial"))
 
 
@@ -130,7 +175,7 @@ def test_no_such_place_is_one_line(lab: Lab, env: dict[str, str]) -> None:
     result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-z")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"error: no place 'rig-z' at coordinator {lab.address} (places: rig-a, rig-b)"
+        f"error: no place 'rig-z' at coordinator {lab.address} (places: rig-a, rig-b, rig-x)"
     ]
 
 
@@ -153,7 +198,7 @@ def test_hold_locks_the_place_and_ctrl_c_releases_it(lab: Lab, env: dict[str, st
         assert holder(lab, "rig-b") == identity(env, lab)
         with LabClient(lab.address) as client:
             assert client.place("rig-b").comment == f"thermrig hold (pid {proc.popen.pid})"
-        assert "  test PC fio server 127.0.0.1,18765" in proc.lines
+        assert f"  test PC fio server 127.0.0.1,{lab.ports['rig-b'][0]}" in proc.lines
         proc.popen.send_signal(signal.SIGINT)
         assert proc.popen.wait(60) == 0, proc.output()
         assert "released rig-b" in proc.output()
@@ -219,8 +264,30 @@ def test_no_place_matching_the_tags_is_one_line(lab: Lab, env: dict[str, str]) -
     result = thermrig(env, "lab", "hold", "--coordinator", lab.address, "--tag", "board=pico")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b)"
+        f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b, rig-x)"
     ]
+
+
+def test_check_says_what_answers_and_names_what_does_not(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "check", "--coordinator", lab.address, "--place", "rig-a")
+    fio_port, ssh_port = lab.ports["rig-a"]
+    assert result.returncode == 1
+    out = result.stdout.splitlines()
+    assert out[0].startswith("rig: thermrig-core ") and "on rfc2217://127.0.0.1:" in out[0]
+    assert out[1] == f"fio server: 127.0.0.1,{fio_port} answers"
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith(
+        f"error: place rig-a: its test PC's SSH at 127.0.0.1:{ssh_port} does not answer"
+    )
+    assert holder(lab, "rig-a") is None
+
+
+def test_a_device_of_another_protocol_is_one_line_and_its_place_released(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "info", "--coordinator", lab.address, "--place", "rig-x")
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: place rig-x: no HELLO reply from rfc2217://127.0.0.1:")
+    assert holder(lab, "rig-x") is None
 
 
 def test_no_coordinator_at_the_address_is_one_line(env: dict[str, str]) -> None:

@@ -8,21 +8,28 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table
 from thermrig.config import resolve_port
+from thermrig.errors import ThermrigError
 from thermrig.lab.errors import LabError
 from thermrig.lab.locks import LockRecord
 from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml, tag_value
 from thermrig.link.rig_link import RigLink
+
+if TYPE_CHECKING:
+    from thermrig.lab.acquired import HeldPlace  # needs labgrid: imported on use below
 
 app = typer.Typer(
     help="A lab of rigs through labgrid: each rig a place (its serial port, its test PC's fio server and SSH, "
@@ -150,17 +157,67 @@ def _named_stale(record: LockRecord) -> None:
     typer.echo(f"released stale lock on place {record.place} (left by pid {record.pid}, {record.purpose})", err=True)
 
 
+@contextmanager
+def _rig(held: HeldPlace) -> Iterator[RigLink]:
+    """The place's rig, greeted; its errors name the place."""
+    try:
+        with RigLink(held.serial_url) as link:
+            link.hello()
+            yield link
+    except LabError:
+        raise
+    except ThermrigError as exc:
+        raise LabError(f"place {held.name}: {exc}") from exc
+
+
 @app.command("info")
 @user_errors
 def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
     """Acquire a place, say hello to its rig through the place's RFC 2217 port, print what it is, release."""
     lab = _labgrid()
-    with (
-        lab.acquired.held_place(coordinator, place, "rig info", on_stale=_named_stale) as held,
-        RigLink(held.serial_url) as link,
-    ):
-        link.hello()
+    with lab.acquired.held_place(coordinator, place, "rig info", on_stale=_named_stale) as held, _rig(held) as link:
         Console().print(info_table(link.info, f"{held.name} ({held.serial_url})"))
+
+
+@app.command("check")
+@user_errors
+def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+    """Acquire a place and check it, one line each: its rig answers HELLO (its firmware against this
+    checkout's), its test PC's fio server and SSH answer. Exit status 1 if any does not; released after."""
+    from thermrig.fio.runner import FioError
+    from thermrig.firmware_identity import checkout_verdict, checkout_version
+    from thermrig.lab.remote_fio import check_fio_server
+    from thermrig.lab.services import check_ssh
+
+    failed = []
+    with _labgrid().acquired.held_place(coordinator, place, "check", on_stale=_named_stale) as held:
+        try:
+            with _rig(held) as link:
+                assert link.info is not None
+                _, verdict = checkout_verdict(link.info.version, checkout_version())
+                typer.echo(f"rig: {link.info.firmware} {link.info.version} on {held.serial_url}; current: {verdict}")
+        except LabError as exc:
+            failed.append(str(exc))
+        if held.fio is None:
+            failed.append(f"place {place}: no fio server in its resources")
+        else:
+            try:
+                check_fio_server(held.fio, place)
+                typer.echo(f"fio server: {held.fio.host},{held.fio.port} answers")
+            except FioError as exc:
+                failed.append(str(exc))
+        if held.ssh is None:
+            failed.append(f"place {place}: no SSH in its resources")
+        else:
+            try:
+                banner = check_ssh(held.ssh, place)
+                typer.echo(f"ssh: {held.ssh.user}@{held.ssh.host}:{held.ssh.port} answers ({banner})")
+            except LabError as exc:
+                failed.append(str(exc))
+    for line in failed:
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 def _pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
