@@ -207,6 +207,16 @@ def test_hold_locks_the_place_and_ctrl_c_releases_it(lab: Lab, env: dict[str, st
         proc.stop()
 
 
+def test_sigterm_releases_a_hold_too(lab: Lab, env: dict[str, str]) -> None:
+    proc = _hold(lab, env, "--place", "rig-b")
+    try:
+        proc.popen.send_signal(signal.SIGTERM)
+        assert proc.popen.wait(60) == 0, proc.output()
+        assert holder(lab, "rig-b") is None
+    finally:
+        proc.stop()
+
+
 def test_a_stale_lock_of_ours_is_released_at_next_start_and_named(lab: Lab, env: dict[str, str]) -> None:
     proc = _hold(lab, env, "--place", "rig-a")
     pid = proc.popen.pid

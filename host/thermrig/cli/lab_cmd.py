@@ -230,6 +230,10 @@ def _pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
     return out
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @app.command("hold")
 @user_errors
 def hold(
@@ -246,13 +250,14 @@ def hold(
     """Acquire places and hold them until Ctrl-C: prints each rig's serial URL (for --port) and its test PC.
 
     With --tag, the places are reserved through the coordinator's queue: while others hold them, this
-    waits its turn (Ctrl-C gives up). Everything is released on exit; a hold of ours that died is released
-    at the next start.
+    waits its turn (Ctrl-C gives up). Everything is released on exit (Ctrl-C, SIGTERM); a hold of ours
+    that was killed is released at the next start.
     """
     if not place and not tag:
         raise typer.BadParameter("name a --place or give a --tag", param_hint="--place")
     tags = {k: tag_value(v) for k, v in _pairs(tag, "--tag", "board=sim").items()}
     lab = _labgrid()
+    signal.signal(signal.SIGTERM, _interrupted)  # `systemctl stop`, `kill`: released as on Ctrl-C
     with lab.acquired.held_places(
         coordinator, "hold", places=place, tags=tags, count=count, on_stale=_named_stale,
         on_wait=lambda message: typer.echo(message, err=True),
@@ -281,9 +286,11 @@ def influx_users(
     grafana: Annotated[str, typer.Option("--grafana", help="Grafana's user: read only.")] = "grafana",
 ) -> None:
     """Make the lab's InfluxDB 1.8 users: an admin, a write-only user for the agents, a read-only one for
-    Grafana. Passwords come from THERMRIG_LAB_ADMIN_PASSWORD, THERMRIG_LAB_AGENT_PASSWORD and
-    THERMRIG_LAB_GRAFANA_PASSWORD, or are asked. Run it again to change a password. Agents then use
-    token "agent:PASSWORD" ([influx] in config.toml); see docs/lab.md for 2.x and 3.x tokens."""
+    Grafana.
+
+    Passwords come from THERMRIG_LAB_ADMIN_PASSWORD, THERMRIG_LAB_AGENT_PASSWORD and
+    THERMRIG_LAB_GRAFANA_PASSWORD, or are asked. Run it again to change a password. Agents then use the
+    token agent:PASSWORD (the influx table of config.toml); docs/lab.md has 2.x and 3.x tokens."""
     from thermrig.lab.influx_users import Credentials, provision
 
     def secret(role: str) -> str:
