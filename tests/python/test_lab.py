@@ -19,7 +19,9 @@ from lab_world import BIN, Lab, Proc, simulated_lab
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
+from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
+from thermrig.lab.rig_place import tag_value
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -142,13 +144,21 @@ def test_coordinator_sees_each_place_with_its_tags_and_resources(lab: Lab) -> No
 
 
 def test_status_lists_places_holders_and_tags(lab: Lab, env: dict[str, str]) -> None:
+    current = tag_value(checkout_version())
+    with LabClient(lab.address) as client:  # rig-b's rig was flashed with this checkout's firmware
+        client.ensure_place(
+            "rig-b", "exp-rig-b/rig-b/*", {**{k: tag_value(v) for k, v in TAGS.items()}, "firmware": current}
+        )
     labgrid_client(lab, "-p", "rig-b", "acquire")
     try:
         result = thermrig(env, "lab", "status", "--coordinator", lab.address)
         assert result.returncode == 0, result.stderr
         rows = {line.split()[1]: line for line in result.stdout.splitlines() if "rig-" in line}
         assert "free" in rows["rig-a"] and "board=sim" in rows["rig-a"]
-        assert "bench/alice" in rows["rig-b"] and "firmware=0_3_1_g1a2b" in rows["rig-b"]
+        assert " differs " in rows["rig-a"]  # tagged 0.3.1+g1a2b: not this checkout's firmware
+        assert " - " in rows["rig-x"]  # no firmware tag
+        assert "bench/alice" in rows["rig-b"] and f"firmware={current}" in rows["rig-b"]
+        assert " current " in rows["rig-b"]
     finally:
         labgrid_client(lab, "-p", "rig-b", "release")
 

@@ -143,14 +143,18 @@ def export(
 @app.command("status")
 @user_errors
 def status(coordinator: CoordOpt) -> None:
-    """The lab's places: who holds each and since when, their tags, and what thermrig runs on them."""
-    rows = _labgrid().status.lab_status(coordinator)
-    table = Table(title=f"labgrid places at {coordinator}")
-    for column in ("place", "held by", "since", "tags", "running"):
+    """The lab's places: who holds each and since when, their tags, what thermrig runs on them, and whether
+    their firmware tag is this checkout's (`lab check` asks the rig itself)."""
+    from thermrig.firmware_identity import checkout_version
+
+    checkout = checkout_version()
+    rows = _labgrid().status.lab_status(coordinator, checkout)
+    table = Table(title=f"labgrid places at {coordinator} (this checkout's firmware: {checkout})")
+    for column in ("place", "held by", "since", "tags", "firmware", "running"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row.name, row.holder or "free", row.since, row.tags, row.running)
-    Console(width=200).print(table)
+        table.add_row(row.name, row.holder or "free", row.since, row.tags, row.firmware or "-", row.running)
+    Console(width=220).print(table)
 
 
 def _named_stale(record: LockRecord) -> None:

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 from thermrig.lab.client import LabClient
+from thermrig.lab.rig_place import tag_value
 
 
 @dataclass(frozen=True)
@@ -15,14 +16,18 @@ class PlaceRow:
     since: str
     tags: str
     running: str
+    firmware: str  # the place's firmware tag against this checkout's: "current", "differs", "" (no tag)
 
 
-def lab_status(coordinator: str) -> list[PlaceRow]:
+def lab_status(coordinator: str, checkout: str = "") -> list[PlaceRow]:
+    """checkout: this checkout's firmware version, to compare each place's firmware tag with."""
     with LabClient(coordinator) as client:
         views = client.places()
     rows = []
     for view in views:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(view.changed)) if view.acquired else ""
         tags = " ".join(f"{k}={v}" for k, v in sorted(view.tags.items()))
-        rows.append(PlaceRow(view.name, view.acquired or "", since, tags, view.comment))
+        tag = view.tags.get("firmware", "")
+        firmware = "" if not tag or not checkout else ("current" if tag == tag_value(checkout) else "differs")
+        rows.append(PlaceRow(view.name, view.acquired or "", since, tags, view.comment, firmware))
     return rows
