@@ -260,11 +260,18 @@ def test_someone_elses_lock_is_never_taken_for_a_stale_one_of_ours(lab: Lab, env
 def test_a_hold_by_tag_waits_its_turn_for_places_others_hold(lab: Lab, env: dict[str, str]) -> None:
     first = _hold(lab, env, "--tag", "board=sim", "--count", "2", expect=2)
     second = _hold(lab, env, "--tag", "board=sim", "--tag", "slot=top", expect=0)
+    gives_up = _hold(lab, env, "--tag", "board=sim", expect=0)
     try:
         assert _held_by(first) == ["rig-a", "rig-b"]
-        waiting = wait_for(lambda: "waiting for 1 of 1 places matching the tags" in second.lines, 60)
-        assert waiting, second.output()
+        for proc in (second, gives_up):
+            waiting = wait_for(lambda p=proc: "waiting for 1 of 1 places matching the tags" in p.lines, 60)
+            assert waiting, proc.output()
         assert _held_by(second) == []
+        gives_up.popen.send_signal(signal.SIGINT)  # Ctrl-C while waiting: its reservation is cancelled
+        assert gives_up.popen.wait(60) == 130
+        assert "interrupted: nothing held, reservations cancelled" in gives_up.lines
+        with LabClient(lab.address) as client:
+            assert len(client.reservations()) == 3  # first's two, second's one
         first.popen.send_signal(signal.SIGINT)
         assert first.popen.wait(60) == 0, first.output()
         assert wait_for(lambda: len(_held_by(second)) == 1, 60), second.output()
@@ -274,10 +281,11 @@ def test_a_hold_by_tag_waits_its_turn_for_places_others_hold(lab: Lab, env: dict
         assert second.popen.wait(60) == 0, second.output()
         assert holder(lab, "rig-a") is None and holder(lab, "rig-b") is None
         with LabClient(lab.address) as client:  # the reservations went with the holds
-            assert all(p.reservation is None for p in client.places())
+            assert all(p.reservation is None for p in client.places()) and client.reservations() == []
     finally:
         first.stop()
         second.stop()
+        gives_up.stop()
 
 
 def test_no_place_matching_the_tags_is_one_line(lab: Lab, env: dict[str, str]) -> None:

@@ -262,6 +262,17 @@ def hold(
     tags = {k: tag_value(v) for k, v in _pairs(tag, "--tag", "board=sim").items()}
     lab = _labgrid()
     signal.signal(signal.SIGTERM, _interrupted)  # `systemctl stop`, `kill`: released as on Ctrl-C
+    try:
+        held = _hold_until_interrupted(lab, coordinator, place, tags, count)
+    except KeyboardInterrupt:  # before every place was held: waiting in the queue, or acquiring
+        typer.echo("interrupted: nothing held, reservations cancelled", err=True)
+        raise typer.Exit(130) from None
+    typer.echo(f"released {', '.join(held)}", err=True)
+
+
+def _hold_until_interrupted(
+    lab: ModuleType, coordinator: str, place: list[str], tags: dict[str, str], count: int
+) -> list[str]:
     with lab.acquired.held_places(
         coordinator, "hold", places=place, tags=tags, count=count, on_stale=_named_stale,
         on_wait=lambda message: typer.echo(message, err=True),
@@ -277,7 +288,7 @@ def hold(
                 signal.pause()
         except KeyboardInterrupt:
             pass
-    typer.echo(f"released {', '.join(one.name for one in held)}", err=True)
+    return [one.name for one in held]
 
 
 @app.command("influx-users")

@@ -232,6 +232,11 @@ class LabClient:
         name = response.reservation.allocations.get("main")
         return str(name) if name else None
 
+    def reservations(self) -> list[tuple[str, str]]:
+        """The coordinator's reservations: (owner "host/user", token)."""
+        response = self._call("listing reservations", "GetReservations", pb2.GetReservationsRequest())
+        return [(str(r.owner), str(r.token)) for r in response.reservations]
+
     def cancel(self, token: str) -> None:
         request = pb2.CancelReservationRequest(token=token)
         self._call("cancelling a reservation", "CancelReservation", request)
