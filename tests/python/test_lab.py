@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, Lab, Proc, simulated_lab
+from lab_world import BIN, Lab, Proc, coordinator, simulated_lab
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
@@ -333,3 +333,23 @@ def test_export_of_a_real_rig_matches_its_usb_serial_port_by_udev(env: dict[str,
     assert result.returncode == 0, result.stderr
     assert "cls: USBSerialPort" in result.stdout and "ID_SERIAL_SHORT: 0671FF383" in result.stdout
     assert "RawSerialPort" not in result.stdout
+
+
+def test_a_session_the_coordinator_dropped_is_started_again(tmp_path: Path) -> None:
+    """A coordinator restarted under a long-lived client (its places come back from places.yaml): the
+    client's next call opens a new session instead of failing."""
+    with coordinator(tmp_path) as (address, first):
+        client = LabClient(address).__enter__()
+        try:
+            client.ensure_place("bench-9", "exp/bench-9/*", {"board": "sim"})
+            assert wait_for(lambda: (tmp_path / "places.yaml").exists(), 30)  # saved before the restart
+            first.stop()
+            again = Proc.start([str(BIN / "labgrid-coordinator"), "--listen", address], tmp_path)
+            try:
+                assert wait_for(lambda: f"listening on {address}" in again.lines, 60), again.output()
+                assert [p.name for p in client.places()] == ["bench-9"]
+                assert client.place("bench-9").tags == {"board": "sim"}
+            finally:
+                again.stop()
+        finally:
+            client.__exit__(None, None, None)

@@ -107,7 +107,8 @@ class LabClient:
         return f"{self.session.gethostname()}/{self.session.getuser()}"
 
     def _call(self, what: str, method: str, request: Any) -> Any:
-        session = self._alive()
+        self.sync()  # the coordinator answers only clients with a live session
+        session = self.session
 
         async def call() -> Any:
             try:
@@ -121,8 +122,12 @@ class LabClient:
         return self._run(call())
 
     def sync(self) -> None:
-        if not self._run(self._alive().sync_with_coordinator()):
-            raise CoordinatorUnreachable(f"coordinator at {self.address} went away")
+        """Wait for the coordinator to have handled everything sent; a session found dropped on the way
+        (its stream ends only while our loop runs) is started again once."""
+        for _ in range(2):
+            if self._run(self._alive().sync_with_coordinator()):
+                return
+        raise CoordinatorUnreachable(f"coordinator at {self.address} went away")
 
     # -- places ---------------------------------------------------------------------------------------
     def places(self) -> list[PlaceView]:
