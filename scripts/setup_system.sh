@@ -21,6 +21,7 @@ declare -A NEED=(
   [chromium]=chromium  # the report test looks at the HTML report in headless Chromium
   [dot]=graphviz       # WireViz draws the harness diagrams with it (make wiring)
   [ser2net]=ser2net    # labgrid's exporter serves a rig's serial port over RFC 2217 with it (docs/lab.md)
+  [sshd]=openssh-server  # the simulated lab's test PCs answer SSH with it (tests/python/test_lab.py)
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

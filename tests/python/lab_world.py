@@ -82,6 +82,26 @@ class Lab:
 
 
 @contextmanager
+def ssh_server(folder: Path, port: int) -> Iterator[Proc]:
+    """OpenSSH's sshd on a loopback port with a host key of its own (a test PC's SSH), in the foreground."""
+    sshd = Path("/usr/sbin/sshd")
+    if not sshd.exists():
+        raise AssertionError("sshd is missing: run scripts/setup_system.sh (Debian package openssh-server)")
+    if not Path("/run/sshd").is_dir():  # its privilege separation directory, which its service unit makes
+        Path("/run/sshd").mkdir(mode=0o755)
+    key = folder / f"ssh_host_{port}"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    cmd = [str(sshd), "-D", "-e", "-f", "/dev/null", "-h", str(key), "-p", str(port),
+           "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none"]  # fmt: skip
+    proc = Proc.start(cmd, folder)
+    try:
+        assert wait_for(lambda: any("Server listening" in line for line in proc.lines), 30), proc.output()
+        yield proc
+    finally:
+        proc.stop()
+
+
+@contextmanager
 def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
     folder.mkdir(parents=True, exist_ok=True)
     proc = Proc.start([str(BIN / "labgrid-coordinator"), "--listen", "127.0.0.1:0"], folder)

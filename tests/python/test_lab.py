@@ -11,11 +11,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, Lab, Proc, coordinator, simulated_lab
+from lab_world import BIN, Lab, Proc, coordinator, simulated_lab, ssh_server
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
@@ -94,13 +94,18 @@ def export(
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterator[Lab]:
-    """rig-a and rig-b (simulated rigs; rig-a's test PC runs a real fio server) and rig-x (a device of
+    """rig-a and rig-b (simulated rigs; rig-a's test PC runs a real fio server and sshd) and rig-x (a device of
     another protocol), each registered by `thermrig lab export --coordinator` and exported."""
-    with simulated_lab(tmp_path_factory.mktemp("lab"), ["rig-a", "rig-b"]) as lab, foreign_device() as foreign:
+    with (
+        simulated_lab(tmp_path_factory.mktemp("lab"), ["rig-a", "rig-b"]) as lab,
+        foreign_device() as foreign,
+        ExitStack() as stack,
+    ):
         ports = {name: (free_port(), free_port()) for name in ("rig-a", "rig-b", "rig-x")}
         lab.ports = ports
         fio = Proc.start(["fio", f"--server=ip:127.0.0.1,{ports['rig-a'][0]}"], lab.folder)
         try:
+            stack.enter_context(ssh_server(lab.folder, ports["rig-a"][1]))
             for name, rig in lab.rigs.items():
                 export(env, lab, name, str(rig.port), *ports[name], TAGS)
             export(env, lab, "rig-x", foreign, *ports["rig-x"], {"board": "other"})
@@ -296,18 +301,27 @@ def test_no_place_matching_the_tags_is_one_line(lab: Lab, env: dict[str, str]) -
     ]
 
 
-def test_check_says_what_answers_and_names_what_does_not(lab: Lab, env: dict[str, str]) -> None:
+def test_check_says_what_answers(lab: Lab, env: dict[str, str]) -> None:
     result = thermrig(env, "lab", "check", "--coordinator", lab.address, "--place", "rig-a")
     fio_port, ssh_port = lab.ports["rig-a"]
-    assert result.returncode == 1
+    assert result.returncode == 0, result.stderr
     out = result.stdout.splitlines()
     assert out[0].startswith("rig: thermrig-core ") and "on rfc2217://127.0.0.1:" in out[0]
     assert out[1] == f"fio server: 127.0.0.1,{fio_port} answers"
-    errors = result.stderr.strip().splitlines()
-    assert len(errors) == 1 and errors[0].startswith(
-        f"error: place rig-a: its test PC's SSH at 127.0.0.1:{ssh_port} does not answer"
-    )
+    assert out[2].startswith(f"ssh: tester@127.0.0.1:{ssh_port} answers (SSH-2.0-OpenSSH")
     assert holder(lab, "rig-a") is None
+
+
+def test_check_names_each_test_pc_service_that_does_not_answer(lab: Lab, env: dict[str, str]) -> None:
+    result = thermrig(env, "lab", "check", "--coordinator", lab.address, "--place", "rig-b")
+    fio_port, ssh_port = lab.ports["rig-b"]
+    assert result.returncode == 1
+    assert result.stdout.startswith("rig: thermrig-core ")
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 2
+    assert errors[0].startswith(f"error: place rig-b: its test PC's fio server at 127.0.0.1,{fio_port} does not answer")
+    assert errors[1].startswith(f"error: place rig-b: its test PC's SSH at 127.0.0.1:{ssh_port} does not answer")
+    assert holder(lab, "rig-b") is None
 
 
 def test_a_device_of_another_protocol_is_one_line_and_its_place_released(lab: Lab, env: dict[str, str]) -> None:
