@@ -24,6 +24,8 @@ declare -A NEED=(
   [nbdinfo]=libnbd-bin  # nbdinfo, nbdcopy: third-party NBD clients in the virtual drive's tests
   [nbdsh]=python3-libnbd  # libnbd's Python bindings (the tests' scripted NBD client)
   [qemu-io]=qemu-utils  # qemu-io, qemu-img: qemu's own NBD client
+  [ser2net]=ser2net    # labgrid's exporter serves a rig's serial port over RFC 2217 with it (docs/lab.md)
+  [sshd]=openssh-server  # the simulated lab's test PCs answer SSH with it (tests/python/test_lab.py)
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

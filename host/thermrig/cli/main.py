@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from thermrig import __version__
-from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, rig_cmds, sim_cmd, throttle_cmd
+from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, lab_cmd, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.analyze_cmd import analyze
 from thermrig.cli.demo import demo
 from thermrig.cli.flash_cmd import flash
@@ -21,6 +21,7 @@ app.add_typer(rig_cmds.app, name="rig")
 app.add_typer(sim_cmd.app, name="sim")
 app.add_typer(db_cmds.app, name="db")
 app.add_typer(calibrate_cmd.app, name="calibrate")
+app.add_typer(lab_cmd.app, name="lab")
 app.command("query")(db_cmds.query)
 app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)

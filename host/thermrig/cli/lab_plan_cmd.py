@@ -1,0 +1,66 @@
+"""`thermrig lab plan`: which place would run which run of a campaign, and the planned time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from thermrig.cli.errors import user_errors
+from thermrig.cli.lab_common import labgrid_modules, pairs
+from thermrig.lab.errors import LabError
+from thermrig.lab.rig_place import tag_value
+
+
+def _hms(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s"
+
+
+@user_errors
+def plan(
+    campaign_file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="The campaign file.")],
+    coordinator: Annotated[
+        str, typer.Option("--coordinator", "-x", envvar="LG_COORDINATOR", help="Plan on this lab's places.")
+    ] = "",
+    tag: Annotated[list[str], typer.Option("--tag", "-t", help="With -x: only places with this tag.")] = [],  # noqa: B006
+    places: Annotated[int, typer.Option("--places", "-n", min=1, help="Without -x: this many places.")] = 1,
+    seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
+) -> None:
+    """Which place would run which run, and the campaign's planned time on one place and on the lab.
+
+    A run goes to a place whose fixed hardware tags (slot, heatsink, airflow) match its factors without
+    an operator prompt, else to a place where that hardware is not fixed (the operator sets it up), never
+    to a place whose fixed hardware differs. Without --coordinator, the places are alike and fix nothing.
+    """
+    from thermrig.campaign.plan import make_plan
+    from thermrig.campaign.spec import load_campaign
+    from thermrig.lab.assign import PlaceHardware, RunNeed, assign
+
+    p = make_plan(load_campaign(campaign_file), seed)
+    runs = [RunNeed(r.run_id, {k: str(v) for k, v in r.physical.items()}, p.estimate_s(r)) for r in p.runs]
+    if coordinator:
+        wanted = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()}
+        with labgrid_modules().client.LabClient(coordinator) as client:
+            names = client.matching(wanted)
+            lab = [PlaceHardware(n, client.place(n).tags) for n in names]
+        if not lab:
+            raise LabError(f"no place at {coordinator} matches the tags")
+    else:
+        lab = [PlaceHardware(f"place-{i + 1}", {}) for i in range(places)]
+    split = assign(runs, lab)
+    one = sum(r.estimate_s for r in runs)
+    table = Table(title=f"{p.campaign.name}: {len(runs)} runs on {len(lab)} places")
+    for column in ("place", "fixed", "runs", "operator prompts", "planned"):
+        table.add_column(column)
+    for hw, lane in zip(lab, split.lanes, strict=True):
+        fixed = " ".join(f"{k}={v}" for k, v in sorted(hw.tags.items()) if k in ("slot", "heatsink", "airflow"))
+        table.add_row(lane.place, fixed or "-", str(len(lane.runs)), str(len(lane.prompts)), _hms(lane.busy_s))
+    Console(width=200).print(table)
+    typer.echo(
+        f"planned {_hms(one)} on one place, {_hms(split.makespan_s)} on {len(lab)} places "
+        f"({one / split.makespan_s:.2f}x; equilibrium and cool-down are estimates)"
+    )

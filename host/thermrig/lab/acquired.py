@@ -1,0 +1,145 @@
+"""Holding places for the length of a `with` block: stale locks of ours released first (and named); the
+places named, or as many as match the tags reserved through the coordinator's queue (waiting while
+others hold them); each acquired (or one line naming who holds it), its serial port's RFC 2217 URL and
+its test PC handed out; every place released and every reservation cancelled at the end, on Ctrl-C and
+on any error."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+
+from thermrig.lab.client import Endpoint, LabClient
+from thermrig.lab.errors import NoSuchPlace
+from thermrig.lab.locks import LockBook, LockRecord
+from thermrig.lab.rig_place import FIO_RESOURCE, SERIAL_RESOURCE, SSH_RESOURCE
+
+POLL_S = 1.0  # how often a waiting reservation is polled (it expires 60 s after the last poll)
+
+
+@dataclass(frozen=True)
+class HeldPlace:
+    coordinator: str
+    name: str
+    holder: str
+    tags: dict[str, str]
+    serial: Endpoint
+    fio: Endpoint | None
+    ssh: Endpoint | None
+    rig: str = ""  # the exporter serving the rig's serial port
+
+    def point_tags(self, firmware: str = "") -> dict[str, str]:
+        """What every point recorded through this place carries in InfluxDB: the rig, the place, the test
+        PC and the firmware version (the rig's HELLO when given, else the place's firmware tag)."""
+        return {
+            "rig": self.rig or self.name,
+            "place": self.name,
+            "test_pc": self.fio.host if self.fio else (self.ssh.host if self.ssh else ""),
+            "firmware": firmware or self.tags.get("firmware", ""),
+        }
+
+    @property
+    def serial_url(self) -> str:
+        """What the rig link opens: pyserial's RFC 2217 client on the exporter's ser2net. ser2net cannot set
+        a pty's modem lines and leaves SET_CONTROL (DTR) unanswered: ign_set_control, as labgrid's own
+        SerialDriver does."""
+        return f"rfc2217://{self.serial.host}:{self.serial.port}?ign_set_control"
+
+
+def release_stale(client: LabClient, book: LockBook) -> list[LockRecord]:
+    """Release the places that dead thermrig processes of ours left locked; the records released."""
+    released = []
+    for record in book.stale(client.address):
+        if record.holder == client.identity() and client.release(record.place, record.holder):
+            released.append(record)
+        book.remove(record)
+    return released
+
+
+def _has(client: LabClient, place: str, resource: str) -> bool:
+    return any(path[3] == resource for path in client.session.places[place].acquired_resources)
+
+
+@contextmanager
+def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterator[HeldPlace]:
+    client.acquire(place)
+    record = book.write(client.address, place, client.identity(), purpose)
+    try:
+        client.set_comment(place, f"thermrig {purpose} (pid {os.getpid()})")
+        serial = client.endpoint(place, SERIAL_RESOURCE)
+        fio = client.endpoint(place, FIO_RESOURCE) if _has(client, place, FIO_RESOURCE) else None
+        ssh = client.endpoint(place, SSH_RESOURCE) if _has(client, place, SSH_RESOURCE) else None
+        tags = client.place(place).tags
+        rig = next((p[0] for p in client.session.places[place].acquired_resources if p[3] == SERIAL_RESOURCE), "")
+        yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig)
+    finally:
+        try:
+            client.set_comment(place, "")
+        finally:
+            client.release(place)
+            book.remove(record)
+
+
+@contextmanager
+def _reserved(
+    client: LabClient, tags: dict[str, str], count: int, on_wait: Callable[[str], None]
+) -> Iterator[list[str]]:
+    """Reserve up to `count` places matching the tags (as many as match) and wait until each is allocated."""
+    matching = client.matching(tags)
+    if not matching:
+        wanted = ", ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "any place"
+        known = ", ".join(sorted(p.name for p in client.places())) or "none"
+        raise NoSuchPlace(f"no place at {client.address} matches {wanted} (places: {known})")
+    tokens = [client.reserve(tags) for _ in range(min(count, len(matching)))]
+    try:
+        allocated: dict[str, str] = {}
+        waiting_said = False
+        while True:
+            for token in tokens:
+                name = client.poll(token)
+                if name:
+                    allocated[token] = name
+            if len(allocated) == len(tokens):
+                break
+            if not waiting_said:
+                on_wait(f"waiting for {len(tokens) - len(allocated)} of {len(tokens)} places matching the tags")
+                waiting_said = True
+            client.pause(POLL_S)
+        yield [allocated[t] for t in tokens]
+    finally:
+        for token in tokens:
+            client.cancel(token)
+
+
+@contextmanager
+def held_places(
+    coordinator: str,
+    purpose: str,
+    places: list[str] | None = None,
+    tags: dict[str, str] | None = None,
+    count: int = 1,
+    book: LockBook | None = None,
+    on_stale: Callable[[LockRecord], None] = lambda record: None,
+    on_wait: Callable[[str], None] = lambda message: None,
+) -> Iterator[list[HeldPlace]]:
+    """The places named, or up to `count` places matching `tags` (reserved, waited for), held."""
+    book = book or LockBook()
+    with LabClient(coordinator) as client, ExitStack() as stack:
+        for record in release_stale(client, book):
+            on_stale(record)
+        names = places or stack.enter_context(_reserved(client, tags or {}, count, on_wait))
+        yield [stack.enter_context(_held(client, book, name, purpose)) for name in names]
+
+
+@contextmanager
+def held_place(
+    coordinator: str,
+    place: str,
+    purpose: str,
+    book: LockBook | None = None,
+    on_stale: Callable[[LockRecord], None] = lambda record: None,
+) -> Iterator[HeldPlace]:
+    with held_places(coordinator, purpose, places=[place], book=book, on_stale=on_stale) as held:
+        yield held[0]
