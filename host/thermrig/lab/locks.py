@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from thermrig.paths import runtime_dir
+from thermrig.settings import runtime_dir
 
 
 @dataclass(frozen=True)
