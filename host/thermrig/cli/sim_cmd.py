@@ -75,7 +75,7 @@ def sim(
         folder = RunningSim.state_file().parent
         folder.mkdir(parents=True, exist_ok=True)
         control_path = folder / f"sim-{os.getpid()}.sock"
-        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
+        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware).start()
         RunningSim(rig.port, os.getpid(), control_path, firmware).write()
         console.print(
             f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x)"
