@@ -52,7 +52,7 @@ class Stretch:
 
 
 def free_running_stretch(config: SimConfig, minutes: int, wall_limit_s: float) -> Stretch:
-    """`minutes` of 10 Hz telemetry from a rig simulated flat out (config.speed 0): the pty carries
+    """`minutes` of 10 Hz telemetry from a rig simulated flat out (Pacing.accelerated(0)): the pty carries
     simulated time as fast as the machine goes, a harder test of the link than real time."""
     with SimulatedRig(config) as sim, RigLink(sim.port) as link:
         link.hello()

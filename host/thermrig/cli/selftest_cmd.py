@@ -58,11 +58,8 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        rig = (
-            stack.enter_context(SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware)))
-            if sim
-            else None
-        )
+        config = SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware)
+        rig = stack.enter_context(SimulatedRig(config)) if sim else None
         where = rig.port if rig is not None else resolve_port(port).port
         link = stack.enter_context(RigLink(where))
         info = link.hello()

@@ -99,7 +99,7 @@ def sim(
         folder = RunningSim.state_file().parent
         folder.mkdir(parents=True, exist_ok=True)
         control_path = folder / f"sim-{os.getpid()}.sock"
-        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware)
+        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware).start()
         uri = rig.drive.uri if rig.drive is not None else None
         RunningSim(rig.port, os.getpid(), control_path, firmware, uri).write()
         console.print(

@@ -29,7 +29,10 @@ class ControlServer:
         self._sock.bind(str(path))
         self._sock.listen(4)
         self._thread = threading.Thread(target=self._serve, name="sim-control", daemon=True)
+
+    def start(self) -> ControlServer:
         self._thread.start()
+        return self
 
     def _serve(self) -> None:
         while True:

@@ -214,15 +214,11 @@ class SimulatedRig:
         return self.plant.t
 
     def close(self) -> None:
-        if self.firmware is not None:
-            self.firmware.close()
-            self.firmware = None
-        if self.drive is not None:
-            self.drive.close()
-            self.drive = None
-        if self.server is not None:
-            self.server.close()
-            self.server = None
+        """Close what start() started, in reverse; a half-started rig closes its started part."""
+        for part in (self.firmware, self.drive, self.server):
+            if part is not None:
+                part.close()
+        self.firmware, self.drive, self.server = None, None, None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
