@@ -92,15 +92,17 @@ def main() -> None:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    lines: queue.Queue[str] = queue.Queue()
+    lines: queue.Queue[str] = queue.Queue()  # "" once the campaign's output has ended
     assert proc.stdout is not None
     stream = proc.stdout
-    threading.Thread(target=lambda: [*map(lines.put, stream)], daemon=True).start()
+    threading.Thread(target=lambda: [*map(lines.put, stream), lines.put("")], daemon=True).start()
     out: list[str] = []
 
     def wait_for(*parts: str) -> None:
         while True:
             line = lines.get(timeout=1200)
+            if not line:
+                raise SystemExit("the campaign ended early:\n" + "".join(out[-10:]))
             out.append(line)
             if all(p in line for p in parts):
                 return
