@@ -26,8 +26,10 @@ from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.virtual_drive.exchange import Accounts, Exchange, Figures, SharedLbaMap
 
 # While requests are in flight, a pipeline the host left short (a loaded machine delivering requests
-# late) restarts at most this far behind the wire clock; with nothing in flight it starts afresh.
-CATCH_UP_S = 0.05
+# late) restarts at most this far behind the wire clock; with nothing in flight it starts afresh. Half a
+# second: a host stall that short costs the drive no throughput (at 50 ms, two busy cores made fio see
+# 10 % dips that the analysis read as throttle onsets 5-15 s early; docs/virtual-drive.md).
+CATCH_UP_S = 0.5
 THREADS = 32  # nbdkit threads per connection: requests in flight per client, sleeping to their completion
 START_TIMEOUT_S = 30.0
 
