@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thermrig.hardware.chassis_profiles import load_profile
-from thermrig.virtual_drive.drive_model import DriveModel, Pattern
 from thermrig.hardware.drive_profiles import DriveProfile
-from thermrig.sim.plant import Plant
 from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotParams
+from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S
+from thermrig.virtual_drive.drive_model import DriveModel, Pattern
 
 IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
 IDLE_DT = 0.5
