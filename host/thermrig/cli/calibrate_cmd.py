@@ -22,6 +22,7 @@ from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import Check, heatsink_check, puget_checks, replay_report, sm951_checks
+from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
@@ -142,6 +143,23 @@ def crossval_cmd(
         f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters",
         markup=False,
     )
+
+
+@app.command("sensitivity")
+@user_errors
+def sensitivity_cmd(
+    share: Annotated[float, typer.Option(help="Move each parameter this share of its bound's range.")] = 0.05,
+    least: Annotated[float, typer.Option(help="List the cells it moves by at least this many tolerances.")] = 0.25,
+) -> None:
+    """Which Puget cells each free parameter of the fit moves at the profiles' values (replay)."""
+    console = _console()
+    for s in sensitivity(share=share):
+        moved = [
+            f"{m.cell.slot} / {m.cell.profile} {'onset' if m.onset >= m.depth else 'depth'} {max(m.onset, m.depth):.1f}"
+            for m in s.cells
+            if max(m.onset, m.depth) >= least
+        ]
+        console.print(f"{s.name} = {s.value:.3g}: {', '.join(moved) or 'no cell'}", markup=False)
 
 
 @app.command()
