@@ -87,9 +87,9 @@ def fit(
     gain_starts: Sequence[float] = GAIN_STARTS,
     report: Callable[[int, float], None] | None = None,
 ) -> FitResult:
-    """Powell within the bounds from base's values (the profiles' by default), then from the same point
-    with the throttle gain at each of gain_starts (when the model frees it), maxfev evaluations in all;
-    the best point seen, the start included."""
+    """Powell within the bounds from base's values (the profiles' by default), then from the best point
+    so far with the throttle gain at each of gain_starts (when the model frees it), maxfev evaluations
+    shared among the starts; the result is the best point seen, the start included."""
     chassis = load_chassis()
     base = current() if base is None else base
     free = model.free
