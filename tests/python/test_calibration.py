@@ -8,14 +8,46 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from thermrig.analysis.published import PUGET
-from thermrig.calibration.fit import current, evaluate
+from thermrig.calibration.crossval import crossval
+from thermrig.calibration.fit import cost, evaluate, fit
+from thermrig.calibration.parameters import Fitted, Fixed, Model, all_bounds, build, current, read
 from thermrig.calibration.pipeline import QUICK_CELLS
 from thermrig.hardware.profiles import load_chassis
+
+# The profiles as issue 20 found them (880104e): the objective has a narrow minimum in the throttle gain
+# at their 0.035 W/K/s, a plateau from about 0.08 to 0.3 beside it.
+ISSUE_20 = {
+    "tmt1_c": 71.1,
+    "tmt2_c": 95.0,
+    "hysteresis_c": 2.21,
+    "throttle_gain_w_per_k_s": 0.035,
+    "ctrl_capacity_j_per_k": 0.454,
+    "board_capacity_j_per_k": 6.54,
+    "g_ctrl_board_w_per_k": 0.426,
+    "ctrl_power_fraction": 0.565,
+    "tmt2_w": 2.73,
+    "idle_power_w": 1.298,
+    "top.air_coupling": 0.944,
+    "top.v_chassis_fan": 0.837,
+    "bottom.air_coupling": 0.810,
+    "bottom.v_chassis_fan": 0.779,
+    "upright.air_coupling": 0.346,
+    "upright.v_chassis_fan": 0.687,
+    "underside.air_coupling": 0.966,
+    "underside.v_chassis_fan": 0.451,
+    "single_gpu_idle.air_c": 27.2,
+    "dual_gpu_idle.air_c": 35.4,
+    "single_gpu_load.air_c": 36.6,
+    "dual_gpu_load.air_c": 48.7,
+}
 
 
 @pytest.mark.timeout(900)
@@ -84,3 +116,51 @@ def test_seeds_000_and_004_hold_on_the_replay() -> None:
     assert len(checks) == 6
     for check in checks:  # each as the review describes it, with the tolerance in analysis.published
         assert check.ok, check
+
+
+def _only(*names: str, base: Fitted | None = None) -> Model:
+    """A model that frees only `names`, the rest held at base's values (the profiles'): a cheap fit."""
+    v = read(current() if base is None else base)
+    return Model("test", tuple(Fixed(b.name, v[b.name], "test") for b in all_bounds() if b.name not in names))
+
+
+def test_leave_one_cell_out_refits_without_the_cell_and_predicts_it() -> None:
+    cells = [c for c in PUGET if c.profile == "dual_gpu_load"]  # bottom, top, upright
+    model = _only("tmt1_c", "dual_gpu_load.air_c")
+    folds = crossval(model, cells=cells, held_out=cells[:2], maxfev=12, gain_starts=())
+    assert [f.cell for f in folds] == cells[:2]
+    chassis = load_chassis()
+    base = current()
+    for fold in folds:
+        train = [c for c in cells if c != fold.cell]
+        assert fold.in_sample == evaluate(chassis, base, [fold.cell])[0]
+        assert fold.held_out == evaluate(chassis, fold.fitted, [fold.cell])[0]
+        assert fold.fold_cost == pytest.approx(cost(evaluate(chassis, fold.fitted, train), train))
+        assert fold.fold_cost <= fold.start_cost
+        assert 1 < fold.evaluations <= 12
+        moved = read(fold.fitted)
+        assert {k for k, x in read(base).items() if moved[k] != x} <= {"tmt1_c", "dual_gpu_load.air_c"}
+    # What the held-out cell published never reaches its fold: told another number, the fold is the same.
+    lied = [replace(c, onset_s=c.onset_s + 30, depth_pct=c.depth_pct - 30) if c == cells[0] else c for c in cells]
+    (again,) = crossval(model, cells=lied, held_out=lied[:1], maxfev=12, gain_starts=())
+    assert again.fitted == folds[0].fitted and again.held_out == folds[0].held_out
+
+
+def test_the_fit_never_returns_worse_than_its_start() -> None:
+    # The throttle gain alone on every cell, from issue 20's narrow minimum: Powell's bounded line search
+    # never evaluates the point it starts from, and lands on the plateau beside the minimum.
+    narrow = build(ISSUE_20, current())
+    model = _only("throttle_gain_w_per_k_s", base=narrow)
+    x0 = model.start(narrow)
+    chassis = load_chassis()
+
+    def objective(x: np.ndarray) -> float:
+        return cost(evaluate(chassis, model.apply([float(a) for a in x], narrow)))
+
+    start = objective(np.array(x0))
+    plain = minimize(objective, np.array(x0), method="Powell", bounds=[(b.lo, b.hi) for b in model.free])
+    assert plain.fun > start  # the case this test is about: plain Powell ends worse than it began
+    result = fit(model, narrow, maxfev=20, gain_starts=())
+    assert result.start_cost == pytest.approx(start)
+    assert result.cost <= result.start_cost
+    assert result.cost == pytest.approx(cost(evaluate(chassis, result.fitted)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from thermrig.calibration.fit import Fitted
+from thermrig.calibration.parameters import Fitted
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState
 from thermrig.hardware.profiles import ProfileError, hardware_dir
 

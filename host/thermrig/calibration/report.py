@@ -17,8 +17,9 @@ from thermrig.analysis.published import (
 from thermrig.analysis.throttle import throttle_of
 from thermrig.analysis.throttle_table import ThrottleRow
 from thermrig.calibration.check import CalibrationCheck
-from thermrig.calibration.fit import SEQ_WRITE, current, evaluate, sm951_replay
+from thermrig.calibration.fit import SEQ_WRITE, evaluate, sm951_replay
 from thermrig.calibration.mixed import mixed_and_consistency_checks
+from thermrig.calibration.parameters import current
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import load_chassis, load_drive_thermal, load_slot
 from thermrig.sim.replay import condition, replay

@@ -14,11 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.calibration.fit import fit, fit_sm951
+from thermrig.analysis.published import PugetCell
+from thermrig.calibration.crossval import Fold, crossval, summarise
+from thermrig.calibration.fit import CellResult, fit, fit_sm951
+from thermrig.calibration.parameters import MODELS
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
+from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
@@ -75,18 +79,87 @@ def fit_cmd(
             best[0] = min(best[0], cost)
             progress.update(task, completed=min(n, maxfev), description=f"950 Pro fit, cost {best[0]:.2f}")
 
-        fitted, cost = fit(maxfev=maxfev, report=report)
+        result = fit(maxfev=maxfev, report=report)
         progress.update(task, completed=maxfev)
     sm951, sm_cost = fit_sm951()
-    edits = fitted_edits(fitted) + sm951_edits(sm951)
+    edits = fitted_edits(result.fitted) + sm951_edits(sm951)
     console.print(as_toml(edits), markup=False)
-    console.print(f"950 Pro cost {cost:.3f}; SM951 cost {sm_cost:.3f}", markup=False)
+    console.print(
+        f"950 Pro cost {result.start_cost:.3f} -> {result.cost:.3f} ({result.evaluations} evaluations); "
+        f"SM951 cost {sm_cost:.3f}",
+        markup=False,
+    )
     if write:
         paths = write_edits(edits)
         console.print(f"written: {', '.join(str(p) for p in paths)}", markup=False)
     checks = replay_report()
     console.print(render(checks, "replay with the fitted parameters" if write else "replay, profiles unchanged"))
     _summary(console, checks)
+
+
+def _cell(r: CellResult) -> str:
+    return f"{r.depth_pct:.0f}% after {'none' if r.onset_s is None else f'{r.onset_s:.0f}'} s"
+
+
+@app.command("crossval")
+@user_errors
+def crossval_cmd(
+    model: Annotated[
+        str, typer.Option(help="identified (what make fit fits) or free (all 22 numbers).")
+    ] = "identified",
+    maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
+) -> None:
+    """Leave-one-cell-out over the 14 Puget cells on the replay: each fold refits the model on the other
+    13 from the profiles' values, then predicts the cell left out."""
+    if model not in MODELS:
+        raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
+    chosen = MODELS[model]
+    console = _console()
+    table = Table(
+        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, {maxfev} evaluations a fold"
+    )
+    for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost"):
+        table.add_column(col)
+
+    def show(_: PugetCell, f: Fold) -> None:
+        console.print(f"{f.cell.slot} / {f.cell.profile}: held out {_cell(f.held_out)}", markup=False)
+
+    folds = crossval(chosen, maxfev=maxfev, report=show)
+    for f in folds:
+        table.add_row(
+            f"{f.cell.slot} / {f.cell.profile}",
+            f.cell.published,
+            _cell(f.in_sample),
+            "yes" if Fold.ok(f.cell, f.in_sample) else "NO",
+            _cell(f.held_out),
+            "yes" if Fold.ok(f.cell, f.held_out) else "NO",
+            f"{f.start_cost:.2f} -> {f.fold_cost:.2f}",
+        )
+    console.print(table)
+    s = summarise(folds)
+    console.print(
+        f"{s.held_out_ok} of {s.cells} held-out cells within tolerance (in sample {s.in_sample_ok} of {s.cells}); "
+        f"mean onset error {s.onset_error[0]:.2f} -> {s.onset_error[1]:.2f} of its tolerance, "
+        f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters",
+        markup=False,
+    )
+
+
+@app.command("sensitivity")
+@user_errors
+def sensitivity_cmd(
+    share: Annotated[float, typer.Option(help="Move each parameter this share of its bound's range.")] = 0.05,
+    least: Annotated[float, typer.Option(help="List the cells it moves by at least this many tolerances.")] = 0.25,
+) -> None:
+    """Which Puget cells each free parameter of the fit moves at the profiles' values (replay)."""
+    console = _console()
+    for s in sensitivity(share=share):
+        moved = [
+            f"{m.cell.slot} / {m.cell.profile} {'onset' if m.onset >= m.depth else 'depth'} {max(m.onset, m.depth):.1f}"
+            for m in s.cells
+            if max(m.onset, m.depth) >= least
+        ]
+        console.print(f"{s.name} = {s.value:.3g}: {', '.join(moved) or 'no cell'}", markup=False)
 
 
 @app.command()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotParams
@@ -17,7 +19,6 @@ from thermrig.virtual_drive.drive_model import DriveModel, Pattern
 
 __all__ = ["Condition", "Pattern", "condition", "replay", "replay_sweep"]
 
-IDLE_S = 900.0  # idle before the workload: long enough for the board and a heatsink to settle
 IDLE_DT = 0.5
 
 
@@ -36,18 +37,29 @@ def condition(chassis: ChassisParams, slot: SlotParams, cooling: DriveThermalPar
 
 
 def _settled(chassis: ChassisParams, drive: DriveProfile, cond: Condition) -> tuple[Plant, DriveModel, float]:
-    """The plant with the drive idle to equilibrium at the condition's air."""
+    """The plant with the drive idle at equilibrium at the condition's air: where idle steps converge.
+    With the air held and the fans at speed a step of the plant is affine in the drive's temperatures
+    (controller, board, heatsink); its fixed point, solved from four probe steps of the same Plant, is
+    that equilibrium (what the replay reached after 15 min of idle steps, in a thousandth of the work)."""
     plant = Plant(chassis, cond.slot, drive.thermal(cond.cooling))
     plant.fan_duty = [cond.fan0, cond.fan1]
     for fan, duty in zip(plant.fans, plant.fan_duty, strict=True):
         fan.rpm = fan.steady_rpm(duty)
     air = chassis.room_c if cond.air_c is None else cond.air_c
     s = plant.state
-    s.ctrl = s.board = s.sink = air
     plant.drive_power_w = drive.idle_power_w
-    for _ in range(round(IDLE_S / IDLE_DT)):
+
+    def step(x: np.ndarray) -> np.ndarray:
         s.air = s.heater = air
+        s.ctrl, s.board, s.sink = (float(v) for v in x)
         plant.step(IDLE_DT)
+        return np.array([s.ctrl, s.board, s.sink])
+
+    origin = np.full(3, air)
+    b = step(origin) - origin
+    m = np.column_stack([step(origin + e) - origin - b for e in np.eye(3)])  # one kelvin up each node
+    s.ctrl, s.board, s.sink = (float(v) for v in origin + np.linalg.lstsq(np.eye(3) - m, b, rcond=None)[0])
+    s.air = s.heater = air
     return plant, DriveModel(drive), air
 
 

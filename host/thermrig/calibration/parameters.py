@@ -1,0 +1,182 @@
+"""What the 950 Pro fit may move, and what it holds: every calibrated number of the drive, the slots
+and the chassis profiles by name, its bounds and their source (../shared/reference/physics.md), and
+the models of the fit (which of them are free, which are set from elsewhere and from what).
+
+`IDENTIFIED` is the fit `make fit` runs: only what the Puget cells constrain is free (docs/virtual-drive.md,
+Calibration). `FREE` frees all 22 numbers, the fit before issue 20, kept to compare against
+(`thermrig calibrate crossval --model free`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.hardware.profiles import SLOTS, SlotParams, load_chassis_profiles, load_slot
+
+
+@dataclass(frozen=True)
+class Bound:
+    name: str
+    lo: float
+    hi: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A number the fit does not move: its value and where it comes from."""
+
+    name: str
+    value: float
+    source: str
+
+
+DRIVE_BOUNDS = (
+    Bound("tmt1_c", 65, 85, "no published threshold; 'start near 70-80 C on the controller'"),
+    Bound("tmt2_c", 75, 95, "heavy throttle above the light one"),
+    Bound("hysteresis_c", 0.5, 6, "EST"),
+    Bound("throttle_gain_w_per_k_s", 0.01, 0.3, "EST: the light throttle settles within seconds to minutes"),
+    Bound("ctrl_capacity_j_per_k", 0.3, 3, "small controller node above the board (DESIGN.md)"),
+    Bound("board_capacity_j_per_k", 6, 12, "~9 J/K EST, board <= 10 g"),
+    Bound("g_ctrl_board_w_per_k", 0.2, 2, "EST"),
+    Bound("ctrl_power_fraction", 0.3, 0.8, "EST"),
+    Bound("tmt2_w", 1.3, 3.5, "below PS2's 3.6 W, above idle"),
+    Bound("idle_power_w", 0.5, 2.0, "awake idle; APST idle 0.07 W"),
+)
+PROFILE_BOUNDS = {  # chassis air, C: Tom's Hardware 26 C open bench, 39 C closed case under FurMark
+    "single_gpu_idle": Bound("single_gpu_idle.air_c", 26, 36, "one idle GPU in a closed case"),
+    "dual_gpu_idle": Bound("dual_gpu_idle.air_c", 28, 40, "two idle GPUs"),
+    "single_gpu_load": Bound("single_gpu_load.air_c", 34, 45, "39 C measured under FurMark"),
+    "dual_gpu_load": Bound("dual_gpu_load.air_c", 38, 52, "two GPUs under FurMark: above one"),
+}
+SLOT_BOUNDS = (
+    Bound("air_coupling", 0.2, 1.2, "share of the chassis-air rise at the slot (EST)"),
+    Bound("v_chassis_fan", 0.05, 2.0, "air speed at the slot, m/s, full chassis fan (EST)"),
+)
+
+
+def all_bounds() -> tuple[Bound, ...]:
+    """The 22 calibrated numbers of the 950 Pro fit, in a fixed order."""
+    slots = tuple(replace(b, name=f"{slot}.{b.name}") for slot in SLOTS for b in SLOT_BOUNDS)
+    return (*DRIVE_BOUNDS, *slots, *PROFILE_BOUNDS.values())
+
+
+@dataclass(frozen=True)
+class Fitted:
+    drive: DriveProfile
+    slots: dict[str, SlotParams]
+    air_c: dict[str, float]  # chassis-air target per chassis profile
+
+
+def current() -> Fitted:
+    """The parameters as the profiles hold them now."""
+    drive = load_drive_profile("950pro_512")
+    slots = {name: load_slot(name) for name in SLOTS}
+    profiles = load_chassis_profiles()
+    return Fitted(drive, slots, {name: float(profiles[name]["air_c"]) for name in PROFILE_BOUNDS})
+
+
+def read(f: Fitted) -> dict[str, float]:
+    """Every calibrated number by name."""
+    d = f.drive
+    out = {
+        "tmt1_c": d.tmt1_c,
+        "tmt2_c": d.tmt2_c,
+        "hysteresis_c": d.hysteresis_c,
+        "throttle_gain_w_per_k_s": d.throttle_gain,
+        "ctrl_capacity_j_per_k": d.ctrl_capacity,
+        "board_capacity_j_per_k": d.board_capacity,
+        "g_ctrl_board_w_per_k": d.g_ctrl_board,
+        "ctrl_power_fraction": d.ctrl_power_fraction,
+        "tmt2_w": d.states[-1].max_w,
+        "idle_power_w": d.idle_power_w,
+    }
+    for name, p in f.slots.items():
+        out[f"{name}.air_coupling"] = p.air_coupling
+        out[f"{name}.v_chassis_fan"] = p.v_chassis_fan
+    out.update({f"{name}.air_c": air for name, air in f.air_c.items()})
+    return out
+
+
+def build(v: dict[str, float], base: Fitted) -> Fitted:
+    """base with every calibrated number taken from v."""
+    drive = base.drive
+    states = (*drive.states[:-1], PowerState(drive.states[-1].name, v["tmt2_w"]))
+    d = replace(
+        drive,
+        tmt1_c=v["tmt1_c"],
+        tmt2_c=max(v["tmt2_c"], v["tmt1_c"] + 3.0),
+        hysteresis_c=v["hysteresis_c"],
+        throttle_gain=v["throttle_gain_w_per_k_s"],
+        ctrl_capacity=v["ctrl_capacity_j_per_k"],
+        board_capacity=v["board_capacity_j_per_k"],
+        g_ctrl_board=v["g_ctrl_board_w_per_k"],
+        ctrl_power_fraction=v["ctrl_power_fraction"],
+        idle_power_w=v["idle_power_w"],
+        states=states,
+    )
+    slots = {
+        name: replace(p, air_coupling=v[f"{name}.air_coupling"], v_chassis_fan=v[f"{name}.v_chassis_fan"])
+        for name, p in base.slots.items()
+    }
+    return Fitted(d, slots, {name: v[f"{name}.air_c"] for name in base.air_c})
+
+
+@dataclass(frozen=True)
+class Model:
+    """Which calibrated numbers the fit moves (within their bounds) and which it holds, and at what."""
+
+    name: str
+    fixed: tuple[Fixed, ...]
+
+    @property
+    def free(self) -> tuple[Bound, ...]:
+        held = {f.name for f in self.fixed}
+        return tuple(b for b in all_bounds() if b.name not in held)
+
+    def values(self, x: list[float], base: Fitted) -> dict[str, float]:
+        v = read(base)
+        v.update({f.name: f.value for f in self.fixed})
+        v.update({b.name: float(a) for b, a in zip(self.free, x, strict=True)})
+        return v
+
+    def apply(self, x: list[float], base: Fitted) -> Fitted:
+        return build(self.values(x, base), base)
+
+    def start(self, base: Fitted) -> list[float]:
+        """base's free numbers, clipped into their bounds."""
+        v = read(base)
+        return [min(b.hi, max(b.lo, v[b.name])) for b in self.free]
+
+
+FREE = Model("free", ())
+IDENTIFIED = Model(
+    "identified",
+    (
+        Fixed(
+            "tmt2_c",
+            95.0,
+            "no Puget cell reaches it (the light throttle holds the controller at tmt1_c); no published "
+            "heavy-throttle temperature (WCTEMP/CCTEMP report 0): kept at the top of its bound",
+        ),
+        Fixed(
+            "hysteresis_c",
+            2.0,
+            "no Puget cell leaves the throttle (120 s of continuous write); EST: two steps of the whole-kelvin "
+            "temperature NVMe reports",
+        ),
+        Fixed(
+            "top.air_coupling",
+            1.0,
+            "definition: a profile's air target is the air at the top slot, in the first GPU's exhaust (Tom's "
+            "Hardware's hottest point in the case); couplings and targets otherwise trade off exactly",
+        ),
+        Fixed(
+            "underside.air_coupling",
+            1.0,
+            "behind the motherboard tray no intake air dilutes the chassis air (little airflow): the slot "
+            "shares the top slot's air, its air speed alone is its own",
+        ),
+    ),
+)
+MODELS = {m.name: m for m in (IDENTIFIED, FREE)}
