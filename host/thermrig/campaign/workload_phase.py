@@ -15,13 +15,13 @@ from typing import Any
 
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import Board
-from thermrig.campaign.run_summary import run_summary
+from thermrig.campaign.run_summary import lab_job_results, run_summary
 from thermrig.campaign.spec import Campaign
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
 from thermrig.fio.kinds import run_workload, starts_filled
 from thermrig.fio.runner import LiveSample
-from thermrig.fio.workloads import Target, parse_size
+from thermrig.fio.workloads import LAB_KIND, Target, parse_size
 from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.virtual_drive.fast_fill import fast_fill
 
@@ -66,6 +66,8 @@ class WorkloadPhase:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
         summary = run_summary(ran, self.scale)
         recorder.append([summary_line(summary, time.time_ns(), tags)])
+        if spec.workload.kind == LAB_KIND:  # one result per job of the lab's file
+            summary["jobs"] = lab_job_results(ran, self.scale, tags, recorder)
         if self.stop.is_set():
             raise KeyboardInterrupt
         return summary

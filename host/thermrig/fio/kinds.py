@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.analysis.consistency import consistency_score
+from thermrig.fio.job_file import unique_job_names
 from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import LAB_KIND, Target, Workload, job_file
 
 
 @dataclass
@@ -46,6 +47,8 @@ def run_workload(
         return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
     result = run_fio(job_file(workload, target, str(folder / "fio")), folder, on_live, stop)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
+    if workload.kind == LAB_KIND:  # a lab's names: made tag values, clones (numjobs) told apart
+        names = unique_job_names(list(names.values()))
     out = WorkloadRun(result, [(result, names)])
     if workload.kind == "consistency":
         out.figures.update(_consistency(workload, result, scale))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from thermrig.fio.job_file import compose, read_job_file
+
 KINDS = (
     "seq_read",
     "seq_write",
@@ -21,6 +23,7 @@ KINDS = (
     "snia_precondition",
     "snia_steady_state",
 )
+LAB_KIND = "fio"  # a lab's own job file (thermrig.fio.job_file), beside the library's kinds
 MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
@@ -53,6 +56,7 @@ class Workload:
     fill: bool = True  # consistency: fill the span sequentially first
     score_window_s: int = 400  # consistency: scored over the last N seconds
     max_rounds: int = MAX_ROUNDS  # snia_steady_state: rounds of runtime_s each, until steady
+    job: str = ""  # kind "fio": the lab's job file (absolute; the campaign file resolves it)
 
     def resolved(self) -> Workload:
         defaults = {
@@ -66,6 +70,10 @@ class Workload:
             "snia_precondition": ("128k", 32),
             "snia_steady_state": ("4k", 32),
         }
+        if self.kind == LAB_KIND:  # the job file says what runs; runtime_s is the plan's estimate only
+            if not self.job:
+                raise WorkloadError(f'workload {self.name!r}: kind "fio" needs job = "FILE.fio"')
+            return self
         if self.kind not in defaults:
             raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         bs, qd = defaults[self.kind]
@@ -87,6 +95,8 @@ class Workload:
     def duration_s(self, target_bytes: int | None = None, fill_bw: float = 1.5e9) -> float:
         """Estimated wall time (fill and preconditioning at an assumed bandwidth)."""
         w = self.resolved()
+        if w.kind == LAB_KIND:
+            return w.runtime_s
         if w.kind.endswith("_sweep"):
             return w.runtime_s * len(w.steps)
         if w.kind == "snia_steady_state":
@@ -119,8 +129,12 @@ class Target:
 
 def _log_lines(log_prefix: str) -> list[str]:
     """Per-second bandwidth, IOPS and latency logs with Unix-ms stamps, one report for all jobs."""
+    return ["group_reporting=1", *log_lines(log_prefix)]
+
+
+def log_lines(log_prefix: str) -> list[str]:
+    """Per-second bandwidth, IOPS and latency logs with Unix-ms stamps, a log file per job."""
     return [
-        "group_reporting=1",
         f"write_bw_log={log_prefix}",
         f"write_iops_log={log_prefix}",
         f"write_lat_log={log_prefix}",
@@ -130,9 +144,19 @@ def _log_lines(log_prefix: str) -> list[str]:
     ]
 
 
+def target_lines(target: Target) -> list[str]:
+    """The options that point a lab's job at the target (thermrig.fio.job_file); its own engine and
+    direct stay, except on the virtual drive, which needs ioengine=nbd."""
+    if target.virtual:
+        return ["ioengine=nbd", f"uri={target.nbd_uri}"]
+    return [f"filename={target.path}", *([] if target.block_device or not target.size else [f"size={target.size}"])]
+
+
 def job_file(workload: Workload, target: Target, log_prefix: str) -> str:
     """The fio job file for one workload."""
     w = workload.resolved()
+    if w.kind == LAB_KIND:
+        return compose(read_job_file(w.job), target_lines(target), log_lines(log_prefix))
     if target.virtual:  # a block device over NBD: its size is the export's
         device = ["ioengine=nbd", f"uri={target.nbd_uri}"]
     else:
