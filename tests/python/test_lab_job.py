@@ -127,7 +127,7 @@ def test_a_multi_job_file_on_the_virtual_drive(
     """The example's lab job (two stonewalled jobs) over NBD: each job's per-second log in InfluxDB under
     its own name, a job_summary point and a manifest entry per job, the run summary on the last job."""
     job = Path(__file__).parents[2] / "examples" / "jobs" / "lab-write-read.fio"
-    (tmp_path / "lab.fio").write_text(job.read_text().replace("runtime=20", "runtime=4"))
+    (tmp_path / "lab.fio").write_text(job.read_text().replace("runtime=40", "runtime=4"))
     text = CampaignFile("labvirt", dict(VIRTUAL_DRIVE)).text().replace('kind = "seq_write"', 'kind = "fio"')
     path = tmp_path / "c.toml"
     path.write_text(text + 'job = "lab.fio"\n')

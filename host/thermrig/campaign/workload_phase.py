@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ class WorkloadPhase:
         self.board = board
         self.stop = stop
         self.sim = sim
+        self.extra_fields: Callable[[], dict[str, Any]] | None = None  # e.g. a chassis trace's tracking error
 
     @property
     def scale(self) -> float:
@@ -65,6 +66,8 @@ class WorkloadPhase:
         for result, names in ran.logs:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
         summary = run_summary(ran, self.scale)
+        if self.extra_fields is not None:
+            summary.update(self.extra_fields())
         recorder.append([summary_line(summary, time.time_ns(), tags)])
         if spec.workload.kind == LAB_KIND:  # one result per job of the lab's file
             summary["jobs"] = lab_job_results(ran, self.scale, tags, recorder)
