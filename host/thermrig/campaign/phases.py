@@ -51,6 +51,7 @@ class Phases:
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
         self.workload = WorkloadPhase(campaign, target, board, stop, sim)
+        self.workload.equilibrium = self._wait_equilibrium  # rate_search, between its steps
 
     def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
         recorder.event("phase", f"{name} {detail}".strip())

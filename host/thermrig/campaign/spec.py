@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file
-from thermrig.fio.workloads import KINDS, LAB_KIND, Workload, WorkloadError
+from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
@@ -250,7 +250,7 @@ def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
             i,
         )
         name = r.get(t, "workload", "name", str, "a workload name", occurrence=i)
-        kind = r.get(t, "workload", "kind", str, f"one of {', '.join((*KINDS, LAB_KIND))}", occurrence=i)
+        kind = r.get(t, "workload", "kind", str, f"one of {', '.join((*KINDS, LAB_KIND, RATE_SEARCH))}", occurrence=i)
         job = r.get(t, "workload", "job", str, "a fio job file, relative to the campaign file", "", i)
         if job and kind != LAB_KIND:
             raise r.fail("workload", "job", f"job is for kind = {LAB_KIND!r}", f'kind = "{LAB_KIND}", or no job', i)
@@ -268,7 +268,7 @@ def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
                 steps=tuple(r.get(t, "workload", "steps", list, "read percentages, e.g. [100, 50, 0]", [], i)),
                 fill=r.get(t, "workload", "fill", bool, "true or false", True, i),
                 score_window_s=r.get(t, "workload", "score_window_s", int, "seconds", 400, i),
-                max_rounds=r.get(t, "workload", "max_rounds", int, "rounds, 5-25", 25, i),
+                max_rounds=r.get(t, "workload", "max_rounds", int, "rounds, 5-25 (rate_search: steps)", 25, i),
                 job=str((r.path.parent / job).resolve()) if job else "",
             ).resolved()
         except WorkloadError as exc:

@@ -36,6 +36,7 @@ class WorkloadPhase:
         self.stop = stop
         self.sim = sim
         self.extra_fields: Callable[[], dict[str, Any]] | None = None  # e.g. a chassis trace's tracking error
+        self.equilibrium: Callable[[], object] | None = None  # rate_search: waits for it between steps
 
     @property
     def scale(self) -> float:
@@ -61,7 +62,14 @@ class WorkloadPhase:
 
         with self.drive_served(spec) as target:
             ran = run_workload(
-                spec.workload, target, run_dir, live, self.stop, lambda note: self.board.show(detail=note), self.scale
+                spec.workload,
+                target,
+                run_dir,
+                live,
+                self.stop,
+                lambda note: self.board.show(detail=note),
+                self.scale,
+                self._between_steps,
             )
         for result, names in ran.logs:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
@@ -74,6 +82,20 @@ class WorkloadPhase:
         if self.stop.is_set():
             raise KeyboardInterrupt
         return summary
+
+    def _between_steps(self) -> None:
+        """rate_search: the rig back at equilibrium, the drive idle and the simulation at its own speed
+        meanwhile (fio runs at real time again after)."""
+        if self.equilibrium is None:
+            return
+        if self.sim is not None and self.sim.drive is not None:
+            self.sim.drive.idle()
+            self.sim.set_speed(self.campaign.sim_speed)
+        try:
+            self.equilibrium()
+        finally:
+            if self.sim is not None and self.sim.drive is not None:
+                self.sim.set_speed(1.0)
 
     @contextlib.contextmanager
     def drive_served(self, spec: RunSpec) -> Iterator[Target]:

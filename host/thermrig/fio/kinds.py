@@ -12,9 +12,11 @@ from typing import Any
 
 from thermrig.analysis.consistency import consistency_score
 from thermrig.fio.job_file import unique_job_names
+from thermrig.fio.rate_search import figures as search_figures
+from thermrig.fio.rate_search import run_rate_search
 from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import LAB_KIND, Target, Workload, job_file
+from thermrig.fio.workloads import LAB_KIND, RATE_SEARCH, Target, Workload, job_file
 
 
 @dataclass
@@ -40,9 +42,14 @@ def run_workload(
     stop: threading.Event,
     on_note: Callable[[str], None],
     scale: float = 1.0,
+    between: Callable[[], None] | None = None,
 ) -> WorkloadRun:
     """Run one workload into folder. scale: wire bytes per drive byte (the virtual drive's), by which
     IOPS are divided back to the drive's own; on_note gets progress text between fio runs."""
+    if workload.kind == RATE_SEARCH:  # between: the rig back at equilibrium before each step
+        search = run_rate_search(workload.resolved(), target, folder, on_live, stop, on_note, scale, between)
+        logs = [(r, {1: f"{workload.name}-step{i:02d}"}) for i, r in enumerate(search.results, start=1)]
+        return WorkloadRun(search.results[-1], logs, search_figures(search, workload.resolved()))
     if workload.kind == "snia_steady_state":
         return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
     result = run_fio(job_file(workload, target, str(folder / "fio")), folder, on_live, stop)

@@ -24,6 +24,8 @@ KINDS = (
     "snia_steady_state",
 )
 LAB_KIND = "fio"  # a lab's own job file (thermrig.fio.job_file), beside the library's kinds
+RATE_SEARCH = "rate_search"  # the sustainable write rate by bisection (thermrig.fio.rate_search)
+SEARCH_STEPS = 6  # rate_search: steps when max_rounds is left at its default
 MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
@@ -74,6 +76,15 @@ class Workload:
             if not self.job:
                 raise WorkloadError(f'workload {self.name!r}: kind "fio" needs job = "FILE.fio"')
             return self
+        if self.kind == RATE_SEARCH:  # sequential writes at fio's rate=; max_rounds: the search's steps
+            steps = SEARCH_STEPS if self.max_rounds == MAX_ROUNDS else self.max_rounds
+            if not 2 <= steps <= MAX_ROUNDS or self.runtime_s <= 0:
+                what = f"max_rounds = {steps}: a rate search bisects 2-{MAX_ROUNDS} times"
+                raise WorkloadError(f"workload {self.name!r}: {what}, each a positive time")
+            bs = self.bs or "128k"
+            if not _SIZE.fullmatch(bs):
+                raise WorkloadError(f"workload {self.name!r}: bs = {bs!r} is not a size such as 4k or 16g")
+            return replace(self, bs=bs, iodepth=self.iodepth or 32, max_rounds=steps)
         if self.kind not in defaults:
             raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         bs, qd = defaults[self.kind]
@@ -97,6 +108,8 @@ class Workload:
         w = self.resolved()
         if w.kind == LAB_KIND:
             return w.runtime_s
+        if w.kind == RATE_SEARCH:
+            return w.runtime_s * w.max_rounds  # at most; equilibrium between steps comes on top
         if w.kind.endswith("_sweep"):
             return w.runtime_s * len(w.steps)
         if w.kind == "snia_steady_state":

@@ -39,5 +39,35 @@ def drop_causes(a: CampaignAnalysis) -> Table | None:
     )
 
 
+def sustainable_rates(a: CampaignAnalysis) -> Table | None:
+    """rate_search runs: the sustainable write rate per slot, heatsink and chassis condition."""
+    keys = ("slot", "heatsink", "airflow", "profile", "workload")
+    rows = []
+    for data, _ in a.runs:
+        stored = data.stored
+        if "sustainable_bps" not in stored:
+            continue
+        rows.append(
+            [
+                *(data.tags.get(k, "") for k in keys),
+                f"{float(stored['sustainable_bps']) / 1e6:,.0f}",  # type: ignore[arg-type]
+                f"{float(stored.get('full_rate_bps') or 0) / 1e6:,.0f}",  # type: ignore[arg-type]
+                str(stored.get("search_hold_s", "")),
+                str(stored.get("search_steps", "")),
+                data.run,
+            ]
+        )
+    if not rows:
+        return None
+    return Table(
+        "sustainable_rates",
+        "Sustainable write rate",
+        [*keys, "sustainable MB/s", "full MB/s", "held s", "steps", "run"],
+        sorted(rows),
+        "the highest sequential write rate (fio rate=) that ran the stated time without throttling, by "
+        "bisection with equilibrium between steps (docs/campaigns.md, rate_search)",
+    )
+
+
 def experiment_tables(a: CampaignAnalysis) -> list[Table]:
-    return [t for t in (drop_causes(a),) if t is not None]
+    return [t for t in (drop_causes(a), sustainable_rates(a)) if t is not None]
