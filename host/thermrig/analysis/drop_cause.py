@@ -7,8 +7,9 @@
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
   SAME_BYTES) in every other chassis condition of the same workload: the SLC cache runs out after the
   same writes whatever the temperature;
-- **thermal**: at a power-state change or TMT step, and at bytes written no other condition drops at
-  (it moves with temperature);
+- **thermal**: at a power-state change or TMT step (or while the drive is already in a throttled power
+  state: the throttle deepening), and at bytes written no other condition drops at (it moves with
+  temperature);
 - **unclear** otherwise, with the reason (e.g. the drive's power state is not recorded).
 """
 
@@ -59,6 +60,15 @@ def find_drops(series: list[float]) -> list[int]:
     return drops
 
 
+def throttle_state(data: RunData, at_ms: int) -> float:
+    """The drive's power state just before the drop (0 = full speed; 0 when not recorded)."""
+    trace = data.counters.get("power_state")
+    if trace is None:
+        return 0.0
+    before = trace.between(at_ms - 3000, at_ms).values
+    return float(before[-1]) if len(before) else 0.0
+
+
 def _events(data: RunData, at_ms: int) -> tuple[tuple[str, ...], bool]:
     lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
     out: list[str] = []
@@ -92,6 +102,9 @@ def run_drops(data: RunData) -> list[Drop]:
     for i in find_drops(series):
         at_ms = start + i * 1000
         events, known = _events(data, at_ms)
+        state = throttle_state(data, at_ms)
+        if not events and state > 0:  # the throttle deepening within a throttled power state
+            events = (f"in power_state {state:g}",)
         out.append(
             Drop(
                 data.run,
