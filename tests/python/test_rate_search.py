@@ -29,7 +29,7 @@ def test_a_step_holds_unless_two_seconds_in_a_row_fall_short() -> None:
 
 
 def test_on_a_file_the_full_rate_holds_in_one_step(tmp_path: Path) -> None:
-    w = Workload("r", "rate_search", runtime_s=3).resolved()
+    w = Workload("r", "rate_search", runtime_s=3, max_rounds=3).resolved()
     calls: list[int] = []
     ran = run_workload(
         w,

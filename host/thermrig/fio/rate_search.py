@@ -21,7 +21,7 @@ from typing import Any
 
 from thermrig.analysis.throttle import per_second
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Target, Workload, job_file
+from thermrig.fio.workloads import MAX_ROUNDS, Target, Workload, job_file
 
 THROTTLED = 0.9  # a step throttled: two seconds in a row below 90 % of its rate
 PLATEAU_S = 3  # seconds after the first that set step 1's full rate
@@ -61,7 +61,7 @@ def _series(result: FioResult) -> list[float]:
 
 def step_job(workload: Workload, target: Target, log_prefix: str, wire_rate: float | None) -> str:
     """A sequential write of runtime_s at the workload's bs and queue depth, at most wire_rate bytes/s."""
-    w = replace(workload, kind="seq_write").resolved()
+    w = replace(workload, kind="seq_write", max_rounds=MAX_ROUNDS).resolved()  # max_rounds: the search's steps
     text = job_file(w, target, log_prefix)
     return text if wire_rate is None else text.replace("rw=write\n", f"rw=write\nrate={max(1, round(wire_rate))}\n")
 
