@@ -38,10 +38,11 @@ class Step:
 class SearchResult:
     steps: list[Step] = field(default_factory=list)
     results: list[FioResult] = field(default_factory=list)
+    full_bps: float = 0.0  # step 1's plateau: the top of the search
 
     @property
     def sustainable_bps(self) -> float:
-        held = [s.rate_bps if s.rate_bps is not None else s.measured_bps for s in self.steps if s.held]
+        held = [s.rate_bps if s.rate_bps is not None else self.full_bps for s in self.steps if s.held]
         return max(held, default=0.0)
 
 
@@ -94,7 +95,7 @@ def run_rate_search(
         out.results.append(result)
         series = [v / scale for v in _series(result)]
         if rate is None:
-            hi = statistics.median(series[1 : 1 + PLATEAU_S]) if len(series) > 1 else 0.0
+            hi = out.full_bps = statistics.median(series[1 : 1 + PLATEAU_S]) if len(series) > 1 else 0.0
             ok = held(series, hi)
         else:
             ok = held(series, rate)
@@ -117,5 +118,5 @@ def figures(search: SearchResult, workload: Workload) -> dict[str, Any]:
         "sustainable_bps": float(search.sustainable_bps),
         "search_steps": len(search.steps),
         "search_hold_s": int(workload.runtime_s),
-        "full_rate_bps": float(search.steps[0].measured_bps) if search.steps else 0.0,
+        "full_rate_bps": float(search.full_bps),
     }
