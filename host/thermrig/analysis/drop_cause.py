@@ -114,7 +114,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 at_ms,
                 sum(written[:i]) / data.scale / 1e9,
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
-                statistics.median(series[i : i + HOLD]) / data.scale,
+                statistics.median(series[i + 1 : i + 1 + SETTLE_S] or series[i:]) / data.scale,  # past the mixed second
                 events,
                 known,
             )
