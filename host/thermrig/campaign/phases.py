@@ -4,12 +4,14 @@ baseline. Each phase is announced as a run event and on the progress display."""
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import ProgressDisplay
@@ -19,6 +21,8 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.dut.simulation import SimulationControl
+from thermrig.errors import ThermrigError
+from thermrig.hardware.chassis_profiles import ChassisProfile
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 
@@ -47,6 +51,7 @@ class Phases:
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
         self.workload = WorkloadPhase(campaign, drive, display, stop)
+        self.workload.equilibrium = self._wait_equilibrium  # rate_search, between its steps
 
     def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
         recorder.event("phase", f"{name} {detail}".strip())
@@ -66,11 +71,29 @@ class Phases:
         self._phase(recorder, "baseline")
         baseline = self._baseline()
         out["baseline_drive_ctrl_c"] = baseline
-        self._phase(recorder, "workload", spec.workload.name)
-        out["workload_result"] = self.workload.run(spec, run_dir, recorder, tags)
+        player = TracePlayer(self.link, profile.trace) if profile.trace is not None else None
+        try:
+            if player is not None:
+                self._lead_in(player, recorder, spec, profile)
+            self._phase(recorder, "workload", spec.workload.name)
+            out["workload_result"] = self.workload.run(spec, run_dir, recorder, tags)
+        finally:
+            if player is not None:
+                out["trace"] = player.stop()
+                self.workload.extra_fields = None
+                with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
+                    self.link.set(**args)  # back to the trace's start: the cool-down's reference
         self._phase(recorder, "cooldown")
         out["cooldown"] = self._cooldown(baseline)
         return out
+
+    def _lead_in(self, player: TracePlayer, recorder: Recorder, spec: RunSpec, profile: ChassisProfile) -> None:
+        """Play the profile's trace from here; the workload starts workload_at_s into it (rig time)."""
+        player.start()
+        self.workload.extra_fields = player.tracking
+        if profile.workload_at_s > 0:
+            self._phase(recorder, "trace", f"{spec.profile} to {profile.workload_at_s:g} s")
+            self._frames(profile.workload_at_s + 60, lambda _: player.elapsed_s() >= profile.workload_at_s)
 
     def _setup_physical(self, spec: RunSpec) -> None:
         if spec.physical == self._physical:

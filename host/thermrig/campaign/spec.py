@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.dut.simulation import FIRMWARES
-from thermrig.fio.workloads import KINDS, Workload, WorkloadError
+from thermrig.fio.job_file import JobFileError, check_job, read_job_file
+from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
 from thermrig.toml_file import TomlError, TomlFile
 
+_WORKLOAD_KEYS = ("name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds")
+_WORKLOAD_KEYS += ("job",)  # kind "fio"
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 _CHANNEL = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a name from the rig's channel map, checked against it at run time
@@ -110,6 +113,7 @@ def load_campaign(path: str | Path) -> Campaign:
     profiles = _profiles(r, data.get("profiles", {}))
     factors = _factors(r, r.get(data, "factors", "factors", dict, "a [factors] table", {}), profiles)
     workloads = _workloads(r, r.get(data, "workload", "workload", list, "one or more [[workload]] tables"))
+    _check_lab_jobs(workloads, drive)
     if drive.is_virtual:
         port = r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"')
         if port != "sim":
@@ -242,11 +246,14 @@ def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
         r.known(
             t,
             "workload",
-            {"name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds"},
+            {*_WORKLOAD_KEYS},
             i,
         )
         name = r.get(t, "workload", "name", str, "a workload name", occurrence=i)
-        kind = r.get(t, "workload", "kind", str, f"one of {', '.join(KINDS)}", occurrence=i)
+        kind = r.get(t, "workload", "kind", str, f"one of {', '.join((*KINDS, LAB_KIND, RATE_SEARCH))}", occurrence=i)
+        job = r.get(t, "workload", "job", str, "a fio job file, relative to the campaign file", "", i)
+        if job and kind != LAB_KIND:
+            raise r.fail("workload", "job", f"job is for kind = {LAB_KIND!r}", f'kind = "{LAB_KIND}", or no job', i)
         if not _IDENT.fullmatch(name) or name in names:
             raise r.fail("workload", "name", f"{name!r} is not a unique identifier", "a unique short name", i)
         names.add(name)
@@ -261,10 +268,21 @@ def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
                 steps=tuple(r.get(t, "workload", "steps", list, "read percentages, e.g. [100, 50, 0]", [], i)),
                 fill=r.get(t, "workload", "fill", bool, "true or false", True, i),
                 score_window_s=r.get(t, "workload", "score_window_s", int, "seconds", 400, i),
-                max_rounds=r.get(t, "workload", "max_rounds", int, "rounds, 5-25", 25, i),
+                max_rounds=r.get(t, "workload", "max_rounds", int, "rounds, 5-25 (rate_search: steps)", 25, i),
+                job=str((r.path.parent / job).resolve()) if job else "",
             ).resolved()
         except WorkloadError as exc:
-            key = next((k for k in ("steps", "bs", "span", "runtime_s", "max_rounds") if k in str(exc)), "kind")
+            key = next((k for k in ("steps", "bs", "span", "runtime_s", "max_rounds", "job") if k in str(exc)), "kind")
             raise r.fail("workload", key, str(exc), "a valid workload", i) from exc
         out.append(w)
     return tuple(out)
+
+
+def _check_lab_jobs(workloads: tuple[Workload, ...], drive: DriveSpec) -> None:
+    """A lab's fio job file: read and checked against what thermrig sets on this target, before any run."""
+    for w in workloads:
+        if w.kind == LAB_KIND:
+            try:
+                check_job(read_job_file(w.job), drive.is_virtual)
+            except JobFileError as exc:
+                raise CampaignError(f"workload {w.name!r}: {exc}") from exc

@@ -5,20 +5,23 @@ drive is serving (the virtual drive's simulation then runs at real time, so fio'
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import ProgressDisplay
-from thermrig.campaign.run_summary import run_summary
+from thermrig.campaign.run_summary import lab_job_results, run_summary
 from thermrig.campaign.spec import Campaign
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.kinds import run_workload
 from thermrig.fio.runner import LiveSample
+from thermrig.fio.workloads import LAB_KIND
 
 
 class WorkloadPhase:
@@ -29,6 +32,8 @@ class WorkloadPhase:
         self.drive = drive
         self.display = display
         self.stop = stop
+        self.extra_fields: Callable[[], dict[str, Any]] | None = None  # e.g. a chassis trace's tracking error
+        self.equilibrium: Callable[[], object] | None = None  # rate_search: waits for it between steps
 
     @property
     def scale(self) -> float:
@@ -54,7 +59,8 @@ class WorkloadPhase:
 
         fill = spec.workload.fill_state()
         prefilled = fill is not None and self.campaign.drive.fast_fill and self.drive.take_fill(fill)
-        with self.drive.serving():
+        with contextlib.ExitStack() as serving:
+            serving.enter_context(self.drive.serving())
             ran = run_workload(
                 spec.workload,
                 self.drive,
@@ -63,11 +69,27 @@ class WorkloadPhase:
                 self.stop,
                 lambda note: self.display.show(detail=note),
                 prefilled,
+                lambda: self._between_steps(serving),
             )
         for result, names in ran.logs:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
         summary = run_summary(ran, self.scale)
+        if self.extra_fields is not None:
+            summary.update(self.extra_fields())
         recorder.append([summary_line(summary, time.time_ns(), tags)])
+        if spec.workload.kind == LAB_KIND:  # one result per job of the lab's file
+            summary["jobs"] = lab_job_results(ran, self.scale, tags, recorder)
         if self.stop.is_set():
             raise KeyboardInterrupt
         return summary
+
+    def _between_steps(self, serving: contextlib.ExitStack) -> None:
+        """rate_search: the rig back at equilibrium between steps, the drive not serving meanwhile (idle,
+        a simulation at its own pace), serving again for the next step."""
+        if self.equilibrium is None:
+            return
+        serving.close()
+        try:
+            self.equilibrium()
+        finally:
+            serving.enter_context(self.drive.serving())

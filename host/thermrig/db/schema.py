@@ -21,6 +21,7 @@ FIO_LIVE = "fio_live"
 FIO_INTERVAL = "fio_interval"
 DRIVE = "drive_smart"
 SUMMARY = "run_summary"
+JOB_SUMMARY = "job_summary"  # a lab's fio file: one point per job (tag job)
 
 EVENT_KINDS = {"run_start", "run_stop", "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault", "phase"}
 _TAG_VALUE = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
@@ -144,6 +145,13 @@ def drive_line(fields: dict[str, float | int], utc_ns: int, tags: RunTags) -> st
 
 def summary_line(fields: dict[str, float | int | str], utc_ns: int, tags: RunTags) -> str:
     point = tags.apply(Point(SUMMARY))
+    for key, value in fields.items():
+        point.field(key, value)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
+
+
+def job_summary_line(job: str, fields: dict[str, float | int | bool], utc_ns: int, tags: RunTags) -> str:
+    point = tags.apply(Point(JOB_SUMMARY)).tag("job", job)
     for key, value in fields.items():
         point.field(key, value)
     return point.time(utc_ns, WritePrecision.NS).to_line_protocol()

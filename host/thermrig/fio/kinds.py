@@ -13,9 +13,12 @@ from typing import Any
 
 from thermrig.analysis.consistency import consistency_score
 from thermrig.dut.drive import DriveUnderTest
+from thermrig.fio.job_file import unique_job_names
+from thermrig.fio.rate_search import figures as search_figures
+from thermrig.fio.rate_search import run_rate_search
 from thermrig.fio.rounds import run_rounds
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Workload, job_file
+from thermrig.fio.workloads import LAB_KIND, RATE_SEARCH, Workload, job_file
 
 
 @dataclass
@@ -35,15 +38,23 @@ def run_workload(
     stop: threading.Event,
     on_note: Callable[[str], None],
     prefilled: bool = False,
+    between: Callable[[], None] | None = None,
 ) -> WorkloadRun:
     """Run one workload into folder. The drive's scale (wire bytes per drive byte: the virtual drive's)
     divides IOPS back to the drive's own; prefilled: the drive took its fill at once; on_note gets
-    progress text between fio runs."""
+    progress text between fio runs; between: a rate search's wait between its steps (the rig back at
+    equilibrium)."""
     scale = target.scale
+    if workload.kind == RATE_SEARCH:
+        search = run_rate_search(workload.resolved(), target, folder, on_live, stop, on_note, scale, between)
+        logs = [(r, {1: f"{workload.name}-step{i:02d}"}) for i, r in enumerate(search.results, start=1)]
+        return WorkloadRun(search.results[-1], logs, search_figures(search, workload.resolved()))
     if workload.kind == "snia_steady_state":
         return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
     result = run_fio(job_file(workload, target, str(folder / "fio"), prefilled), folder, on_live, stop)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
+    if workload.kind == LAB_KIND:  # a lab's names: made tag values, clones (numjobs) told apart
+        names = unique_job_names(list(names.values()))
     out = WorkloadRun(result, [(result, names)])
     if workload.kind == "consistency":
         out.figures.update(_consistency(workload, result, scale))

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from thermrig.dut.drive import DriveUnderTest, Fill
+from thermrig.fio.job_file import compose, read_job_file
 
 KINDS = (
     "seq_read",
@@ -27,6 +28,10 @@ KINDS = (
 # (the whole drive when it has none) that its job writes before what is measured. A consistency run
 # fills once (when its `fill` is on), SNIA PTS preconditions with 2x the capacity.
 FILL_PASSES = {"consistency": 1, "snia_precondition": 2}
+
+LAB_KIND = "fio"  # a lab's own job file (thermrig.fio.job_file), beside the library's kinds
+RATE_SEARCH = "rate_search"  # the sustainable write rate by bisection (thermrig.fio.rate_search)
+SEARCH_STEPS = 6  # rate_search: steps when max_rounds is left at its default
 MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
@@ -59,6 +64,7 @@ class Workload:
     fill: bool = True  # consistency: fill the span sequentially first
     score_window_s: int = 400  # consistency: scored over the last N seconds
     max_rounds: int = MAX_ROUNDS  # snia_steady_state: rounds of runtime_s each, until steady
+    job: str = ""  # kind "fio": the lab's job file (absolute; the campaign file resolves it)
 
     def resolved(self) -> Workload:
         defaults = {
@@ -72,6 +78,19 @@ class Workload:
             "snia_precondition": ("128k", 32),
             "snia_steady_state": ("4k", 32),
         }
+        if self.kind == LAB_KIND:  # the job file says what runs; runtime_s is the plan's estimate only
+            if not self.job:
+                raise WorkloadError(f'workload {self.name!r}: kind "fio" needs job = "FILE.fio"')
+            return self
+        if self.kind == RATE_SEARCH:  # sequential writes at fio's rate=; max_rounds: the search's steps
+            steps = SEARCH_STEPS if self.max_rounds == MAX_ROUNDS else self.max_rounds
+            if not 2 <= steps <= MAX_ROUNDS or self.runtime_s <= 0:
+                what = f"max_rounds = {steps}: a rate search bisects 2-{MAX_ROUNDS} times"
+                raise WorkloadError(f"workload {self.name!r}: {what}, each a positive time")
+            bs = self.bs or "128k"
+            if not _SIZE.fullmatch(bs):
+                raise WorkloadError(f"workload {self.name!r}: bs = {bs!r} is not a size such as 4k or 16g")
+            return replace(self, bs=bs, iodepth=self.iodepth or 32, max_rounds=steps)
         if self.kind not in defaults:
             raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         bs, qd = defaults[self.kind]
@@ -93,6 +112,10 @@ class Workload:
     def duration_s(self, target_bytes: int | None = None, fill_bw: float = 1.5e9) -> float:
         """Estimated wall time (fill and preconditioning at an assumed bandwidth)."""
         w = self.resolved()
+        if w.kind == LAB_KIND:
+            return w.runtime_s
+        if w.kind == RATE_SEARCH:
+            return w.runtime_s * w.max_rounds  # at most; equilibrium between steps comes on top
         if w.kind.endswith("_sweep"):
             return w.runtime_s * len(w.steps)
         if w.kind == "snia_steady_state":
@@ -116,8 +139,12 @@ class Workload:
 
 def _log_lines(log_prefix: str) -> list[str]:
     """Per-second bandwidth, IOPS and latency logs with Unix-ms stamps, one report for all jobs."""
+    return ["group_reporting=1", *log_lines(log_prefix)]
+
+
+def log_lines(log_prefix: str) -> list[str]:
+    """Per-second bandwidth, IOPS and latency logs with Unix-ms stamps, a log file per job."""
     return [
-        "group_reporting=1",
         f"write_bw_log={log_prefix}",
         f"write_iops_log={log_prefix}",
         f"write_lat_log={log_prefix}",
@@ -127,10 +154,24 @@ def _log_lines(log_prefix: str) -> list[str]:
     ]
 
 
+def target_lines(target: DriveUnderTest) -> list[str]:
+    """The options that point a lab's job at the drive (thermrig.fio.job_file): an NBD export's engine
+    and URI; a file's or device's name (and a file's size), its own engine and direct staying the job's."""
+    lines = target.fio_lines(1)
+    if any(line.startswith("ioengine=nbd") for line in lines):
+        return lines
+    return [
+        *(line for line in lines if line.startswith("filename=")),
+        *([f"size={target.size}"] if target.size else []),
+    ]
+
+
 def job_file(workload: Workload, target: DriveUnderTest, log_prefix: str, prefilled: bool = False) -> str:
     """The fio job file for one workload on a drive; prefilled: the drive took the fill's state at
     once (DriveUnderTest.take_fill), so the job writes no fill."""
     w = workload.resolved()
+    if w.kind == LAB_KIND:
+        return compose(read_job_file(w.job), target_lines(target), log_lines(log_prefix))
     region = w.span or target.size  # a file: created at its size; a device or an NBD export: all of it
     lines = [
         "[global]",

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from thermrig.hardware.chassis_trace import ChassisTrace, read_trace
 from thermrig.hardware.profiles import ProfileError, profile_file
 from thermrig.toml_file import TomlFile
 
-KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat"}
+KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat", "trace", "workload_at_s"}
 DEFAULT_PCT = {"heater_limit_pct": 100.0, "fan0_pct": 40.0, "fan1_pct": 0.0}
 
 
@@ -20,6 +21,8 @@ class ChassisProfile:
     heater_limit_pct: float
     fan0_pct: float
     fan1_pct: float
+    trace: ChassisTrace | None = None  # the air target as a time series (hardware/chassis_trace.py)
+    workload_at_s: float = 0.0  # with a trace: the workload starts this far into it
 
     def set_args(self) -> dict[str, int]:
         """The SET command's values in protocol units."""
@@ -35,7 +38,19 @@ def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisP
     """One profile's table: heat (default true) needs air_c; percentages default to DEFAULT_PCT."""
     r.known(table, section, KEYS)
     air = None
-    if r.get(table, section, "heat", bool, "true or false", True):
+    trace = None
+    if "trace" in table:
+        if "air_c" in table or table.get("heat") is False:
+            raise r.fail(section, "trace", "a trace is the air target", "either trace or air_c (not heat = false)")
+        try:
+            trace = read_trace(r.path.parent / r.get(table, section, "trace", str, "a CSV file of seconds,air_c"))
+        except ProfileError as exc:
+            raise r.fail(section, "trace", str(exc), "a CSV file of seconds,air_c, relative to this file") from exc
+        air = trace.air_c[0]  # equilibrium at the trace's start
+    at = float(r.get(table, section, "workload_at_s", (int, float), "seconds into the trace", 0.0))
+    if at and (trace is None or not 0 <= at <= trace.duration_s):
+        raise r.fail(section, "workload_at_s", f"{at}", "seconds within the profile's trace (trace = ...)")
+    if trace is None and r.get(table, section, "heat", bool, "true or false", True):
         air = float(r.get(table, section, "air_c", (int, float), "the chassis-air target, °C (0-65)"))
         if not 0 <= air <= 65:
             raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
@@ -44,7 +59,7 @@ def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisP
         if not 0 <= v <= 100:
             raise r.fail(section, k, f"{v}", "a percentage 0-100")
     description = r.get(table, section, "description", str, "text", "")
-    return ChassisProfile(name, description, air, pct["heater_limit_pct"], pct["fan0_pct"], pct["fan1_pct"])
+    return ChassisProfile(name, description, air, pct["heater_limit_pct"], pct["fan0_pct"], pct["fan1_pct"], trace, at)
 
 
 def load_profile(name: str) -> ChassisProfile:

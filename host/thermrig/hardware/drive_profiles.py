@@ -47,6 +47,9 @@ class DriveProfile:
     board_capacity: float
     g_ctrl_board: float
     ctrl_power_fraction: float
+    slc_cache_bytes: int = 0  # an SLC write cache: 0 = none (writes at seq_write_bps throughout)
+    post_cache_write_bps: float = 0.0  # writes once the cache is full (written since idle beyond its size)
+    cache_fold_bps: float = 0.0  # while idle, the cache folds back into TLC at this rate
 
     def thermal(self, base: DriveThermalParams) -> DriveThermalParams:
         """The plant's drive nodes with this drive's own package and board figures."""
@@ -68,8 +71,8 @@ def load_drive_profile(name: str) -> DriveProfile:
     r = profile_file("drives.toml")
     d = r.section(name)
 
-    def n(key: str, lo: float, hi: float) -> float:
-        return r.number(d, name, key, lo, hi)
+    def n(key: str, lo: float, hi: float, default: float | None = None) -> float:
+        return r.number(d, name, key, lo, hi) if default is None else r.number(d, name, key, lo, hi, default)
 
     def s(key: str) -> str:
         return r.text(d, name, key)
@@ -104,6 +107,9 @@ def load_drive_profile(name: str) -> DriveProfile:
         board_capacity=n("board_capacity_j_per_k", 1, 100),
         g_ctrl_board=n("g_ctrl_board_w_per_k", 0.01, 10),
         ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
+        slc_cache_bytes=int(n("slc_cache_gb", 0, 100_000, 0) * GB),
+        post_cache_write_bps=n("post_cache_write_mb_s", 1, 100_000, n("seq_write_mb_s", 1, 100_000)) * 1e6,
+        cache_fold_bps=n("cache_fold_mb_s", 1, 100_000, n("post_cache_write_mb_s", 1, 100_000, 1000)) * 1e6,
     )
     if profile.tmt2_c <= profile.tmt1_c:
         raise r.located(name, "tmt2_c", "tmt2_c must be above tmt1_c")

@@ -10,6 +10,7 @@ from pathlib import Path
 from thermrig.analysis.summary_store import CampaignAnalysis, analyse_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.report import plots
+from thermrig.report.experiment_tables import experiment_tables
 from thermrig.report.html import page
 from thermrig.report.tables import all_tables
 
@@ -35,7 +36,7 @@ def write_report(settings: InfluxSettings, campaign: str, out: Path, pending: Co
     a = analyse_campaign(settings, campaign, pending=pending)
     out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    tables = all_tables(a)
+    tables = all_tables(a) + experiment_tables(a)
     for t in tables:
         files += t.write(out)
     figures, skipped = [], []

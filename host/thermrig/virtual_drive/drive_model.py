@@ -63,6 +63,7 @@ class DriveModel:
         self.tmt1_count = self.tmt2_count = 0
         self.tmt1_time = self.tmt2_time = 0.0
         self.warning_time = 0.0  # seconds above WCTEMP (never, when the drive reports none)
+        self.cache_used = 0.0  # bytes in the SLC cache not yet folded into TLC (profiles with a cache)
         self.hctm = 0  # host-controlled thermal management: TMT1 << 16 | TMT2 in kelvin, 0 = off
         self._since_step = 0.0
         self._busy_read = self._busy_write = 0.0  # full-speed seconds of work since the last tick
@@ -73,7 +74,7 @@ class DriveModel:
         self.uptime = 0.0
         # (write, bytes, sequential, garbage-collected) -> (full-speed time, service): the fill and the
         # throttle move them slowly (cleared every tick), requests arrive by the thousand
-        self._services: dict[tuple[bool, int, bool, bool], tuple[float, Service]] = {}
+        self._services: dict[tuple[bool, int, bool, bool, bool], tuple[float, Service]] = {}
 
     # --- fill state ---------------------------------------------------------------------------------
 
@@ -108,11 +109,22 @@ class DriveModel:
         if pat is None:
             return 0.0
         if not pat.random:
-            return p.seq_write_bps if pat.write else p.seq_read_bps
+            return self.write_bps() if pat.write else p.seq_read_bps
         if not pat.write:
             return min(p.rand_read_iops * pat.bs, p.seq_read_bps)
         iops = p.rand_write_iops if not self.is_steady_state else self.gc_write_iops()
-        return min(iops * pat.bs, p.seq_write_bps)
+        return min(iops * pat.bs, self.write_bps())
+
+    @property
+    def cache_full(self) -> bool:
+        """An SLC-cached drive that has taken its cache's size in writes since it last folded it back."""
+        size = self.profile.slc_cache_bytes
+        return size > 0 and self.cache_used >= size
+
+    def write_bps(self) -> float:
+        """The sequential write rate: the post-cache rate once the SLC cache is full."""
+        p = self.profile
+        return min(p.seq_write_bps, p.post_cache_write_bps) if self.cache_full else p.seq_write_bps
 
     def active_power_w(self, write: bool | None = None) -> float:
         if write is None:
@@ -140,7 +152,7 @@ class DriveModel:
         if write:
             gc = self.is_steady_state and not sequential  # sequential overwrites free whole blocks
             iops = self.gc_write_iops() if gc else p.rand_write_iops
-            full = 1.0 / min(iops, p.seq_write_bps / length)
+            full = 1.0 / min(iops, self.write_bps() / length)
             latency = 1.0 / p.qd1_rand_write_iops + max(0, length - 4096) / p.seq_write_bps
         else:
             full = 1.0 / min(p.rand_read_iops, p.seq_read_bps / length)
@@ -154,7 +166,7 @@ class DriveModel:
         # A write continuing the last write is sequential; a read is read ahead when it continues the
         # last read and no write came between (writes in the mix hold up the read-ahead).
         sequential = offset == (self._next_write if write else self._next_read)
-        key = (write, length, sequential, write and not sequential and self.is_steady_state)
+        key = (write, length, sequential, write and not sequential and self.is_steady_state, self.cache_full)
         cached = self._services.get(key)
         if cached is None:  # the same for every such request until the next tick
             full, latency = self.service(write, length, sequential)
@@ -208,6 +220,8 @@ class DriveModel:
         """n bytes written by the host, `fresh` of them on fresh NAND."""
         self.bytes_written += n
         p = self.profile
+        if p.slc_cache_bytes:
+            self.cache_used = min(float(p.slc_cache_bytes), self.cache_used + n)
         self.nand_written = min(float(p.capacity_bytes + p.spare_bytes), self.nand_written + fresh)
 
     def _flow(self, moved: float) -> None:
@@ -243,6 +257,8 @@ class DriveModel:
         read, write = (min(1.0, b / dt) for b in (self._busy_read, self._busy_write)) if dt > 0 else (0.0, 0.0)
         # Work past the tick (requests arrive in bursts around tick edges) is carried, up to a tick's
         # worth, not lost: a saturated drive dissipates its full power every tick.
+        if write <= 0 and self.cache_used > 0:  # idle from writes: the SLC cache folds back into TLC
+            self.cache_used = max(0.0, self.cache_used - p.cache_fold_bps * dt)
         self._busy_read = min(dt, self._busy_read - read * dt)
         self._busy_write = min(dt, self._busy_write - write * dt)
         self.power_w = (
@@ -318,6 +334,7 @@ class DriveModel:
         self._services.clear()
         self.lba.clear()
         self.nand_written = 0.0
+        self.cache_used = 0.0
         self._fill_cursor = 0
         self._next_write = self._next_read = -1
 
@@ -329,6 +346,7 @@ class DriveModel:
         self.format()
         self.lba.fill(span)
         self._programmed(float(span) * passes, float(span))  # the later passes overwrite in sequence
+        self.cache_used = 0.0  # and the idle time after it folded the SLC cache back
 
     def precondition(self) -> None:
         """Full and the spare area used up by random overwrites (SNIA steady state): the replay's start

@@ -176,7 +176,7 @@ class VirtualDrive:
             qd1_read_iops=p.qd1_rand_read_iops,
             rand_write_iops=p.rand_write_iops,
             gc_write_iops=m.gc_write_iops(),
-            seq_write_bps=p.seq_write_bps,
+            seq_write_bps=m.write_bps(),  # the post-cache rate once an SLC cache is full
             qd1_write_iops=p.qd1_rand_write_iops,
             cap_read=m.cap_fraction(False),
             cap_write=m.cap_fraction(True),

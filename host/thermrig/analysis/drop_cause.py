@@ -1,0 +1,155 @@
+"""Thermal or cache? Each throughput drop of a campaign's runs, classified (docs/analysis.md):
+
+- a drop is a fall of the measured job's throughput below (1 - FALL) of the median of the 3 seconds
+  before it, for HOLD seconds in a row; after one, the next is looked for once the level has settled;
+- it is placed by the bytes the job had written by then (the drive's scale) and checked against the
+  drive's own account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
+- **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
+  SAME_BYTES) in every other chassis condition of the same workload: the SLC cache runs out after the
+  same writes whatever the temperature;
+- **thermal**: at a power-state change or TMT step (or while the drive is already in a throttled power
+  state: the throttle deepening), and at bytes written no other condition drops at (it moves with
+  temperature);
+- **unclear** otherwise, with the reason (e.g. the drive's power state is not recorded).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from thermrig.analysis.run_data import RunData
+from thermrig.analysis.throttle_summary import job_series, measured_job
+
+FALL = 0.08  # a light throttle state can cap writes by as little as 10 %
+HOLD = 2  # seconds below, in a row
+SETTLE_S = 3
+DRIVE_WINDOW_MS = (-3000, 2000)  # the drive's state changes just before its throughput falls
+SAME_BYTES = 0.1  # relative; at least 1 GB
+COUNTERS = ("power_state", "tmt1_count", "tmt2_count")
+
+
+@dataclass(frozen=True)
+class Drop:
+    run: str
+    condition: str  # the chassis condition: the run's factors but the workload
+    workload: str
+    at_s: int  # seconds into the measured job
+    at_ms: int
+    written_gb: float  # drive bytes written by the job before the drop, GB
+    before_bps: float
+    after_bps: float
+    drive_events: tuple[str, ...]  # "power_state 0->1", "tmt1_count +1" around the drop
+    drive_state_known: bool
+    cause: str = ""
+    why: str = ""
+
+
+def find_drops(series: list[float]) -> list[int]:
+    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds."""
+    drops: list[int] = []
+    i = SETTLE_S
+    while i + HOLD <= len(series):
+        level = statistics.median(series[i - SETTLE_S : i])
+        if level > 0 and all(series[i + k] < (1 - FALL) * level for k in range(HOLD)):
+            drops.append(i)
+            i += HOLD + SETTLE_S
+        else:
+            i += 1
+    return drops
+
+
+def throttle_state(data: RunData, at_ms: int) -> float:
+    """The drive's power state just before the drop (0 = full speed; 0 when not recorded)."""
+    trace = data.counters.get("power_state")
+    if trace is None:
+        return 0.0
+    before = trace.between(at_ms - 3000, at_ms).values
+    return float(before[-1]) if len(before) else 0.0
+
+
+def _events(data: RunData, at_ms: int) -> tuple[tuple[str, ...], bool]:
+    lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
+    out: list[str] = []
+    known = any(name in data.counters for name in COUNTERS)  # a real drive: its TMT counters
+    for name in COUNTERS:
+        trace = data.counters.get(name)
+        if trace is None or len(trace.values) < 2:
+            continue
+        before = trace.between(lo - 2000, lo).values
+        during = trace.between(lo, hi).values
+        if len(during) == 0:
+            continue
+        start = float(before[-1]) if len(before) else float(during[0])
+        end = float(during[-1])
+        if end != start:
+            sign = "->" if name == "power_state" else " +"
+            change = f"{start:g}{sign}{end:g}" if name == "power_state" else f"{sign.strip()}{end - start:g}"
+            out.append(f"{name} {change}")
+    return tuple(out), known
+
+
+def run_drops(data: RunData) -> list[Drop]:
+    job = measured_job(data.jobs)
+    start, series = job_series(job)
+    if start is None:
+        return []
+    writes = [log for log in job if log.direction == "write"]
+    _, written = job_series(writes) if writes else (None, [])
+    condition = _condition(data)
+    out = []
+    for i in find_drops(series):
+        at_ms = start + i * 1000
+        events, known = _events(data, at_ms)
+        state = throttle_state(data, at_ms)
+        if not events and state > 0:  # the throttle deepening within a throttled power state
+            events = (f"in power_state {state:g}",)
+        out.append(
+            Drop(
+                data.run,
+                condition,
+                data.tags.get("workload", ""),
+                i,
+                at_ms,
+                sum(written[:i]) / data.scale / 1e9,
+                statistics.median(series[i - SETTLE_S : i]) / data.scale,
+                statistics.median(series[i + 1 : i + 1 + SETTLE_S] or series[i:]) / data.scale,  # past the mixed second
+                events,
+                known,
+            )
+        )
+    return out
+
+
+def _same_bytes(a: float, b: float) -> bool:
+    return abs(a - b) <= max(1.0, SAME_BYTES * max(a, b))
+
+
+def _condition(data: RunData) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(data.factors().items()) if k != "workload")
+
+
+def classify(runs: Iterable[RunData]) -> list[Drop]:
+    """Every drop of every run, with its cause, compared across the chassis conditions of its workload
+    (a condition without any drop counts: a drop it lacks moved)."""
+    runs = list(runs)
+    drops = [d for data in runs for d in run_drops(data)]
+    out = []
+    for d in drops:
+        others = {_condition(r) for r in runs if r.tags.get("workload", "") == d.workload} - {d.condition}
+        same = {o.condition for o in drops if o.condition in others and _same_bytes(o.written_gb, d.written_gb)}
+        if not d.drive_state_known:
+            cause, why = "unclear", "the drive's power state and TMT counters are not recorded"
+        elif not others:
+            cause, why = "unclear", "one chassis condition only: nothing to compare the bytes written with"
+        elif d.drive_events and not same:
+            cause, why = "thermal", f"{', '.join(d.drive_events)}; no other condition drops at {d.written_gb:.1f} GB"
+        elif not d.drive_events and same == others:
+            cause, why = "cache", f"no power-state change; every condition drops at {d.written_gb:.1f} GB written"
+        elif d.drive_events:
+            cause, why = "unclear", f"{', '.join(d.drive_events)}, but other conditions drop at the same bytes"
+        else:
+            cause, why = "unclear", "no power-state change, but not at the same bytes in every condition"
+        out.append(replace(d, cause=cause, why=why))
+    return out

@@ -1,0 +1,123 @@
+"""The sustainable write rate (workload kind "rate_search"): the highest sequential write rate (fio's
+`rate=`) the drive holds for `runtime_s` without throttling, by bisection, the rig back at thermal
+equilibrium before every step.
+
+Step 1 writes unlimited: its first seconds' median is the drive's full rate, the top of the search (if
+it does not throttle within the time, that full rate is sustainable and the search ends). Each next
+step writes at the middle of the interval still open: a step that holds its rate (no two seconds in a
+row below THROTTLED of it) raises the bottom, one that does not lowers the top. The result is the
+highest rate that held (0 when none did)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from thermrig.analysis.throttle import per_second
+from thermrig.dut.drive import DriveUnderTest
+from thermrig.fio.runner import FioResult, LiveSample, run_fio
+from thermrig.fio.workloads import MAX_ROUNDS, Workload, job_file
+
+THROTTLED = 0.9  # a step throttled: two seconds in a row below 90 % of its rate
+PLATEAU_S = 3  # seconds after the first that set step 1's full rate
+
+
+@dataclass
+class Step:
+    rate_bps: float | None  # at the drive's scale; None: unlimited
+    held: bool
+    measured_bps: float  # the step's median throughput, at the drive's scale
+
+
+@dataclass
+class SearchResult:
+    steps: list[Step] = field(default_factory=list)
+    results: list[FioResult] = field(default_factory=list)
+    full_bps: float = 0.0  # step 1's plateau: the top of the search
+
+    @property
+    def sustainable_bps(self) -> float:
+        held = [s.rate_bps if s.rate_bps is not None else self.full_bps for s in self.steps if s.held]
+        return max(held, default=0.0)
+
+
+def held(series: list[float], rate: float) -> bool:
+    """No two seconds in a row below THROTTLED x rate, the first (partial) second left out."""
+    low = [v < THROTTLED * rate for v in series[1:]]
+    return not any(a and b for a, b in itertools.pairwise(low))
+
+
+def _series(result: FioResult) -> list[float]:
+    stamps = sorted({p.timestamp_ms for p in result.bw})
+    by_stamp: dict[int, float] = {}
+    for p in result.bw:
+        by_stamp[p.timestamp_ms] = by_stamp.get(p.timestamp_ms, 0.0) + p.value * 1024.0
+    return per_second(stamps, [by_stamp[s] for s in stamps]) if stamps else []
+
+
+def step_job(workload: Workload, target: DriveUnderTest, log_prefix: str, wire_rate: float | None) -> str:
+    """A sequential write of runtime_s at the workload's bs and queue depth, at most wire_rate bytes/s."""
+    w = replace(workload, kind="seq_write", max_rounds=MAX_ROUNDS).resolved()  # max_rounds: the search's steps
+    text = job_file(w, target, log_prefix)
+    return text if wire_rate is None else text.replace("rw=write\n", f"rw=write\nrate={max(1, round(wire_rate))}\n")
+
+
+def run_rate_search(
+    workload: Workload,
+    target: DriveUnderTest,
+    folder: Path,
+    on_live: Callable[[LiveSample], None],
+    stop: threading.Event,
+    on_note: Callable[[str], None],
+    scale: float,
+    between: Callable[[], None] | None,
+) -> SearchResult:
+    """scale: wire bytes per drive byte; between: brings the rig back to equilibrium before a step."""
+    out = SearchResult()
+    lo, hi = 0.0, 0.0
+    for n in range(1, workload.max_rounds + 1):
+        if n > 1 and between is not None:
+            on_note(f"step {n}: equilibrium")
+            between()
+        rate = None if n == 1 else (lo + hi) / 2
+        step_dir = folder / f"step-{n:02d}"
+        result = run_fio(
+            step_job(workload, target, str(step_dir / "fio"), None if rate is None else rate * scale),
+            step_dir,
+            on_live,
+            stop,
+        )
+        out.results.append(result)
+        series = [v / scale for v in _series(result)]
+        if rate is None:
+            hi = out.full_bps = statistics.median(series[1 : 1 + PLATEAU_S]) if len(series) > 1 else 0.0
+            ok = held(series, hi)
+        else:
+            ok = held(series, rate)
+        measured = statistics.median(series[1:]) if len(series) > 1 else 0.0
+        out.steps.append(Step(rate, ok, measured))
+        on_note(
+            f"step {n}: {'unlimited' if rate is None else f'{rate / 1e6:,.0f} MB/s'} {'held' if ok else 'throttled'}"
+        )
+        if stop.is_set() or (n == 1 and ok):
+            break
+        if rate is not None:
+            lo, hi = (rate, hi) if ok else (lo, rate)
+    (folder / "rate_search.json").write_text(json.dumps([s.__dict__ for s in out.steps], indent=1))
+    return out
+
+
+def figures(search: SearchResult, workload: Workload) -> dict[str, Any]:
+    """The run summary's fields (docs/influx-schema.md)."""
+    return {
+        "sustainable_bps": float(search.sustainable_bps),
+        "search_steps": len(search.steps),
+        "search_hold_s": int(workload.runtime_s),
+        "full_rate_bps": float(search.full_bps),
+    }

@@ -1,0 +1,93 @@
+"""Thermal or cache? The virtual drive's SLC cache (writes past its size since idle at the post-cache
+rate, folded back while idle), and the classification of each throughput drop: on synthetic runs, and
+on a campaign of the real fio over NBD on the simulated rig, read back from InfluxDB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from campaign_helpers import CampaignFile, run_args, thermrig
+
+from thermrig.analysis.drop_cause import classify, find_drops
+from thermrig.analysis.influx_source import load_campaign
+from thermrig.analysis.run_data import RunData, Trace
+from thermrig.analysis.throttle_summary import JobLog
+from thermrig.db.settings import InfluxSettings
+from thermrig.hardware.drive_profiles import GB, load_drive_profile
+from thermrig.virtual_drive.drive_model import DriveModel
+
+CARDEA = "cardea_iops_1tb"
+
+
+def _write_for(model: DriveModel, seconds: int, offset: int = 0) -> tuple[list[float], int]:
+    """Sequential 128 KiB writes at full speed for some seconds: bytes per second, and where they ended."""
+    rates = []
+    for _ in range(seconds):
+        busy, start = 0.0, offset
+        while busy < 1.0:
+            busy += model.serve(True, offset, 131072).occupancy
+            offset += 131072
+        model.tick(1.0, 50.0, 45.0)
+        rates.append(float(offset - start))
+    return rates, offset
+
+
+def test_the_cache_runs_out_after_its_size_and_folds_back_while_idle() -> None:
+    p = load_drive_profile(CARDEA)
+    assert (p.slc_cache_bytes, p.seq_write_bps, p.post_cache_write_bps) == (22 * GB, 3e9, 1.2e9)
+    model = DriveModel(p)
+    rates, end = _write_for(model, 12)
+    assert rates[0] == pytest.approx(3e9, rel=0.01) and rates[-1] == pytest.approx(1.2e9, rel=0.01)
+    full_at = next(i for i, r in enumerate(rates) if r < 2e9)
+    assert sum(rates[:full_at]) <= 22 * GB <= sum(rates[: full_at + 1])
+    for _ in range(6):  # idle: the first tick still finishes work carried over, then 5 s of folding
+        model.tick(1.0, 50.0, 45.0)
+    assert model.cache_used == pytest.approx(22 * GB - 5 * p.cache_fold_bps, rel=0.05)
+    again, _ = _write_for(model, 3, end)
+    assert again[0] == pytest.approx(3e9, rel=0.01) and again[2] == pytest.approx(1.2e9, rel=0.01)
+    assert load_drive_profile("950pro_512").slc_cache_bytes == 0  # no cache: as it was
+
+
+def _run(name: str, profile: str, series: list[float], states: list[float] | None) -> RunData:
+    start = 1_700_000_000_000
+    stamps = tuple(start + 1000 * (i + 1) for i in range(len(series)))
+    data = RunData(name, {"profile": profile, "workload": "w"}, [JobLog(1, "write", stamps, tuple(series))])
+    if states is not None:
+        t = np.array([start + 500 + 1000 * i for i in range(len(states))], dtype=float)
+        data.counters["power_state"] = Trace(t, np.array(states, dtype=float))
+    return data
+
+
+def test_drops_are_classified_by_bytes_written_and_the_drives_power_state() -> None:
+    cold = [3e9] * 7 + [1.2e9] * 30  # the cache runs out after 21 GB
+    hot = [3e9] * 7 + [1.2e9] * 15 + [1.05e9] * 15  # and throttles at 22 s, entering PS1
+    assert find_drops(cold) == [7] and find_drops(hot) == [7, 22]
+    runs = [_run("c", "idle", cold, [0] * 37), _run("h", "hot", hot, [0] * 21 + [1] * 16)]
+    drops = {(d.run, d.at_s): d for d in classify(runs)}
+    assert {k: d.cause for k, d in drops.items()} == {("c", 7): "cache", ("h", 7): "cache", ("h", 22): "thermal"}
+    assert drops["h", 22].drive_events == ("power_state 0->1",) and drops["h", 7].written_gb == pytest.approx(21)
+    alone = classify([_run("h", "hot", hot, [0] * 21 + [1] * 16)])
+    assert {d.cause for d in alone} == {"unclear"} and "one chassis condition" in alone[0].why
+    unknown = classify([_run("c", "idle", cold, None), _run("h", "hot", hot, None)])
+    assert {d.why for d in unknown} == {"the drive's power state and TMT counters are not recorded"}
+
+
+@pytest.mark.timeout(600)
+def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
+    tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    """Two cool chassis conditions, a 14 s sequential write each on the cached drive over NBD: the cache
+    runs out after 22 GB (7 s at 3 GB/s) in both, with no power-state change: cache, both times."""
+    drive = {"target": "virtual", "profile": CARDEA, "scale": 0.02}
+    text = CampaignFile("cache", drive, runtime_s=14).text()
+    path = tmp_path / "c.toml"
+    path.write_text(text.replace('profile = ["single_gpu_load"]', 'profile = ["idle", "single_gpu_idle"]'))
+    r = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env, timeout=580)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    drops = classify(load_campaign(influx, "cache"))
+    assert [d.cause for d in drops] == ["cache", "cache"], [(d.run, d.at_s, d.why) for d in drops]
+    for d in drops:
+        assert d.written_gb == pytest.approx(22, abs=3.5)  # the cache, give or take a second of writes
+        assert d.after_bps == pytest.approx(1.2e9, rel=0.15) and d.before_bps == pytest.approx(3e9, rel=0.15)
