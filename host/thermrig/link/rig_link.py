@@ -343,8 +343,8 @@ class RigLink:
             while time.time() < until and not self._stop.wait(tick / PACE_BURST_PINGS_PER_TICK):
                 try:
                     self.ping()
-                except (RigTimeout, OSError, serial.SerialException):
-                    return
+                except (RigTimeout, OSError, serial.SerialException, TypeError, ValueError):
+                    return  # the link went away under the burst (closed, unplugged): nothing to sync
 
         threading.Thread(target=burst, name="rig-pace-burst", daemon=True).start()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -160,13 +161,17 @@ class TimeSync:
         """UTC for a telemetry frame's uptime, never before an earlier frame's: where a new fit moved
         back, time runs on at MIN_SLEW of its rate until the fit catches up."""
         with self._lock:
-            utc = max(self._to_utc(mcu_us), self._not_before(mcu_us))
+            now = time.time()
+            # A frame is stamped after it arrived: never in the future (a fit of too few samples, or of a
+            # clock of unknown pace such as a stepped simulation's, can extrapolate past now).
+            utc = min(max(self._to_utc(mcu_us), self._not_before(mcu_us)), now)
             if self._last is not None:
                 last_mcu, last_utc = self._last
                 if mcu_us <= last_mcu:
                     return utc
                 rate = min(self._fit_of(last_mcu).rate, self._fit_of(mcu_us).rate)  # across a change: the slower
-                utc = max(utc, last_utc + (mcu_us - last_mcu) * 1e-6 * rate * MIN_SLEW)
+                floor = last_utc + (mcu_us - last_mcu) * 1e-6 * rate * MIN_SLEW
+                utc = max(utc, min(floor, max(now, last_utc + 1e-6)))  # and that floor not past now either
             self._last = (mcu_us, utc)
             return utc
 
