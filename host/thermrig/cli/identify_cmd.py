@@ -54,7 +54,7 @@ def identify(
     heater is off and the fans full at the end, however it ends."""
     plan = StepPlan(fan_pct=(fan_low, fan_high), rise_c=rise, heater_pct=heater_pct, heat_s=heat_s, cool_s=cool_s)
     target = out or data_dir() / "chassis" / f"{name}.toml"
-    chassis_toml(load_chassis(), "")  # the base chassis must read before an hour is spent
+    load_chassis()  # the base chassis must read before half an hour of steps is spent
     console = Console()
     with RigLink(resolve_port(port).port) as link:
         link.hello()
