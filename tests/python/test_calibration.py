@@ -21,6 +21,7 @@ from thermrig.calibration.fit import cost, evaluate, fit
 from thermrig.calibration.parameters import Fitted, Fixed, Model, all_bounds, build, current, read
 from thermrig.calibration.pipeline import QUICK_CELLS
 from thermrig.hardware.profiles import load_chassis
+from thermrig.sim import replay as plant_replay
 
 # The profiles as issue 20 found them (880104e): the objective has a narrow minimum in the throttle gain
 # at their 0.035 W/K/s, a plateau from about 0.08 to 0.3 beside it.
@@ -79,7 +80,10 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
         assert smart["points"] >= 100
         assert smart["max_tmt1_count"] >= 1
     # The pipeline measures what the model predicts: fio's logs through InfluxDB agree with the replay.
-    model = {(c.slot, c.profile): res for c, res in zip(PUGET, evaluate(load_chassis(), current()), strict=True)}
+    model = {
+        (c.slot, c.profile): res
+        for c, res in zip(PUGET, evaluate(plant_replay, load_chassis(), current()), strict=True)
+    }
     for check in checks:
         slot, profile = (x.strip() for x in check["cell"].split("/"))
         depth, onset = check["measured"].split("% after ")
@@ -112,7 +116,7 @@ def test_seeds_000_and_004_hold_on_the_replay() -> None:
     from thermrig.calibration.mixed import mixed_and_consistency_checks
     from thermrig.hardware.drive_profiles import load_drive_profile
 
-    checks = mixed_and_consistency_checks(load_chassis(), load_drive_profile("950pro_512"))
+    checks = mixed_and_consistency_checks(plant_replay, load_chassis(), load_drive_profile("950pro_512"))
     assert len(checks) == 6
     for check in checks:  # each as the review describes it, with the tolerance in analysis.published
         assert check.ok, check
@@ -127,22 +131,22 @@ def _only(*names: str, base: Fitted | None = None) -> Model:
 def test_leave_one_cell_out_refits_without_the_cell_and_predicts_it() -> None:
     cells = [c for c in PUGET if c.profile == "dual_gpu_load"]  # bottom, top, upright
     model = _only("tmt1_c", "dual_gpu_load.air_c")
-    folds = crossval(model, cells=cells, held_out=cells[:2], maxfev=12, gain_starts=())
+    folds = crossval(plant_replay, model, cells=cells, held_out=cells[:2], maxfev=12, gain_starts=())
     assert [f.cell for f in folds] == cells[:2]
     chassis = load_chassis()
     base = current()
     for fold in folds:
         train = [c for c in cells if c != fold.cell]
-        assert fold.in_sample == evaluate(chassis, base, [fold.cell])[0]
-        assert fold.held_out == evaluate(chassis, fold.fitted, [fold.cell])[0]
-        assert fold.fold_cost == pytest.approx(cost(evaluate(chassis, fold.fitted, train), train))
+        assert fold.in_sample == evaluate(plant_replay, chassis, base, [fold.cell])[0]
+        assert fold.held_out == evaluate(plant_replay, chassis, fold.fitted, [fold.cell])[0]
+        assert fold.fold_cost == pytest.approx(cost(evaluate(plant_replay, chassis, fold.fitted, train), train))
         assert fold.fold_cost <= fold.start_cost
         assert 1 < fold.evaluations <= 12
         moved = read(fold.fitted)
         assert {k for k, x in read(base).items() if moved[k] != x} <= {"tmt1_c", "dual_gpu_load.air_c"}
     # What the held-out cell published never reaches its fold: told another number, the fold is the same.
     lied = [replace(c, onset_s=c.onset_s + 30, depth_pct=c.depth_pct - 30) if c == cells[0] else c for c in cells]
-    (again,) = crossval(model, cells=lied, held_out=lied[:1], maxfev=12, gain_starts=())
+    (again,) = crossval(plant_replay, model, cells=lied, held_out=lied[:1], maxfev=12, gain_starts=())
     assert again.fitted == folds[0].fitted and again.held_out == folds[0].held_out
 
 
@@ -155,12 +159,12 @@ def test_the_fit_never_returns_worse_than_its_start() -> None:
     chassis = load_chassis()
 
     def objective(x: np.ndarray) -> float:
-        return cost(evaluate(chassis, model.apply([float(a) for a in x], narrow)))
+        return cost(evaluate(plant_replay, chassis, model.apply([float(a) for a in x], narrow)))
 
     start = objective(np.array(x0))
     plain = minimize(objective, np.array(x0), method="Powell", bounds=[(b.lo, b.hi) for b in model.free])
     assert plain.fun > start  # the case this test is about: plain Powell ends worse than it began
-    result = fit(model, narrow, maxfev=20, gain_starts=())
+    result = fit(plant_replay, model, narrow, maxfev=20, gain_starts=())
     assert result.start_cost == pytest.approx(start)
     assert result.cost <= result.start_cost
-    assert result.cost == pytest.approx(cost(evaluate(chassis, result.fitted)))
+    assert result.cost == pytest.approx(cost(evaluate(plant_replay, chassis, result.fitted)))

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from thermrig.drive.smart import parse_smart_log
+from thermrig.dut.replay import Pattern
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import ProfileError
-from thermrig.virtual_drive.drive_model import DriveModel, Pattern
+from thermrig.virtual_drive.drive_model import DriveModel
 
 SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
 RAND_WRITE = Pattern(write=True, random=True, bs=4096)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from recorded_campaign import Recorded
 
+from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.run_data import RunData, Trace
 from thermrig.analysis.summary_store import write_lines
 from thermrig.db.schema import RunTags, event_line, fio_interval_lines
-from thermrig.fio.runner import LogPoint
 from thermrig.report.plots import rig_seconds
 
 pytestmark = pytest.mark.timeout(1500)  # the first test of a session may wait for the recording

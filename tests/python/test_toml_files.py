@@ -11,11 +11,11 @@ from test_campaign_files import GOOD, write
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.config import ConfigError, resolve_port
 from thermrig.db.settings import configured
+from thermrig.dut.replay import condition
 from thermrig.errors import ThermrigError
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.hardware.profiles import ProfileError, load_chassis, load_drive_thermal, load_slot
-from thermrig.sim.replay import condition
+from thermrig.hardware.profiles import ProfileError, load_drive_thermal, load_slot
 
 
 def line_of(path: Path, text: str) -> int:
@@ -48,7 +48,7 @@ def test_one_chassis_profile_parser_with_one_set_of_defaults(hardware_copy: Path
     path.write_text(text[:start] + own_block + text[end:])
     hw = load_profile("single_gpu_load")
     assert (hw.fan0_pct, hw.fan1_pct) == (40.0, 25.0)
-    cond = condition(load_chassis(), load_slot("top"), load_drive_thermal("none"), "single_gpu_load")
+    cond = condition(load_slot("top"), load_drive_thermal("none"), "single_gpu_load")
     assert (cond.fan0, cond.fan1, cond.air_c) == (0.4, 0.25, hw.air_c)  # the replay reads the same profile
     own = GOOD.replace('profile = ["single_gpu_load", "dual_gpu_load"]', 'profile = ["mine"]')
     own += "\n[profiles.mine]\nair_c = 30.0\nfan1_pct = 25\n"

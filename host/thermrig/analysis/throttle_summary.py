@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
+from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
 
 
@@ -52,19 +52,6 @@ class ThrottleSummary:
 
 
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
-
-
-class LogPoint(Protocol):
-    """One line of fio's per-second log as thermrig.fio.runner reads it (analysis sits below fio)."""
-
-    @property
-    def timestamp_ms(self) -> int: ...
-    @property
-    def value(self) -> int: ...
-    @property
-    def ddir(self) -> int: ...
-    @property
-    def job(self) -> int: ...
 
 
 def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = ()) -> list[JobLog]:

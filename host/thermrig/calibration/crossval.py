@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.calibration.fit import GAIN_STARTS, CellResult, evaluate, fit
 from thermrig.calibration.parameters import IDENTIFIED, Fitted, Model, current
+from thermrig.dut.replay import ModelReplay
 from thermrig.hardware.profiles import load_chassis
 
 
@@ -63,6 +64,7 @@ def summarise(folds: Sequence[Fold]) -> Summary:
 
 
 def crossval(
+    replayer: ModelReplay,
     model: Model = IDENTIFIED,
     base: Fitted | None = None,
     cells: Sequence[PugetCell] = PUGET,
@@ -74,12 +76,12 @@ def crossval(
     """One fold per cell of held_out (every cell by default): fit on cells without it, predict it."""
     chassis = load_chassis()
     base = current() if base is None else base
-    in_sample = dict(zip(cells, evaluate(chassis, base, cells), strict=True))
+    in_sample = dict(zip(cells, evaluate(replayer, chassis, base, cells), strict=True))
     folds = []
     for cell in cells if held_out is None else held_out:
         train = [c for c in cells if c != cell]
-        r = fit(model, base, train, maxfev=maxfev, gain_starts=gain_starts)
-        (predicted,) = evaluate(chassis, r.fitted, [cell])
+        r = fit(replayer, model, base, train, maxfev=maxfev, gain_starts=gain_starts)
+        (predicted,) = evaluate(replayer, chassis, r.fitted, [cell])
         fold = Fold(cell, in_sample[cell], predicted, r.fitted, r.start_cost, r.cost, r.evaluations)
         folds.append(fold)
         if report is not None:

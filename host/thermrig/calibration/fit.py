@@ -31,6 +31,7 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.parameters import IDENTIFIED, Bound, Fitted, Model, current
+from thermrig.dut.replay import ModelReplay, Pattern, condition
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.hardware.profiles import (
     ChassisParams,
@@ -38,7 +39,6 @@ from thermrig.hardware.profiles import (
     load_drive_thermal,
     load_slot,
 )
-from thermrig.sim.replay import Pattern, condition, replay
 
 SEQ_WRITE = Pattern(write=True, random=False, bs=128 * 1024)
 RAND_WRITE = Pattern(write=True, random=True, bs=4096)
@@ -54,14 +54,14 @@ class CellResult:
     depth_pct: float
 
 
-def evaluate(chassis: ChassisParams, fitted: Fitted, cells: Sequence[PugetCell] = PUGET) -> list[CellResult]:
+def evaluate(
+    replayer: ModelReplay, chassis: ChassisParams, fitted: Fitted, cells: Sequence[PugetCell] = PUGET
+) -> list[CellResult]:
     cooling = load_drive_thermal("none")
     out = []
     for cell in cells:
-        cond = replace(
-            condition(chassis, fitted.slots[cell.slot], cooling, cell.profile), air_c=fitted.air_c[cell.profile]
-        )
-        th = throttle_of(replay(chassis, fitted.drive, cond, SEQ_WRITE, PUGET_RUNTIME_S))
+        cond = replace(condition(fitted.slots[cell.slot], cooling, cell.profile), air_c=fitted.air_c[cell.profile])
+        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, SEQ_WRITE, PUGET_RUNTIME_S))
         out.append(CellResult(th.onset_s, th.depth_pct))
     return out
 
@@ -84,6 +84,7 @@ class FitResult:
 
 
 def fit(
+    replayer: ModelReplay,
     model: Model = IDENTIFIED,
     base: Fitted | None = None,
     cells: Sequence[PugetCell] = PUGET,
@@ -102,7 +103,7 @@ def fit(
 
     def objective(x: np.ndarray) -> float:
         xs = [float(a) for a in x]
-        c = cost(evaluate(chassis, model.apply(xs, base), cells), cells)
+        c = cost(evaluate(replayer, chassis, model.apply(xs, base), cells), cells)
         calls[0] += 1
         if not best or c < best[0][0]:
             best[:] = [(c, xs)]
@@ -142,23 +143,25 @@ SM951_BOUNDS = (
 )
 
 
-def sm951_replay(chassis: ChassisParams, drive: DriveProfile) -> tuple[float | None, dict[str, float]]:
+def sm951_replay(
+    replayer: ModelReplay, chassis: ChassisParams, drive: DriveProfile
+) -> tuple[float | None, dict[str, float]]:
     """Seed 002 on the replay: seconds at peak sequential write (bare), sustained 4 KB random-write IOPS
     on a full drive, bare and with the passive heatsink."""
     slot_name, profile = SM951_CONDITION
     slot = load_slot(slot_name)
-    bare = condition(chassis, slot, load_drive_thermal("none"), profile)
-    peak = throttle_of(replay(chassis, drive, bare, SEQ_WRITE, SM951_SEQ_RUNTIME_S)).onset_s
+    bare = condition(slot, load_drive_thermal("none"), profile)
+    peak = throttle_of(replayer.replay(chassis, drive, bare, SEQ_WRITE, SM951_SEQ_RUNTIME_S)).onset_s
     iops = {}
     for heatsink in ("none", "passive"):
-        cond = condition(chassis, slot, load_drive_thermal(heatsink), profile)
-        series = replay(chassis, drive, cond, RAND_WRITE, SM951_RANDOM_RUNTIME_S, preconditioned=True)
+        cond = condition(slot, load_drive_thermal(heatsink), profile)
+        series = replayer.replay(chassis, drive, cond, RAND_WRITE, SM951_RANDOM_RUNTIME_S, preconditioned=True)
         tail = series[-SM951_RANDOM_WINDOW_S:]
         iops[heatsink] = sum(tail) / len(tail) / RAND_WRITE.bs
     return peak, iops
 
 
-def fit_sm951(maxfev: int = 300) -> tuple[DriveProfile, float]:
+def fit_sm951(replayer: ModelReplay, maxfev: int = 300) -> tuple[DriveProfile, float]:
     chassis = load_chassis()
     drive = load_drive_profile("sm951_512")
 
@@ -167,7 +170,7 @@ def fit_sm951(maxfev: int = 300) -> tuple[DriveProfile, float]:
         return replace(drive, tmt1_c=float(x[0]), idle_power_w=float(x[2]), states=states)
 
     def objective(x: np.ndarray) -> float:
-        peak, iops = sm951_replay(chassis, build(x))
+        peak, iops = sm951_replay(replayer, chassis, build(x))
         p = peak if peak is not None else float(SM951_SEQ_RUNTIME_S)
         return ((p - SM951_PEAK_S) / 15.0) ** 2 + ((iops["none"] - SM951_IOPS_BARE) / (0.05 * SM951_IOPS_BARE)) ** 2
 

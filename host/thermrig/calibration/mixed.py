@@ -25,9 +25,9 @@ from thermrig.analysis.published import (
 )
 from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import RAND_WRITE
+from thermrig.dut.replay import ModelReplay, condition
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
-from thermrig.sim.replay import condition, replay, replay_sweep
 
 HEATSINKS = ("none", "passive")
 Sweep = dict[int, float]  # read share % -> the step's mean IOPS, reads and writes together
@@ -111,23 +111,25 @@ def judge_consistency(tails: dict[str, SteadyState]) -> list[CalibrationCheck]:
     ]
 
 
-def _sweeps(chassis: ChassisParams, drive: DriveProfile, bs: int, qd: int, sequential: bool) -> dict[str, Sweep]:
+def _sweeps(
+    replayer: ModelReplay, chassis: ChassisParams, drive: DriveProfile, bs: int, qd: int, sequential: bool
+) -> dict[str, Sweep]:
     slot, profile = MIXED_CONDITION
     out = {}
     for heatsink in HEATSINKS:
-        cond = condition(chassis, load_slot(slot), load_drive_thermal(heatsink), profile)
-        steps = replay_sweep(chassis, drive, cond, MIXED_STEPS, bs, qd, MIXED_STEP_S, sequential)
+        cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
+        steps = replayer.replay_sweep(chassis, drive, cond, MIXED_STEPS, bs, qd, MIXED_STEP_S, sequential)
         out[heatsink] = {s.read_pct: statistics.fmean(s.iops) for s in steps}
     return out
 
 
-def _steady_states(chassis: ChassisParams, drive: DriveProfile) -> dict[str, SteadyState]:
+def _steady_states(replayer: ModelReplay, chassis: ChassisParams, drive: DriveProfile) -> dict[str, SteadyState]:
     slot, profile = CONSISTENCY_CONDITION
     out = {}
     for heatsink in HEATSINKS:
-        cond = condition(chassis, load_slot(slot), load_drive_thermal(heatsink), profile)
+        cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
         states: list[int] = []
-        series = replay(chassis, drive, cond, RAND_WRITE, CONSISTENCY_RUNTIME_S, filled=True, states=states)
+        series = replayer.replay(chassis, drive, cond, RAND_WRITE, CONSISTENCY_RUNTIME_S, filled=True, states=states)
         out[heatsink] = SteadyState(
             [b / RAND_WRITE.bs for b in series[-CONSISTENCY_WINDOW_S:]],
             {drive.states[i].name for i in states[-CONSISTENCY_WINDOW_S:]},
@@ -135,10 +137,12 @@ def _steady_states(chassis: ChassisParams, drive: DriveProfile) -> dict[str, Ste
     return out
 
 
-def mixed_and_consistency_checks(chassis: ChassisParams, drive: DriveProfile) -> list[CalibrationCheck]:
+def mixed_and_consistency_checks(
+    replayer: ModelReplay, chassis: ChassisParams, drive: DriveProfile
+) -> list[CalibrationCheck]:
     """The six checks on the replay."""
     return (
-        judge_mixed_random(_sweeps(chassis, drive, 4096, 3, sequential=False))
-        + judge_mixed_seq(_sweeps(chassis, drive, 128 * 1024, 1, sequential=True))
-        + judge_consistency(_steady_states(chassis, drive))
+        judge_mixed_random(_sweeps(replayer, chassis, drive, 4096, 3, sequential=False))
+        + judge_mixed_seq(_sweeps(replayer, chassis, drive, 128 * 1024, 1, sequential=True))
+        + judge_consistency(_steady_states(replayer, chassis, drive))
     )

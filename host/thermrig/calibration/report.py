@@ -20,9 +20,9 @@ from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import SEQ_WRITE, evaluate, sm951_replay
 from thermrig.calibration.mixed import mixed_and_consistency_checks
 from thermrig.calibration.parameters import current
+from thermrig.dut.replay import ModelReplay, condition
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import load_chassis, load_drive_thermal, load_slot
-from thermrig.sim.replay import condition, replay
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -94,7 +94,7 @@ def sm951_checks(peak_s: float | None, iops: dict[str, float]) -> list[Calibrati
     return out
 
 
-def replay_report() -> list[CalibrationCheck]:
+def replay_report(replayer: ModelReplay) -> list[CalibrationCheck]:
     """Every check on the replay with the parameters the profile files hold now (seconds, no fio)."""
     chassis = load_chassis()
     fitted = current()
@@ -111,14 +111,14 @@ def replay_report() -> list[CalibrationCheck]:
             r.depth_pct,
             fitted.drive.seq_write_bps,
         )
-        for c, r in zip(PUGET, evaluate(chassis, fitted), strict=True)
+        for c, r in zip(PUGET, evaluate(replayer, chassis, fitted), strict=True)
     ]
     checks = puget_checks(rows)
     slot, profile = HEATSINK_CONDITION
     sink_rows = []
     for heatsink in ("none", "passive"):
-        cond = condition(chassis, load_slot(slot), load_drive_thermal(heatsink), profile)
-        th = throttle_of(replay(chassis, fitted.drive, cond, SEQ_WRITE, HEATSINK_RUNTIME_S))
+        cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
+        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, SEQ_WRITE, HEATSINK_RUNTIME_S))
         sink_rows.append(
             ThrottleRow(
                 "replay",
@@ -134,5 +134,5 @@ def replay_report() -> list[CalibrationCheck]:
             )
         )
     checks.append(heatsink_check(sink_rows))
-    peak, iops = sm951_replay(chassis, load_drive_profile("sm951_512"))
-    return checks + sm951_checks(peak, iops) + mixed_and_consistency_checks(chassis, fitted.drive)
+    peak, iops = sm951_replay(replayer, chassis, load_drive_profile("sm951_512"))
+    return checks + sm951_checks(peak, iops) + mixed_and_consistency_checks(replayer, chassis, fitted.drive)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from thermrig.analysis.published import DEPTH_PP, PUGET, PUGET_RUNTIME_S, PugetCell
 from thermrig.calibration.fit import evaluate
 from thermrig.calibration.parameters import IDENTIFIED, Fitted, Model, current
+from thermrig.dut.replay import ModelReplay
 from thermrig.hardware.profiles import load_chassis
 
 
@@ -27,14 +28,16 @@ class Sensitivity:
     cells: list[Moved]
 
 
-def sensitivity(model: Model = IDENTIFIED, base: Fitted | None = None, share: float = 0.05) -> list[Sensitivity]:
+def sensitivity(
+    replayer: ModelReplay, model: Model = IDENTIFIED, base: Fitted | None = None, share: float = 0.05
+) -> list[Sensitivity]:
     chassis = load_chassis()
     base = current() if base is None else base
     x0 = model.start(base)
 
     def run(x: list[float]) -> list[tuple[float, float]]:
         out = []
-        for cell, r in zip(PUGET, evaluate(chassis, model.apply(x, base)), strict=True):
+        for cell, r in zip(PUGET, evaluate(replayer, chassis, model.apply(x, base)), strict=True):
             onset = r.onset_s if r.onset_s is not None else float(PUGET_RUNTIME_S)
             out.append((onset / cell.onset_tolerance_s(), r.depth_pct / DEPTH_PP))
         return out

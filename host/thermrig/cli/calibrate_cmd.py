@@ -24,6 +24,7 @@ from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
+from thermrig.cli.testbed import model_replay
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
 
@@ -55,7 +56,7 @@ def _summary(console: Console, checks: list[CalibrationCheck]) -> None:
 def replay() -> None:
     """Every check on the fast replay (plant + drive model, no rig, no fio) with the current profiles."""
     console = _console()
-    checks = replay_report()
+    checks = replay_report(model_replay())
     console.print(render(checks, "replay: published vs model, current hardware/profiles"))
     _summary(console, checks)
 
@@ -79,9 +80,9 @@ def fit_cmd(
             best[0] = min(best[0], cost)
             progress.update(task, completed=min(n, maxfev), description=f"950 Pro fit, cost {best[0]:.2f}")
 
-        result = fit(maxfev=maxfev, report=report)
+        result = fit(model_replay(), maxfev=maxfev, report=report)
         progress.update(task, completed=maxfev)
-    sm951, sm_cost = fit_sm951()
+    sm951, sm_cost = fit_sm951(model_replay())
     edits = fitted_edits(result.fitted) + sm951_edits(sm951)
     console.print(as_toml(edits), markup=False)
     console.print(
@@ -92,7 +93,7 @@ def fit_cmd(
     if write:
         paths = write_edits(edits)
         console.print(f"written: {', '.join(str(p) for p in paths)}", markup=False)
-    checks = replay_report()
+    checks = replay_report(model_replay())
     console.print(render(checks, "replay with the fitted parameters" if write else "replay, profiles unchanged"))
     _summary(console, checks)
 
@@ -124,7 +125,7 @@ def crossval_cmd(
     def show(_: PugetCell, f: Fold) -> None:
         console.print(f"{f.cell.slot} / {f.cell.profile}: held out {_cell(f.held_out)}", markup=False)
 
-    folds = crossval(chosen, maxfev=maxfev, report=show)
+    folds = crossval(model_replay(), chosen, maxfev=maxfev, report=show)
     for f in folds:
         table.add_row(
             f"{f.cell.slot} / {f.cell.profile}",
@@ -153,7 +154,7 @@ def sensitivity_cmd(
 ) -> None:
     """Which Puget cells each free parameter of the fit moves at the profiles' values (replay)."""
     console = _console()
-    for s in sensitivity(share=share):
+    for s in sensitivity(model_replay(), share=share):
         moved = [
             f"{m.cell.slot} / {m.cell.profile} {'onset' if m.onset >= m.depth else 'depth'} {max(m.onset, m.depth):.1f}"
             for m in s.cells

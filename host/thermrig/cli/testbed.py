@@ -1,8 +1,8 @@
 """Where what a campaign runs on is built: the rig's port (a device, or a simulated rig started here)
 and the drive under test (a block device or a file, checked first; or the simulated rig's virtual
-drive). The procedures get them through thermrig.dut's protocols; this module and the commands that
-run the simulated rig themselves (`thermrig sim`, `demo`, `selftest --sim`) are the only ones that
-import the simulator."""
+drive), and the model replay the calibration fits. The procedures get them through thermrig.dut's
+protocols; this module and the commands that run the simulated rig themselves (`thermrig sim`, `demo`,
+`selftest --sim`) are the only ones that import the simulator."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.drive.under_test import LocalDrive
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.dut.pacing import Pacing
+from thermrig.dut.replay import ModelReplay
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.sim import replay as plant_replay
 from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -28,6 +30,11 @@ class Testbed:
     sim: SimulatedRig | None
     drive: DriveUnderTest
     identity: Identity  # the drive's serial, model and firmware, for the manifest
+
+
+def model_replay() -> ModelReplay:
+    """The simulator's plant and drive model, replayed without rig or fio: what the calibration fits."""
+    return plant_replay
 
 
 def sim_config(c: Campaign) -> SimConfig:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from thermrig.analysis.fio_log import LogPoint
 from thermrig.errors import ThermrigError
 from thermrig.settings import find_tool
 
@@ -27,17 +28,6 @@ class LiveSample:
     write_bps: float
     read_iops: float
     write_iops: float
-
-
-@dataclass(frozen=True)
-class LogPoint:
-    """One line of a per-second fio log: Unix ms, value, direction (0 read, 1 write, 2 trim), and the
-    job it belongs to (fio numbers the log files by job, from 1)."""
-
-    timestamp_ms: int
-    value: int
-    ddir: int
-    job: int = 1
 
 
 @dataclass

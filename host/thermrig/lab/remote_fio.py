@@ -11,7 +11,8 @@ import socket
 import subprocess
 from pathlib import Path
 
-from thermrig.fio.runner import FioError, FioResult, LogPoint, fio_binary, read_log
+from thermrig.analysis.fio_log import LogPoint
+from thermrig.fio.runner import FioError, FioResult, fio_binary, read_log
 from thermrig.lab.client import Endpoint
 
 _LOG = re.compile(r"^fio_(?P<kind>bw|iops|lat|clat|slat)\.(?P<job>\d+)\.log\.(?P<host>.+)$")

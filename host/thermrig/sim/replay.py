@@ -2,38 +2,23 @@
 profile's target (as the rig's PID holds it), the drive idle to equilibrium, then a host that always
 keeps the drive busy. The same Plant and DriveModel the simulated rig runs, without rig, fio or wall
 clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it.
-The simulator's one entry point for the calibration (docs/architecture.md)."""
+The simulator's side of the calibration's seam (`thermrig.dut.replay.ModelReplay`): the calibration
+gets this module from `cli/testbed.py` and never imports it (docs/architecture.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.dut.replay import Condition, Pattern, SweepStep
 from thermrig.hardware.drive_profiles import DriveProfile
-from thermrig.hardware.profiles import ChassisParams, DriveThermalParams, SlotParams
+from thermrig.hardware.profiles import ChassisParams
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S
-from thermrig.virtual_drive.drive_model import DriveModel, Pattern
+from thermrig.virtual_drive.drive_model import DriveModel
 
-__all__ = ["Condition", "Pattern", "condition", "replay", "replay_sweep"]
+__all__ = ["replay", "replay_sweep"]
 
 IDLE_DT = 0.5
-
-
-@dataclass(frozen=True)
-class Condition:
-    slot: SlotParams
-    cooling: DriveThermalParams  # heatsink and board convection, before the drive's own figures
-    air_c: float | None  # chassis air held here; None: no heat, the air stays at room temperature
-    fan0: float  # duty 0-1
-    fan1: float
-
-
-def condition(chassis: ChassisParams, slot: SlotParams, cooling: DriveThermalParams, profile: str) -> Condition:
-    p = load_profile(profile)
-    return Condition(slot, cooling, p.air_c, p.fan0_pct / 100.0, p.fan1_pct / 100.0)
 
 
 def _settled(chassis: ChassisParams, drive: DriveProfile, cond: Condition) -> tuple[Plant, DriveModel, float]:
@@ -98,12 +83,6 @@ def replay(
             if states is not None:
                 states.append(model.state)
     return series
-
-
-@dataclass(frozen=True)
-class SweepStep:
-    read_pct: int
-    iops: list[float]  # per second, reads and writes together
 
 
 def replay_sweep(

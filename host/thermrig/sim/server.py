@@ -50,7 +50,11 @@ class PlantServer:
         self._changed: float | None = None  # a speed applied at the last tick, told once the firmware has it
         self._told = 0  # speed changes told to the listeners so far
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
+
+    def start(self) -> PlantServer:
+        """Serve the socket bound in the constructor, on a thread of its own."""
         self._thread.start()
+        return self
 
     def _serve(self) -> None:
         try:
@@ -252,4 +256,5 @@ class PlantServer:
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
                 s.close()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)

@@ -71,7 +71,7 @@ class SimulatedRig:
         try:
             self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
             sock = str(Path(self._tmp.name) / "plant.sock")
-            self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing)
+            self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing).start()
             if self._drive_profile is not None:
                 self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale)
                 self.drive.start()

@@ -8,23 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from thermrig.dut.replay import Pattern
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.virtual_drive.lba_map import LbaMap
 
 KELVIN = 273.15
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """A steady workload as a whole, for the fast replay (calibration) that moves no requests: what the
-    served drive works out per request from the LBAs."""
-
-    write: bool
-    random: bool
-    bs: int  # bytes per request
-
-    def describe(self) -> str:
-        return f"{'random' if self.random else 'sequential'} {'write' if self.write else 'read'} {self.bs} B"
 
 
 @dataclass(frozen=True)
