@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.db.local_server import resolve_settings
+from thermrig.db.rig_recording import RecordingStatus, record_rig
 from thermrig.db.schema import RunTags
-from thermrig.db.session import RecordingSession
-from thermrig.db.writer import WriteProblem
-from thermrig.link.rig_link import RigLink
 
 
 def _tags(rig: str, run: str | None, campaign: str, tag: list[str] | None) -> RunTags:
@@ -50,34 +48,20 @@ def record(
     console = Console()
     tags = _tags(rig, run, campaign, tag)
     settings = resolve_settings()
-    problems: list[WriteProblem] = []
-    with RigLink(resolve_port(port).port) as link:
-        link.hello()
-        link.start_keepalive()
-        session = RecordingSession(link, tags, settings, on_error=problems.append)
-        spool, writer, recorder = session.spool, session.writer, session.recorder
-        session.start()
-        console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool.path}")
-        reason = "stopped by the operator"
-        deadline = None if seconds is None else time.monotonic() + seconds
-        try:
-            with Live(console=console, refresh_per_second=2) as live:
-                while deadline is None or time.monotonic() < deadline:
-                    time.sleep(0.5)
-                    state = "[green]ok[/]" if writer.healthy else f"[red]{problems[-1].message}[/]"
-                    air = f"{recorder.last.named('chassis_air').value:.2f} °C" if recorder.last else "-"
-                    live.update(
-                        f"frames {recorder.stats.frames}  points {recorder.stats.points}  "
-                        f"in InfluxDB {writer.points_written}  waiting {spool.pending_bytes() / 1e3:.1f} kB  "
-                        f"chassis air {air}  InfluxDB {state}"
-                    )
-            reason = f"stopped after {seconds:g} s"
-        except KeyboardInterrupt:
-            pass
-        finally:
-            session.stop(reason)
-            link.command("SAFE")
-            done = session.close(flush_timeout=10.0)
-    console.print(f"recorded {recorder.stats.frames} frames, {recorder.stats.points} points; rig left safe")
-    if not done:
-        console.print(f"[yellow]{spool.pending_bytes() / 1e3:.1f} kB wait in the spool: `thermrig db drain` sends them")
+    with Live(console=console, refresh_per_second=2, transient=False) as live:
+
+        def started(spool: str) -> None:
+            console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool}")
+
+        def show(s: RecordingStatus) -> None:
+            state = "[green]ok[/]" if s.problem is None else f"[red]{escape(s.problem)}[/]"
+            air = "-" if s.chassis_air_c is None else f"{s.chassis_air_c:.2f} °C"
+            live.update(
+                f"frames {s.frames}  points {s.points}  in InfluxDB {s.in_influx}  "
+                f"waiting {s.waiting_bytes / 1e3:.1f} kB  chassis air {air}  InfluxDB {state}"
+            )
+
+        done = record_rig(resolve_port(port).port, tags, settings, seconds, started, show)
+    console.print(f"recorded {done.frames} frames, {done.points} points; rig left safe")
+    if done.waiting_bytes:
+        console.print(f"[yellow]{done.waiting_bytes / 1e3:.1f} kB wait in the spool: `thermrig db drain` sends them")
