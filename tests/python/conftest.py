@@ -30,6 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) every test of the recorded campaign
+    goes to one worker, so the campaign is recorded once, not once per worker."""
+    for item in items:
+        if "recorded_campaign" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("recorded_campaign"))
+
+
 @pytest.fixture
 def sim() -> Iterator[SimulatedRig]:
     with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=1)) as rig:

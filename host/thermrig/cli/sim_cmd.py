@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from pathlib import Path
@@ -11,16 +10,17 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
 from thermrig.hardware.drive_profiles import drive_names
-from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError, load_chassis
-from thermrig.settings import ConfigError, RunningSim, running_sim
-from thermrig.sim.control import ControlServer
-from thermrig.sim.simulated_rig import SimConfig, SimError, SimulatedRig
+from thermrig.hardware.profiles import HEATSINKS, SLOTS
+from thermrig.settings import ConfigError, running_sim
+from thermrig.sim.serving import Serving, serve
+from thermrig.sim.simulated_rig import SimConfig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
 
@@ -62,18 +62,8 @@ def sim(
     """
     if ctx.invoked_subcommand is not None:
         return
-    if slot not in SLOTS:
-        raise ProfileError(f"unknown slot {slot!r}; choose one of {', '.join(SLOTS)}")
-    if heatsink not in HEATSINKS:
-        raise ProfileError(f"unknown heatsink {heatsink!r}; choose one of {', '.join(HEATSINKS)}")
-    if firmware not in FIRMWARES:
-        raise SimError(f"unknown firmware {firmware!r}; choose one of {', '.join(FIRMWARES)}")
     if speed < 0:
         raise typer.BadParameter("speed must be 0 (fastest), 1 (real time) or more")
-    if drive is not None and drive not in drive_names():
-        raise ProfileError(f"unknown drive profile {drive!r}; choose one of {', '.join(drive_names())}")
-    if not 0 < scale <= 1:
-        raise typer.BadParameter("scale must be in (0, 1]")
     cfg = SimConfig(
         slot=slot,
         heatsink=heatsink,
@@ -88,47 +78,26 @@ def sim(
         drive=drive,
         drive_scale=scale,
     )
-    if chassis is not None:
-        load_chassis(chassis)  # a missing or malformed chassis file: one line before anything starts
     console = Console()
     stop = threading.Event()
     # Ctrl-C and SIGTERM end the simulation the same orderly way, whenever they arrive once it serves.
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with SimulatedRig(cfg) as rig:
-        folder = RunningSim.state_file().parent
-        folder.mkdir(parents=True, exist_ok=True)
-        control_path = folder / f"sim-{os.getpid()}.sock"
-        control = ControlServer(control_path, rig.faults, restart=rig.restart_firmware).start()
-        uri = rig.drive.uri if rig.drive is not None else None
-        RunningSim(rig.port, os.getpid(), control_path, firmware, uri).write()
+
+    def ready(s: Serving) -> None:
         console.print(
-            f"simulated rig on [bold]{rig.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
+            f"simulated rig on [bold]{s.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
             f"{f', chassis {chassis}' if chassis else ''})"
         )
-        if uri is not None:
-            console.print(f"virtual drive {drive} (scale {scale:g}) served over NBD at [bold]{uri}[/]")
-            console.print(f"try: fio --name=t --ioengine=nbd --uri='{uri}' --rw=randread --bs=4k --size=1g")
+        if s.drive_uri is not None:
+            console.print(f"virtual drive {drive} (scale {scale:g}) served over NBD at [bold]{s.drive_uri}[/]")
+            console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
-        print(rig.port, flush=True)
-        if uri is not None:
-            print(uri, flush=True)
-        try:
-            while not stop.wait(0.5):
-                assert rig.server is not None
-                rig.server.check()
-                if (status := rig.exit_status()) is not None:
-                    raise SystemExit(f"{firmware} exited with status {status}")
-                if rig.drive is not None and (failure := rig.drive.poll()) is not None:
-                    # nbdkit 1.32 can abort when a client dies with requests queued (docs/virtual-drive.md):
-                    # say so and serve again, the drive's state kept
-                    console.print(f"[red]{failure}[/]; serving again at the same URI")
-                    rig.drive.restart()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            control.close()
-            RunningSim.remove()
+        print(s.port, flush=True)
+        if s.drive_uri is not None:
+            print(s.drive_uri, flush=True)
+
+    serve(cfg, stop, ready, lambda note: console.print(f"[red]{escape(note)}[/]"))
 
 
 @app.command()
