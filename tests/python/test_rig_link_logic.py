@@ -4,6 +4,7 @@ through RigLink's opener): fast, without a pty or a simulated rig."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -101,6 +102,21 @@ def test_a_lost_reply_is_resent_under_the_same_sequence_number() -> None:
         assert link.stats.retries == 1
         link.command("CLEAR", timeout=0.1)
         assert port.sent[2].seq == (port.sent[0].seq + 1) % 0x10000  # a new command, a new number
+
+
+def test_a_ping_answered_after_a_resend_is_bounded_from_its_first_send() -> None:
+    # The rig may be answering the first PING while the host resends it (a reply queued behind telemetry
+    # the host has not read yet): the time sync's bounds hold only from the first send.
+    sends: list[float] = []
+
+    def late(f: Frame, attempt: int) -> tuple[str, tuple[str, ...]] | None:
+        sends.append(time.time())
+        return ack(f, attempt) if attempt == 3 else None
+
+    with link_to(ScriptedPort(late)) as link:
+        sample = link.ping(timeout=0.02)
+        assert len(sends) == 3
+        assert sample.host_send <= sends[0] < sends[-1] <= sample.host_recv
 
 
 def test_silence_after_every_retry_is_a_timeout() -> None:

@@ -253,7 +253,9 @@ class RigLink:
     def exchange(
         self, type_: str, args: tuple[str, ...], timeout: float, retries: int, seq: int | None = None
     ) -> tuple[Frame, float, float]:
-        """Send a frame and return (reply, host send time, host receive time), ACK or NAK alike.
+        """Send a frame and return (reply, host send time, host receive time), ACK or NAK alike. The send
+        time is the first attempt's: a reply to an earlier attempt may arrive after a resend, and the
+        time sync's bounds must hold whichever attempt the rig answered.
         seq: resend under a sequence number already used (the rig then repeats its reply)."""
         if seq is None:
             self._seq = (self._seq + 1) % 0x10000
@@ -262,11 +264,13 @@ class RigLink:
         box: queue.Queue[Frame] = queue.Queue()
         with self._pending_lock:
             self._pending[seq] = box
+        first_sent = 0.0
         try:
             for attempt in range(retries + 1):
                 if attempt:
                     self.stats.retries += 1
                 sent = time.time()
+                first_sent = first_sent or sent
                 try:
                     self.write_raw(data)
                 except (serial.SerialException, OSError):
@@ -274,7 +278,7 @@ class RigLink:
                     continue
                 try:
                     reply = box.get(timeout=timeout)
-                    return reply, sent, time.time()
+                    return reply, first_sent, time.time()
                 except queue.Empty:
                     continue
             raise RigTimeout(f"no reply from the rig on {self.port} to {type_} after {retries + 1} tries")
@@ -322,8 +326,10 @@ class RigLink:
         if "rate" in values:
             self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
 
-    def ping(self) -> SyncSample:
-        reply, sent, received = self.exchange("PING", (), COMMAND_TIMEOUT_S, COMMAND_RETRIES)
+    def ping(self, timeout: float = COMMAND_TIMEOUT_S) -> SyncSample:
+        """timeout: per attempt (a keepalive resends within its interval, so the rig hears the host on
+        time even while the reply waits behind telemetry the host has not read yet)."""
+        reply, sent, received = self.exchange("PING", (), timeout, COMMAND_RETRIES)
         sample = SyncSample(sent, int(reply.kv()["us"]), received)
         self.sync.add(sample)
         return sample
@@ -362,9 +368,9 @@ class RigLink:
         sync. The interval follows the rig's HELLO, a re-handshake included."""
 
         def loop() -> None:
-            while not self._stop.wait(self.keepalive_interval(speed)):
+            while not self._stop.wait(interval := self.keepalive_interval(speed)):
                 with contextlib.suppress(RigTimeout, OSError, serial.SerialException):
-                    self.ping()
+                    self.ping(timeout=min(COMMAND_TIMEOUT_S, interval))
 
         self._keepalive = threading.Thread(target=loop, name="rig-keepalive", daemon=True)
         self._keepalive.start()
