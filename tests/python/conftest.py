@@ -30,6 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) every test of the recorded campaign
     goes to one worker, so the campaign is recorded once, not once per worker."""
