@@ -110,7 +110,8 @@ def relay(
             if tel.faults:
                 raise TuneError(f"the rig faulted during the auto-tune: {tel.faults!r}")
             if t > plan.max_s:
-                raise TuneError(f"no steady oscillation within {plan.max_s:.0f} s of rig time: {_why(air, setpoint)}")
+                why = _why(max(air_c, default=air), setpoint, plan.band_c)
+                raise TuneError(f"no steady oscillation within {plan.max_s:.0f} s of rig time: {why}")
             t_s.append(t)
             duty.append(tel.heater_pct * 10)
             air_c.append(air)
@@ -142,9 +143,12 @@ def relay(
     return RelayRecord(t_s, duty, air_c, sum(rooms) / len(rooms), setpoint, h, offs, peaks, troughs)
 
 
-def _why(air: float, setpoint: float) -> str:
-    if air < setpoint - 1:
-        return f"the air ({air:.1f} °C) never reached {setpoint:.1f} °C: lower --rise or raise --heater"
+def _why(highest: float, setpoint: float, band_c: float) -> str:
+    if highest <= setpoint + band_c:
+        return (
+            f"the air never got over {setpoint + band_c:.1f} °C (highest {highest:.1f} °C): "
+            "the heater cannot reach it at this duty and fan; lower --rise or the fan, or raise --heater-pct"
+        )
     return "the oscillation did not settle"
 
 
