@@ -71,7 +71,7 @@ def test_without_tuning_the_hot_chassis_overshoots(isolated_env: dict[str, str])
     """The firmware's defaults on the corner chassis: the step overshoots by a degree or more (the tuned
     gains of the test above hold it under one)."""
     scales, rise = CHASSIS["hot"]
-    link, settle, overshoot = step_after_connect(scales, rise)
+    link, _, overshoot = step_after_connect(scales, rise)
     assert link.gains is None and "gains" not in [e.kind for e in link.events]  # nothing stored: defaults
     assert overshoot >= OVERSHOOT_C
 
