@@ -123,3 +123,16 @@ def test_rig_tune_sim_reports_the_gains_and_stores_nothing(isolated_env: dict[st
     assert not (gains_path("x").parent).exists()
     refused = CliRunner().invoke(app, ["rig", "tune", "--port", "/dev/null", "--air-x", "2"])
     assert refused.exit_code != 0 and "go with --sim" in refused.output
+
+
+def test_stored_gains_are_sent_at_connection_and_said(
+    isolated_env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        info = link.hello()
+        assert link.gains is None and not caplog.records  # nothing stored: the firmware's defaults, silently
+        path = save_gains(rig_key(info, link.usb_serial), Gains(123.4, 5.6, 7.8), "by hand")
+        with caplog.at_level("INFO", logger="thermrig.link.rig_link"):
+            link.hello()  # a reconnection, or the re-handshake after the rig reset
+        assert link.gains is not None and link.gains.gains == Gains(123.4, 5.6, 7.8)
+        assert f"sent the stored air-loop gains kp 123.4, ki 5.60, kd 7.8 ({path})" in caplog.text
