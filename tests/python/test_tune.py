@@ -9,8 +9,10 @@ from typer.testing import CliRunner
 
 from thermrig.cli.main import app
 from thermrig.cli.testbed import simulated_chassis_rig
+from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains, GainsError, gains_path, load_gains, rig_key, save_gains
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.tune.air_step import air_step
 from thermrig.tune.auto import auto_tune
 from thermrig.tune.relay import RelayPlan, TuneError, relay
@@ -136,3 +138,19 @@ def test_stored_gains_are_sent_at_connection_and_said(
             link.hello()  # a reconnection, or the re-handshake after the rig reset
         assert link.gains is not None and link.gains.gains == Gains(123.4, 5.6, 7.8)
         assert f"sent the stored air-loop gains kp 123.4, ki 5.60, kd 7.8 ({path})" in caplog.text
+
+
+def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
+    isolated_env: dict[str, str],
+) -> None:
+    """The command as on a real rig: a simulated one running by itself at 20x, kept alive by the link."""
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(20))) as sim:
+        out = CliRunner().invoke(app, ["rig", "tune", "--port", sim.port, "--speed", "20"])
+        assert out.exit_code == 0, out.output
+        files = list(gains_path("x").parent.glob("*.toml"))
+        assert len(files) == 1 and f"stored in {files[0]}" in out.output.replace("\n", "")
+        stored = load_gains(files[0].stem)
+        assert stored is not None and stored.gains != Gains.firmware_default() and "SIMC" in stored.note
+        again = CliRunner().invoke(app, ["rig", "info", "--port", sim.port])
+        assert again.exit_code == 0, again.output
+        assert f"sent the stored air-loop gains {stored.gains.describe()}" in again.output
