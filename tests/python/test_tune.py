@@ -138,6 +138,9 @@ def test_stored_gains_are_sent_at_connection_and_said(
             link.hello()  # a reconnection, or the re-handshake after the rig reset
         assert link.gains is not None and link.gains.gains == Gains(123.4, 5.6, 7.8)
         assert f"sent the stored air-loop gains kp 123.4, ki 5.60, kd 7.8 ({path})" in caplog.text
+        path.write_text("[air_pid]\nkp = 99999\nki = 1\nkd = 1\n")  # a broken file: said, and the defaults
+        link.hello()
+        assert link.gains is None and "keeps its firmware's air-loop gains" in caplog.text
 
 
 def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(

@@ -20,7 +20,7 @@ import serial
 
 from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
 from thermrig.link.events import LinkEvent, LinkStats
-from thermrig.link.stored_gains import StoredGains, load_gains, rig_key
+from thermrig.link.stored_gains import GainsError, StoredGains, load_gains, rig_key
 from thermrig.link.timesync import ClockPace, SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.channels import ChannelMap
@@ -323,10 +323,16 @@ class RigLink:
     def _send_stored_gains(self, info: RigInfo) -> None:
         """The air-loop gains `thermrig rig tune` stored for this rig, sent at every handshake (a rig that
         reset runs its defaults again); a rig without stored gains keeps its firmware's."""
-        self.gains = load_gains(rig_key(info, self.usb_serial))
-        if self.gains is None:
+        self.gains = None
+        try:
+            stored = load_gains(rig_key(info, self.usb_serial))
+            if stored is None:
+                return
+            self.set(**stored.gains.set_args())
+        except (GainsError, NakError) as exc:  # the connection stands; the rig runs its own gains
+            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self.port, exc)
             return
-        self.set(**self.gains.gains.set_args())
+        self.gains = stored
         detail = f"sent the stored air-loop gains {self.gains.gains.describe()} ({self.gains.path})"
         log.info("%s: %s", self.port, detail)
         self._emit(LinkEvent("gains", time.time(), detail))
