@@ -92,12 +92,27 @@ def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_
     assert ku > 0 and tu > 0 and a > 0
 
 
+def test_a_heater_that_does_not_warm_the_air_trips_the_firmware_runaway_check(isolated_env: dict[str, str]) -> None:
+    """The relay keeps the firmware's runaway check meaningful: an open heater (or one aimed elsewhere)
+    while tuning latches HEATER_RUNAWAY as on any heat-up, and the tune stops with the heater off."""
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        link.hello()
+        sim.faults.inject("heater-open")
+        with pytest.raises(TuneError, match="HEATER_RUNAWAY"):
+            sim.run_alongside(link, lambda: relay(link, RelayPlan(), Gains.firmware_default()))
+        assert sim.virtual_time < 300  # within the check's 20 s + 120 °C·s, not the relay's time limit
+        sim.advance(1.0)
+        assert not link.latest.heat_enabled
+
+
 def test_a_setpoint_the_heater_cannot_reach_is_named(isolated_env: dict[str, str]) -> None:
-    plan = RelayPlan(rise_c=30.0, max_s=1500.0)  # half the heater: at most 23 °C over the room at fan 40 %
+    """Half the heater: at most 23 °C over the room at fan 40 %. The air's rise slows until the firmware's
+    runaway check trips (the relay keeps it watching), and the error says why."""
+    plan = RelayPlan(rise_c=30.0)
     with (
         simulated_chassis_rig(None, {"heater": 0.5}) as sim,
         RigLink(sim.port) as link,
-        pytest.raises(TuneError, match="never got over"),
+        pytest.raises(TuneError, match=r"HEATER_RUNAWAY.*stopped rising at .* short of .*\(\d+\.\d °C more\)"),
     ):
         link.hello()
         sim.run_alongside(link, lambda: relay(link, plan, Gains.firmware_default()))

@@ -38,7 +38,7 @@ def result_table(r: TuneResult) -> Table:
 @user_errors
 def tune(
     port: Annotated[str | None, typer.Option("--port", "-p", help="Serial device or pyserial URL.")] = None,
-    rise: Annotated[float, typer.Option(help="The relay's setpoint over the room, °C.")] = 15.0,
+    rise: Annotated[float, typer.Option(help="The relay's setpoint over the room, °C.")] = 12.0,
     heater_pct: Annotated[float, typer.Option(help="The relay's heater duty while on, % (bounded power).")] = 100.0,
     fan_pct: Annotated[float, typer.Option(help="Chassis-fan duty while tuning, %.")] = 40.0,
     cycles: Annotated[int, typer.Option(help="Oscillations measured after the first.")] = 3,

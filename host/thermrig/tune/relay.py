@@ -2,11 +2,16 @@
 heater switched between off and a bounded duty H around a setpoint, the chassis air recorded frame by
 frame in rig time (any simulation speed), with the heater's duty as the rig reports it.
 
-The relay runs through the firmware's own loop, so every safety check stays in force. While it runs the
-loop is proportional only, at its highest gain: "on" is heating enabled, the duty limit at H and the
-target LEAD_C over the air just read (refreshed each second), so the output sits at H; the air is never
-further below its target than the hold-lost (4 °C) and runaway (5 °C) checks allow. "Off" is heating
-disabled. At the end, however it ends: heater off, and the gains the rig ran before set again."""
+The relay runs through the firmware's own loop, so every safety check stays in force and keeps its
+meaning. While it runs the loop is proportional only, at its highest gain, so while "on" (heating
+enabled, the duty limit at H) the output is H: the target is RATCHET_C over the air where it last gained
+GAIN_C, moved again each time the air gains GAIN_C more. The air is then always over 5 °C below its
+target, so the hold-lost check never arms and the runaway check watches the heating as on any heat-up:
+a heater that warms the air keeps moving the target (a move restarts the check's 20 s window once it has
+run out); one that stops warming it, or warms it too slowly (open, aimed at the wrong bead, or a setpoint
+at the edge of its power: under about 0.03 °C/s on the simulated rig with half the heater), trips it
+within about 20 s + 120 °C·s, as on any heat-up. "Off" is heating disabled. At the end, however it ends:
+heater off, and the gains the rig ran before set again."""
 
 from __future__ import annotations
 
@@ -20,13 +25,13 @@ from thermrig.errors import ThermrigError
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains
 from thermrig.protocol import limits
-from thermrig.protocol.messages import Telemetry
+from thermrig.protocol.messages import Fault, Telemetry
 
 AIR = "chassis_air"
 ROOM = "ambient_t"
-LEAD_C = 2.0  # "on": the target this far over the air (under the hold-lost check's 4 °C)
-REFRESH_S = 1.0
-RELAY_GAINS = Gains(limits.AIR_KP_MAX, 0.0, 0.0)  # kp x LEAD_C is over full scale: the output is the limit
+RATCHET_C = 5.75  # "on": the target this far over the air (past the runaway check's 5 °C) ...
+GAIN_C = 0.5  # ... moved each time the air has gained this much (so it never comes within 5 °C)
+RELAY_GAINS = Gains(limits.AIR_KP_MAX, 0.0, 0.0)  # kp x 5 °C is far over full scale: the output is the limit
 
 
 class TuneError(ThermrigError, RuntimeError):
@@ -35,7 +40,7 @@ class TuneError(ThermrigError, RuntimeError):
 
 @dataclass(frozen=True)
 class RelayPlan:
-    rise_c: float = 15.0  # the relay's setpoint: this far over the room
+    rise_c: float = 12.0  # the relay's setpoint: this far over the room
     heater_pct: float = 100.0  # the relay's "on" duty (bounded power)
     fan_pct: float = 40.0  # the chassis fan while tuning
     cycles: int = 3  # oscillations measured after the first
@@ -96,19 +101,19 @@ def relay(
     try:
         tel = _next(q)
         setpoint = tel.named(ROOM).value + plan.rise_c
-        if setpoint + LEAD_C > limits.AIR_TARGET_MAX_C:
-            raise TuneError(f"setpoint {setpoint:.1f} °C: the relay needs {LEAD_C:g} °C under the rig's limit")
+        if setpoint + plan.band_c + RATCHET_C > limits.AIR_TARGET_MAX_C:
+            raise TuneError(f"setpoint {setpoint:.1f} °C: the relay needs {RATCHET_C:g} °C under the rig's limit")
         link.set(heat=0, fan0=round(plan.fan_pct * 10), **RELAY_GAINS.set_args())
         t0 = tel.uptime_ms
         on = False
-        refreshed = -math.inf
+        gained_from = -math.inf  # the air when the target was last moved
         troughs.append(tel.named(AIR).value)
         while len(offs) < plan.cycles + 2:
             tel = _next(q)
             t = (tel.uptime_ms - t0) / 1000
             air = tel.named(AIR).value
             if tel.faults:
-                raise TuneError(f"the rig faulted during the auto-tune: {tel.faults!r}")
+                raise TuneError(_fault(tel, max(air_c, default=air), setpoint, bool(offs)))
             if t > plan.max_s:
                 why = _why(max(air_c, default=air), setpoint, plan.band_c)
                 raise TuneError(f"no steady oscillation within {plan.max_s:.0f} s of rig time: {why}")
@@ -125,15 +130,14 @@ def relay(
                 if offs:
                     troughs.append(air)
                 on = True
-                refreshed = -math.inf
+                gained_from = -math.inf
             if on:
                 troughs[-1] = min(troughs[-1], air)
             elif peaks:
                 peaks[-1] = max(peaks[-1], air)
-            if on and t - refreshed >= REFRESH_S:
-                target = min(limits.AIR_TARGET_MAX_C, air + LEAD_C)
-                link.set(air=round(target * 100), hlim=h, heat=1)
-                refreshed = t
+            if on and air >= gained_from + GAIN_C:
+                gained_from = air
+                link.set(air=round((air + RATCHET_C) * 100), hlim=h, heat=1)
             if progress is not None:
                 progress(f"{'on ' if on else 'off'} {len(offs)}/{plan.cycles + 2} cycles", tel)
     finally:
@@ -141,6 +145,18 @@ def relay(
         with contextlib.suppress(Exception):
             link.set(heat=0, **restore.set_args())
     return RelayRecord(t_s, duty, air_c, sum(rooms) / len(rooms), setpoint, h, offs, peaks, troughs)
+
+
+def _fault(tel: Telemetry, highest: float, setpoint: float, oscillating: bool) -> str:
+    what = f"the rig latched {tel.faults!r} during the auto-tune"
+    if tel.faults == Fault.HEATER_RUNAWAY and not oscillating:
+        return (
+            f"{what}: the air stopped rising at {highest:.1f} °C, short of the setpoint {setpoint:.1f} °C "
+            f"({setpoint - highest:.1f} °C more). "
+            "The heater cannot reach it at this duty and fan (lower --rise or the fan, or raise --heater-pct), "
+            "or it does not warm the chassis-air bead (check its wiring and where it points)"
+        )
+    return what
 
 
 def _why(highest: float, setpoint: float, band_c: float) -> str:
