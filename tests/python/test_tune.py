@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 from typer.testing import CliRunner
+from waiting import wait_for
 
 from thermrig.cli.main import app
 from thermrig.cli.testbed import simulated_chassis_rig
+from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains, GainsError, gains_path, load_gains, rig_key, save_gains
@@ -172,3 +174,17 @@ def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
         again = CliRunner().invoke(app, ["rig", "info", "--port", sim.port])
         assert again.exit_code == 0, again.output
         assert f"sent the stored air-loop gains {stored.gains.describe()}" in again.output
+
+
+def test_a_rig_that_resets_gets_its_stored_gains_again(isolated_env: dict[str, str]) -> None:
+    """A reset rig boots on its firmware's gains: the link's re-handshake sends the stored ones again."""
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        info = link.hello()
+        save_gains(rig_key(info, link.usb_serial), Gains(300.0, 10.0, 150.0), "by hand")
+        link.hello()
+        assert [e.kind for e in link.events].count("gains") == 1
+        sim.faults.inject(FaultKind.MCU_RESET)
+        sim.advance(0.1)  # the rig reboots and reports at its first tick
+        assert wait_for(lambda: link.stats.mcu_resets == 1)
+        assert wait_for(lambda: [e.kind for e in link.events].count("gains") == 2)
+        assert link.gains is not None and link.gains.gains == Gains(300.0, 10.0, 150.0)
