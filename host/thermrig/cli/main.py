@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import typer
 
 from thermrig import __version__
@@ -33,6 +35,21 @@ app.command("report")(report)
 app.command("grafana")(grafana)
 
 
+class _Echo(logging.Handler):
+    """Log records shown to the user on stderr as they happen (typer.echo: the stream of the moment)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        typer.echo(self.format(record), err=True)
+
+
+def show_link_notes() -> None:
+    """What the link tells the user at connection (the stored air-loop gains it sent), on stderr."""
+    log = logging.getLogger("thermrig.link.rig_link")
+    log.setLevel(logging.INFO)
+    if not any(isinstance(h, _Echo) for h in log.handlers):
+        log.addHandler(_Echo())
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"thermrig {__version__}")
@@ -44,3 +61,4 @@ def main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
     """thermrig command line."""
+    show_link_notes()

@@ -14,6 +14,7 @@ from thermrig.cli.errors import user_errors
 from thermrig.cli.identify_cmd import identify
 from thermrig.cli.record_cmd import record
 from thermrig.cli.selftest_cmd import selftest
+from thermrig.cli.tune_cmd import tune
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.config import resolve_port
 from thermrig.firmware_identity import checkout_verdict, checkout_version
@@ -150,3 +151,4 @@ app.command("selftest")(selftest)
 app.command("record")(record)
 app.command("identify")(identify)
 app.command("bringup")(bringup_cmd)
+app.command("tune")(tune)

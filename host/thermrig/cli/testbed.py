@@ -2,11 +2,13 @@
 and the drive under test (a block device or a file, checked first; or the simulated rig's virtual
 drive), and the model replay the calibration fits. The procedures get them through thermrig.dut's
 protocols; this module and the commands that run the simulated rig themselves (`thermrig sim`, `demo`,
-`selftest --sim`) are the only ones that import the simulator."""
+`selftest --sim`) are the only ones that import the simulator; `rig tune --sim` gets its rig on a
+scaled chassis here too."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 
 from thermrig.campaign.spec import Campaign, CampaignError
@@ -73,3 +75,18 @@ def open_testbed(c: Campaign, local: tuple[LocalDrive, Identity] | None, stack: 
     prof = load_drive_profile(c.drive.profile)
     identity = {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
     return Testbed(sim.port, sim, SimulatedDrive(sim), identity)
+
+
+# The chassis parameters `thermrig rig tune --sim` may scale (option name: ChassisParams field).
+CHASSIS_SCALES = {"heater": "heater_max_w", "air": "air_capacity", "fan": "g_fan"}
+
+
+def simulated_chassis_rig(chassis: str | None, scales: dict[str, float], seed: int = 0) -> SimulatedRig:
+    """A stepped simulated rig (not started) on a named chassis (None: the default), with some of its
+    parameters scaled (CHASSIS_SCALES' names: factor): how `rig tune --sim` tries a chassis unlike the
+    default one without writing a profile."""
+    rig = SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=seed, chassis=chassis))
+    c = rig.plant.chassis
+    scaled = {CHASSIS_SCALES[k]: getattr(c, CHASSIS_SCALES[k]) * f for k, f in scales.items() if f != 1.0}
+    rig.plant.chassis = dataclasses.replace(c, **scaled)  # read by the plant at every step
+    return rig

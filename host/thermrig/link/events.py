@@ -22,7 +22,8 @@ class LinkStats:
 class LinkEvent:
     """Something a record of the run must show: a lost link, an MCU reset, a gap, a rig fault event.
 
-    kind: "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault".
+    kind: "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault", "gains" (stored air-loop gains
+    sent at a handshake, link/stored_gains.py).
     utc: host time of the event, s. For a gap, start_utc..utc is the stretch without telemetry.
     """
 

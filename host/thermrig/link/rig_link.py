@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import queue
 import random
 import threading
@@ -19,6 +20,7 @@ import serial
 
 from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
 from thermrig.link.events import LinkEvent, LinkStats
+from thermrig.link.stored_gains import GainsError, StoredGains, load_gains, rig_key
 from thermrig.link.timesync import ClockPace, SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.channels import ChannelMap
@@ -46,6 +48,8 @@ PACE_BURST_PINGS_PER_TICK = 50  # this often (their bounds on the tick edges pla
 # Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
 # write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
 Opener = Callable[[str], serial.SerialBase]
+
+log = logging.getLogger(__name__)
 
 
 class RigLink:
@@ -76,6 +80,7 @@ class RigLink:
         self.stats = LinkStats()
         self.sync = TimeSync()
         self.info: RigInfo | None = None
+        self.gains: StoredGains | None = None  # the stored gains sent at the last HELLO, if any
         self.telemetry_period_ms = 100
         self.on_event = on_event
         self._stop = threading.Event()
@@ -311,7 +316,30 @@ class RigLink:
         with self._naming_lock:
             self.info = info
             self._name_queued(info.channels)
+        self._send_stored_gains(info)
         return info
+
+    @property
+    def usb_serial(self) -> str | None:
+        """The USB serial number of the rig's port, if it is a USB device (part of the rig's identity)."""
+        return self._identity.serial_number if self._identity is not None else None
+
+    def _send_stored_gains(self, info: RigInfo) -> None:
+        """The air-loop gains `thermrig rig tune` stored for this rig, sent at every handshake (a rig that
+        reset runs its defaults again); a rig without stored gains keeps its firmware's."""
+        self.gains = None
+        try:
+            stored = load_gains(rig_key(info, self.usb_serial))
+            if stored is None:
+                return
+            self.set(**stored.gains.set_args())
+        except (GainsError, NakError) as exc:  # the connection stands; the rig runs its own gains
+            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self.port, exc)
+            return
+        self.gains = stored
+        detail = f"sent the stored air-loop gains {self.gains.gains.describe()} ({self.gains.path})"
+        log.info("%s: %s", self.port, detail)
+        self._emit(LinkEvent("gains", time.time(), detail))
 
     def _name_queued(self, channels: ChannelMap) -> None:
         """Frames read before HELLO know their channels by key only: name the ones still queued."""

@@ -1,0 +1,190 @@
+"""`thermrig rig tune` on the real firmware (rigsim, stepped) against simulated chassis unlike the
+default one: the relay, the model, the gains stored for the rig and sent by the next HELLO, and a
+chassis-air step with them judged as the hold figures are."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+from waiting import wait_for
+
+from thermrig.cli.main import app
+from thermrig.cli.testbed import simulated_chassis_rig
+from thermrig.dut.faults import FaultKind
+from thermrig.dut.pacing import Pacing
+from thermrig.link.rig_link import RigLink
+from thermrig.link.stored_gains import Gains, GainsError, gains_path, load_gains, rig_key, save_gains
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.tune.air_step import air_step
+from thermrig.tune.auto import auto_tune
+from thermrig.tune.relay import RelayPlan, TuneError, relay
+
+SETTLE_S = 180.0  # the hold figures: a step settles (±0.5 °C) within this ...
+OVERSHOOT_C = 1.0  # ... and overshoots by less
+STEP_S = 500.0
+
+# Each chassis differs from the default by 2x one way or the other: (scales, the step in °C over the room).
+# The step is +20 °C at fan 40 % where the firmware lets the heater make it. With half the heater, or twice
+# the air's heat capacity, full power raises the air by 0.13 °C/s at most, less the element's lag: at the
+# edge of the firmware's runaway check (Klipper's: 2 °C gained per 20 s while over 5 °C short), which
+# trips on steps over about +8 °C whatever the gains (+10 °C: 2 runs in 5 with half the heater; +15 °C:
+# 1 in 6 with twice the air), so there the step is +8 °C. Half the heater also reaches only 23 °C over the
+# room at full power (13 °C at fan 100 %). "hot" is the corner where all three make the loop faster at once.
+CHASSIS = {
+    "default": ({}, 20.0),
+    "heater x2": ({"heater": 2.0}, 20.0),
+    "heater x0.5": ({"heater": 0.5}, 8.0),
+    "air x2": ({"air": 2.0}, 8.0),
+    "air x0.5": ({"air": 0.5}, 20.0),
+    "fan x2": ({"fan": 2.0}, 20.0),
+    "fan x0.5": ({"fan": 0.5}, 20.0),
+    "hot": ({"heater": 2.0, "air": 0.5, "fan": 0.5}, 20.0),
+}
+
+
+def tune_and_store(scales: dict[str, float]) -> Gains:
+    """Tune a simulated rig on the chassis and store the gains for it, as `rig tune --port` does."""
+    with simulated_chassis_rig(None, scales) as sim, RigLink(sim.port) as link:
+        info = link.hello()
+        result = sim.run_alongside(link, lambda: auto_tune(link, RelayPlan()))
+        save_gains(rig_key(info, link.usb_serial), result.gains, result.note(RelayPlan()))
+    assert result.model.rms_c < 1.0, result.model.describe()  # 0.07-0.52 °C seen
+    return result.gains
+
+
+def step_after_connect(scales: dict[str, float], rise_c: float) -> tuple[RigLink, float | None, float]:
+    """A fresh rig on the chassis, connected (the HELLO sends whatever gains are stored), and a step."""
+    with simulated_chassis_rig(None, scales) as sim, RigLink(sim.port) as link:
+        link.hello()
+        r = sim.run_alongside(link, lambda: air_step(link, rise_c, STEP_S))
+    return link, r.settle_s, r.overshoot_c
+
+
+@pytest.mark.parametrize("name", list(CHASSIS))
+def test_tuned_gains_hold_a_step_on_each_chassis(name: str, isolated_env: dict[str, str]) -> None:
+    scales, rise = CHASSIS[name]
+    gains = tune_and_store(scales)
+    link, settle, overshoot = step_after_connect(scales, rise)
+    assert link.gains is not None and link.gains.gains == gains  # sent by the HELLO ...
+    assert [e.kind for e in link.events].count("gains") == 1  # ... and said so
+    assert settle is not None and settle < SETTLE_S, f"{name}: {gains.describe()} settles in {settle} s"
+    assert overshoot < OVERSHOOT_C, f"{name}: {gains.describe()} overshoots {overshoot:.2f} °C"
+
+
+def test_without_tuning_the_hot_chassis_overshoots(isolated_env: dict[str, str]) -> None:
+    """The firmware's defaults on the corner chassis: the step overshoots by a degree or more (the tuned
+    gains of the test above hold it under one)."""
+    scales, rise = CHASSIS["hot"]
+    link, _, overshoot = step_after_connect(scales, rise)
+    assert link.gains is None and "gains" not in [e.kind for e in link.events]  # nothing stored: defaults
+    assert overshoot >= OVERSHOOT_C
+
+
+def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_env: dict[str, str]) -> None:
+    plan = RelayPlan(heater_pct=60.0, rise_c=10.0)
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        link.hello()
+        rec = sim.run_alongside(link, lambda: relay(link, plan, Gains.firmware_default()))
+        sim.advance(1.0)
+        assert not link.latest.heat_enabled and not link.latest.faults
+    assert max(rec.heater_pm) <= 600 and max(rec.heater_pm) > 0
+    assert len(rec.switch_off_s) == plan.cycles + 2
+    assert max(rec.air_c) < rec.setpoint_c + 2  # an oscillation around the setpoint, no excursion
+    ku, tu, a = rec.ultimate()
+    assert ku > 0 and tu > 0 and a > 0
+
+
+def test_a_heater_that_does_not_warm_the_air_trips_the_firmware_runaway_check(isolated_env: dict[str, str]) -> None:
+    """The relay keeps the firmware's runaway check meaningful: an open heater (or one aimed elsewhere)
+    while tuning latches HEATER_RUNAWAY as on any heat-up, and the tune stops with the heater off."""
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        link.hello()
+        sim.faults.inject("heater-open")
+        with pytest.raises(TuneError, match="HEATER_RUNAWAY"):
+            sim.run_alongside(link, lambda: relay(link, RelayPlan(), Gains.firmware_default()))
+        assert sim.virtual_time < 300  # within the check's 20 s + 120 °C·s, not the relay's time limit
+        sim.advance(1.0)
+        assert not link.latest.heat_enabled
+
+
+def test_a_setpoint_the_heater_cannot_reach_is_named(isolated_env: dict[str, str]) -> None:
+    """Half the heater: at most 23 °C over the room at fan 40 %. The air's rise slows until the firmware's
+    runaway check trips (the relay keeps it watching), and the error says why."""
+    plan = RelayPlan(rise_c=30.0)
+    with (
+        simulated_chassis_rig(None, {"heater": 0.5}) as sim,
+        RigLink(sim.port) as link,
+        pytest.raises(TuneError, match=r"HEATER_RUNAWAY.*stopped rising at .* short of .*\(\d+\.\d °C more\)"),
+    ):
+        link.hello()
+        sim.run_alongside(link, lambda: relay(link, plan, Gains.firmware_default()))
+
+
+def test_the_gains_file_reads_back_bounded_and_bad_ones_are_located(isolated_env: dict[str, str]) -> None:
+    with pytest.raises(TuneError, match="heater duty 120"):
+        RelayPlan(heater_pct=120.0)
+    assert load_gains("board-fw") is None
+    path = save_gains("board-fw", Gains(5000.0, 12.345, -3.0), 'tuned "here"')
+    stored = load_gains("board-fw")
+    assert stored is not None and stored.path == path == gains_path("board-fw")
+    assert stored.gains == Gains(2000.0, 12.3, 0.0) and stored.note == 'tuned "here"'
+    assert stored.gains.set_args() == {"kp": 20000, "ki": 123, "kd": 0}
+    path.write_text("[air_pid]\nkp = 400\nki = 15\nkd = 'x'\n")
+    with pytest.raises(GainsError, match=r"board-fw.toml.*kd"):
+        load_gains("board-fw")
+
+
+def test_rig_tune_sim_reports_the_gains_and_stores_nothing(isolated_env: dict[str, str]) -> None:
+    out = CliRunner().invoke(app, ["rig", "tune", "--sim", "--heater-x", "2", "--check", "20"])
+    assert out.exit_code == 0, out.output
+    assert "tuned (SIMC)" in out.output and "not stored" in out.output
+    assert "check step: settles" in out.output
+    assert not (gains_path("x").parent).exists()
+    refused = CliRunner().invoke(app, ["rig", "tune", "--port", "/dev/null", "--air-x", "2"])
+    assert refused.exit_code != 0 and "go with --sim" in refused.output
+
+
+def test_stored_gains_are_sent_at_connection_and_said(
+    isolated_env: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        info = link.hello()
+        assert link.gains is None and not caplog.records  # nothing stored: the firmware's defaults, silently
+        path = save_gains(rig_key(info, link.usb_serial), Gains(123.4, 5.6, 7.8), "by hand")
+        with caplog.at_level("INFO", logger="thermrig.link.rig_link"):
+            link.hello()  # a reconnection, or the re-handshake after the rig reset
+        assert link.gains is not None and link.gains.gains == Gains(123.4, 5.6, 7.8)
+        assert f"sent the stored air-loop gains kp 123.4, ki 5.60, kd 7.8 ({path})" in caplog.text
+        path.write_text("[air_pid]\nkp = 99999\nki = 1\nkd = 1\n")  # a broken file: said, and the defaults
+        link.hello()
+        assert link.gains is None and "keeps its firmware's air-loop gains" in caplog.text
+
+
+def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
+    isolated_env: dict[str, str],
+) -> None:
+    """The command as on a real rig: a simulated one running by itself at 20x, kept alive by the link."""
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(20))) as sim:
+        out = CliRunner().invoke(app, ["rig", "tune", "--port", sim.port, "--speed", "20"])
+        assert out.exit_code == 0, out.output
+        files = list(gains_path("x").parent.glob("*.toml"))
+        assert len(files) == 1 and f"stored in {files[0]}" in out.output.replace("\n", "")
+        stored = load_gains(files[0].stem)
+        assert stored is not None and stored.gains != Gains.firmware_default() and "SIMC" in stored.note
+        again = CliRunner().invoke(app, ["rig", "info", "--port", sim.port])
+        assert again.exit_code == 0, again.output
+        assert f"sent the stored air-loop gains {stored.gains.describe()}" in again.output
+
+
+def test_a_rig_that_resets_gets_its_stored_gains_again(isolated_env: dict[str, str]) -> None:
+    """A reset rig boots on its firmware's gains: the link's re-handshake sends the stored ones again."""
+    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+        info = link.hello()
+        save_gains(rig_key(info, link.usb_serial), Gains(300.0, 10.0, 150.0), "by hand")
+        link.hello()
+        assert [e.kind for e in link.events].count("gains") == 1
+        sim.faults.inject(FaultKind.MCU_RESET)
+        sim.advance(0.1)  # the rig reboots and reports at its first tick
+        assert wait_for(lambda: link.stats.mcu_resets == 1)
+        assert wait_for(lambda: [e.kind for e in link.events].count("gains") == 2)
+        assert link.gains is not None and link.gains.gains == Gains(300.0, 10.0, 150.0)
