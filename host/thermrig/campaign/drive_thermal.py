@@ -10,11 +10,10 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from thermrig.campaign.spec import Campaign, CampaignError
-from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, drive_thermal_line
 from thermrig.drive.thermal_config import HctmLevel, ThermalConfigError, hctm_applied, read_thermal_config
 from thermrig.dut.drive import DriveUnderTest
@@ -63,11 +62,11 @@ def _read(drive: DriveUnderTest) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def run_thermal(
-    drive: DriveUnderTest, level: HctmLevel | None, recorder: Recorder, tags: RunTags
+    drive: DriveUnderTest, level: HctmLevel | None, record: Callable[[list[str]], None], tags: RunTags
 ) -> Iterator[dict[str, Any]]:
     """For one run: the run's HCTM level set (None: HCTM left as the drive has it), the drive's thermal
-    configuration as the run sees it recorded (InfluxDB now; the caller's manifest from what this
-    yields), and the drive's own HCTM value back afterwards."""
+    configuration as the run sees it recorded (its InfluxDB point to `record`, the run's Recorder.append;
+    the caller's manifest from what this yields), and the drive's own HCTM value back afterwards."""
     with contextlib.ExitStack() as stack:
         if level is None:
             fields = _read(drive)
@@ -79,5 +78,5 @@ def run_thermal(
         if level is not None:
             fields["hctm_level"] = level.label
         if fields:
-            recorder.append([drive_thermal_line(fields, time.time_ns(), tags)])
+            record([drive_thermal_line(fields, time.time_ns(), tags)])
         yield fields

@@ -62,7 +62,7 @@ class Phases:
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         """Every phase of one run, the run's HCTM level set on the drive throughout (the drive's own value
         restored after); what each measured and the drive's thermal configuration, for the manifest."""
-        with run_thermal(self.drive, spec.hctm, recorder, tags) as thermal:
+        with run_thermal(self.drive, spec.hctm, recorder.append, tags) as thermal:
             return {"drive_thermal": thermal, **self._phases(spec, run_dir, recorder, tags)}
 
     def _phases(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:

@@ -136,7 +136,8 @@ def check_hctm(config: ThermalConfig, tmt1_c: float, tmt2_c: float, drive: str =
         raise ThermalConfigError(f"TMT1 {tmt1_c:g} °C must be below TMT2 {tmt2_c:g} °C")
     lo, hi = config.mntmt_c, config.mxtmt_c
     for name, value in (("TMT1", tmt1_c), ("TMT2", tmt2_c)):
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
+        kelvin = _kelvin(value)  # as the drive compares them: whole kelvins
+        if (lo is not None and kelvin < _kelvin(lo)) or (hi is not None and kelvin > _kelvin(hi)):
             raise ThermalConfigError(
                 f"{name} {value:g} °C is outside the {lo if lo is not None else '?'}.."
                 f"{hi if hi is not None else '?'} °C that {drive} accepts (MNTMT..MXTMT)"
