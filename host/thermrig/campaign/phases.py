@@ -86,7 +86,7 @@ class Phases:
             out["workload_result"] = self.workload.run(spec, run_dir, recorder, tags)
         finally:
             if player is not None:
-                out["trace"] = player.stop()
+                out["trace"] = {"source": player.trace.source, **player.stop()}
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference
