@@ -1,7 +1,8 @@
 """A chassis trace taken from a recorded run (`trace = "influx:RUN_ID"` in a profile): the run's chassis
 air from InfluxDB (rig_telemetry, 1 s means, read as the analysis reads every run), against the rig's own
 time (its uptime: a simulated run's accelerated phases count at the length the rig lived them), from the
-run's start to its end, as the same time series a CSV trace gives. Read before the campaign's first run."""
+run's baseline (a campaign run: its equilibrium reached; a recording without phases: its start) to its
+end, as the same time series a CSV trace gives. Read before the campaign's first run."""
 
 from __future__ import annotations
 
@@ -19,13 +20,18 @@ AIR_FIELD = f"rig_telemetry.{AIR_CHANNEL}_c"
 
 
 def recorded_trace(settings: InfluxSettings, run: str) -> ChassisTrace:
-    """The chassis air of a run recorded in InfluxDB as a trace (seconds of rig time from its start)."""
+    """The chassis air of a run recorded in InfluxDB as a trace (seconds of rig time from its baseline)."""
     source = f"{RECORDED}{run}"
     campaign, _ = campaign_of(settings, run)
     (data,) = load_campaign(settings, campaign, run)
     air = data.temps.get(AIR_FIELD)
     if air is None or len(air.t_ms) < 2:
         raise ProfileError(f"{source}: run {run!r} recorded no {AIR_CHANNEL} telemetry in InfluxDB")
+    start = data.phases.get("baseline")
+    if start is not None:  # the way to equilibrium is the recorded rig's, not the condition
+        air = air.between(start, float("inf"))
+    if len(air.t_ms) < 2:
+        raise ProfileError(f"{source}: run {run!r} recorded under two seconds of {AIR_CHANNEL} from its baseline")
     rig_ms = data.rig_ms(air.t_ms)
     at_ms = air.t_ms if rig_ms is None else rig_ms
     seconds: list[float] = []
