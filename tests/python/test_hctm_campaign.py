@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
-from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, thermrig
+from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, start_run, thermrig
 
 from thermrig.campaign.drive_thermal import check_hctm_levels, run_thermal
 from thermrig.campaign.plan import make_plan
@@ -123,8 +125,9 @@ def test_the_virtual_drive_runs_at_the_level_and_gets_its_own_value_back_on_ctrl
         assert fields["hctm_supported"] is True and fields["mntmt_c"] == -0.15 and fields["mxtmt_c"] == 94.85
         assert [fields[f"ps{i}_max_power_w"] for i in range(4)] == [s.max_w for s in model.profile.states]
         assert "wctemp_c" not in fields  # the 950 Pro reports none: recorded without it
-        (line,) = lines
-        assert line.startswith("drive_thermal,") and "hctm=50-60" in line and "hctm_value=" in line
+        start, restored = lines  # as the run starts, and once the drive's own value is back
+        assert start.startswith("drive_thermal,") and "hctm=50-60" in start and 'hctm_level="50/60"' in start
+        assert f"hctm_value={own}i" in restored and "hctm_restored=true" in restored.lower()
         with run_thermal(drive, HctmLevel(), lines.extend, tags) as off:
             assert model.hctm == 0 and off["hctm_value"] == 0
         with run_thermal(drive, None, lines.extend, tags) as untouched:
@@ -156,3 +159,29 @@ def test_a_campaign_throttles_the_virtual_drive_at_the_lowered_tmt1_and_records_
     states = influxql(influx, f"SELECT max(power_state) FROM drive_smart {where}")
     deepest = {s.tags["hctm"]: s.values[0][1] for s in states}
     assert deepest["off"] == 0 and deepest["30-40"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_a_campaign_puts_the_drives_own_value_back(
+    tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    """Ctrl-C while fio writes at the host's 55/65: the run is aborted, and InfluxDB holds the level it ran
+    at and, after it, the drive's own value (0: no host thresholds) read back once restored."""
+    text = _campaign(tmp_path, '["55/65"]').read_text().replace("runtime_s = 3", "runtime_s = 60")
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    proc = start_run(path, tmp_path / "runs", influx_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:  # into a pipe, the run prints a line as each phase starts
+        seen.append(line)
+        if ": workload" in line:
+            break
+    assert seen and ": workload" in seen[-1], "".join(seen)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    (manifest,) = manifests(tmp_path / "runs").values()
+    assert manifest["status"] == "aborted"
+    [series] = influxql(influx, "SELECT hctm_value, hctm_restored FROM drive_thermal WHERE \"campaign\" = 'hctm'")
+    assert [row[1:] for row in series.values] == [[hctm_value(55, 65), None], [0, True]]

@@ -66,11 +66,14 @@ def run_thermal(
 ) -> Iterator[dict[str, Any]]:
     """For one run: the run's HCTM level set (None: HCTM left as the drive has it), the drive's thermal
     configuration as the run sees it recorded (its InfluxDB point to `record`, the run's Recorder.append;
-    the caller's manifest from what this yields), and the drive's own HCTM value back afterwards."""
-    with contextlib.ExitStack() as stack:
+    the caller's manifest from what this yields), and the drive's own HCTM value back afterwards, whatever
+    ends the run; once it is back, a second point says so (`hctm_value` as read then, `hctm_restored`)."""
+    stack = contextlib.ExitStack()
+    with stack:
+        thermal = None if level is None else drive.thermal()
         if level is None:
             fields = _read(drive)
-        elif (thermal := drive.thermal()) is None:  # "off" on a drive without thermal management
+        elif thermal is None:  # "off" on a drive without thermal management
             fields = {}
         else:
             config = stack.enter_context(hctm_applied(thermal, level.tmt1_c, level.tmt2_c, drive.name))
@@ -79,4 +82,11 @@ def run_thermal(
             fields["hctm_level"] = level.label
         if fields:
             record([drive_thermal_line(fields, time.time_ns(), tags)])
-        yield fields
+        try:
+            yield fields
+        finally:
+            stack.close()  # the drive's own value back
+            if "hctm_value" in fields and level is not None and thermal is not None:
+                with contextlib.suppress(ThermalConfigError, subprocess.TimeoutExpired):
+                    restored = {"hctm_value": thermal.hctm(), "hctm_restored": True}
+                    record([drive_thermal_line(restored, time.time_ns(), tags)])
