@@ -97,3 +97,45 @@ def test_the_rig_follows_the_trace_and_the_run_reports_the_tracking(
     assert min(air) == pytest.approx(28, abs=0.01) and 30.5 < max(air) <= 34.01  # the trace's targets
     stored = influxql(influx, f"SELECT trace_rms_c, trace_max_c FROM run_summary WHERE {where}")
     assert stored[0].values[-1][1] == pytest.approx(summary["trace_rms_c"])
+
+
+def test_a_recorded_run_as_a_trace_in_a_campaign_file(tmp_path: Path) -> None:
+    camp = load_campaign(_campaign(tmp_path, 'trace = "influx:trace-20261123T190111-001"\nworkload_at_s = 30\n'))
+    warm = camp.profiles["warm"]
+    assert warm.recorded_run == "trace-20261123T190111-001" and warm.trace is None and warm.workload_at_s == 30
+    with pytest.raises(CampaignError, match=r"\[profiles.warm\] trace: 'influx:a run\?'"):
+        load_campaign(_campaign(tmp_path, 'trace = "influx:a run?"\n'))
+
+
+@pytest.mark.timeout(900)
+def test_the_chassis_air_of_a_recorded_run_played_as_the_trace_of_another(
+    tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    """A run following a 6 °C rise is recorded; a second campaign's profile takes that run's chassis air
+    from InfluxDB as its trace (rig time), starts its write where the first one's started, and reports
+    how closely its rig followed; a run that is not in InfluxDB stops the campaign before any run."""
+    (tmp_path / "w.csv").write_text("seconds,air_c\n0,28\n90,34\n")
+    first = tmp_path / "first"
+    r = thermrig(
+        *run_args(_campaign(tmp_path, 'trace = "w.csv"\nworkload_at_s = 40\n'), first), env=influx_env, timeout=420
+    )
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    (recorded,) = manifests(first).values()
+    at = 3 + 40  # from its baseline (3 s) and lead-in (40 s): where its write started
+    again = tmp_path / "again"
+    again.mkdir()
+    path = _campaign(again, f'trace = "influx:{recorded["run"]}"\nworkload_at_s = {at}\n')
+    path.write_text(path.read_text().replace('name = "trace"', 'name = "replay"'))
+    r = thermrig(*run_args(path, tmp_path / "second"), env=influx_env, timeout=420)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    (manifest,) = manifests(tmp_path / "second").values()
+    summary, played = manifest["workload_result"], manifest["trace"]
+    assert played["source"] == f"influx:{recorded['run']}"
+    assert summary["trace_s"] >= at and 0 < summary["trace_rms_c"] <= summary["trace_max_c"] < 3
+    targets = influxql(influx, "SELECT air_target_c FROM rig_actuators WHERE \"campaign\" = 'replay'")
+    air = [v[1] for s in targets for v in s.values if v[1]]
+    assert 27 < min(air) < 29 and 30.5 < max(air) <= 34.5  # the first run's air: its equilibrium, its rise
+    path.write_text(path.read_text().replace(recorded["run"], "replay-nope"))
+    r = thermrig(*run_args(path, tmp_path / "third"), env=influx_env, timeout=120)
+    assert r.returncode != 0 and "no campaign or run named 'replay-nope'" in r.stdout + r.stderr
+    assert manifests(tmp_path / "third") == {}

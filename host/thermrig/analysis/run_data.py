@@ -10,7 +10,7 @@ import numpy as np
 from thermrig.analysis.throttle_summary import JobLog
 
 CONTROLLER = "rig_telemetry.drive_ctrl_c"  # the thermocouple on the drive's controller
-FACTORS = ("slot", "heatsink", "airflow", "profile", "workload", "drive_model")
+FACTORS = ("slot", "heatsink", "airflow", "profile", "workload", "drive_model", "hctm")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ class ThrottleRow:
     depth_pct: float | None
     plateau_bps: float | None  # at the drive's scale (the virtual drive's wire scale undone)
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
+    hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
 
     def published(self) -> PugetCell | None:
         return next((c for c in PUGET if c.slot == self.slot and c.profile == self.profile), None)
@@ -55,6 +56,7 @@ def row_of(data: RunData) -> ThrottleRow:
         depth_pct=th.depth_pct,
         plateau_bps=th.plateau_bps,
         note="; ".join(notes),
+        hctm=t.get("hctm") or "-",
     )
 
 

@@ -19,10 +19,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from thermrig.campaign.drive_thermal import check_hctm_levels
 from thermrig.campaign.equilibrium import check_channels
 from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
+from thermrig.campaign.recorded_trace import resolve_recorded_traces
 from thermrig.campaign.recording import RunRecording, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import CampaignError
@@ -77,6 +79,8 @@ class Orchestrator:
     def run(self, state: CampaignState) -> None:
         if self.link.info is not None:
             check_channels(self.plan.campaign.equilibrium, self.link.info.channels)
+        check_hctm_levels(self.plan.campaign, self.drive)  # before any run: the drive takes every level
+        resolve_recorded_traces(self.plan.campaign, self.influx)  # trace = "influx:RUN_ID": read it now
         self.progress.done = len(state.completed)
         self._watch_stop.clear()
         watcher = threading.Thread(target=self._watch_drains, name="drain-watch", daemon=True)

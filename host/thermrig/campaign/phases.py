@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.campaign.chassis_trace import TracePlayer
+from thermrig.campaign.drive_thermal import run_thermal
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import ProgressDisplay
@@ -50,6 +51,7 @@ class Phases:
         self.sim = sim
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
+        self.drive = drive
         self.workload = WorkloadPhase(campaign, drive, display, stop)
         self.workload.equilibrium = self._wait_equilibrium  # rate_search, between its steps
 
@@ -58,7 +60,12 @@ class Phases:
         self.display.show(name, detail)
 
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
-        """Every phase of one run; what each measured, for the manifest."""
+        """Every phase of one run, the run's HCTM level set on the drive throughout (the drive's own value
+        restored after); what each measured and the drive's thermal configuration, for the manifest."""
+        with run_thermal(self.drive, spec.hctm, recorder.append, tags) as thermal:
+            return {"drive_thermal": thermal, **self._phases(spec, run_dir, recorder, tags)}
+
+    def _phases(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         out: dict[str, Any] = {}
         self._setup_physical(spec)
         profile = self.campaign.profiles[spec.profile]
@@ -79,7 +86,7 @@ class Phases:
             out["workload_result"] = self.workload.run(spec, run_dir, recorder, tags)
         finally:
             if player is not None:
-                out["trace"] = player.stop()
+                out["trace"] = {"source": player.trace.source, **player.stop()}
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference

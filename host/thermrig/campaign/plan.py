@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thermrig.campaign.spec import PHYSICAL, Campaign
+from thermrig.drive.thermal_config import HctmLevel
 from thermrig.fio.workloads import Workload
 from thermrig.hardware.profiles import SLOTS
 
@@ -26,10 +27,13 @@ class RunSpec:
     fan1_pct: float | None
     workload: Workload
     repeat: int
+    hctm: HctmLevel | None = None  # the hctm factor's level; None: the campaign leaves HCTM alone
 
     def tags(self) -> dict[str, str]:
         out = {k: str(v) for k, v in self.physical.items()}
         out.update(profile=self.profile, workload=self.workload.name)
+        if self.hctm is not None:
+            out["hctm"] = self.hctm.tag
         return out
 
 
@@ -68,9 +72,11 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -
                 f["profile"], f.get("fan1_pct", (None,)), campaign.workloads, range(1, campaign.repeats + 1)
             )
         )
+        if "hctm" in f:  # only then: a campaign without the factor keeps its order from the same seed
+            cells = [(*cell, HctmLevel.parse(level)) for cell in cells for level in f["hctm"]]
         if campaign.randomize:
             rng.shuffle(cells)
-        for profile, fan1, workload, repeat in cells:
+        for profile, fan1, workload, repeat, *hctm in cells:
             index = len(runs) + 1
             runs.append(
                 RunSpec(
@@ -81,6 +87,7 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -
                     None if fan1 is None else float(fan1),
                     workload,
                     repeat,
+                    hctm[0] if hctm else None,
                 )
             )
     return Plan(campaign, seed, tuple(runs))

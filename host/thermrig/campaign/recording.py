@@ -46,7 +46,8 @@ def manifest_for(
         "index": spec.index,
         "repeat": spec.repeat,
         "seed": plan.seed,
-        "factors": {**spec.physical, "profile": spec.profile, "fan1_pct": spec.fan1_pct},
+        "factors": {**spec.physical, "profile": spec.profile, "fan1_pct": spec.fan1_pct}
+        | ({"hctm": spec.hctm.label} if spec.hctm is not None else {}),
         "workload": spec.workload.__dict__,
         "versions": {
             "host": __version__,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermrig.drive.thermal_config import HctmLevel, ThermalConfigError
 from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file
 from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError
@@ -210,7 +211,7 @@ def _profiles(r: TomlFile, d: dict) -> dict[str, ChassisProfile]:
 
 
 def _factors(r: TomlFile, d: dict, profiles: dict[str, ChassisProfile]) -> dict[str, tuple[Any, ...]]:
-    r.known(d, "factors", {*PHYSICAL, "profile", "fan1_pct"})
+    r.known(d, "factors", {*PHYSICAL, "profile", "fan1_pct", "hctm"})
     out: dict[str, tuple[Any, ...]] = {}
     for key, values in d.items():
         if not isinstance(values, list) or not values:
@@ -234,6 +235,14 @@ def _factors(r: TomlFile, d: dict, profiles: dict[str, ChassisProfile]) -> dict[
     for pct in out.get("fan1_pct", ()):
         if not isinstance(pct, int | float) or not 0 <= pct <= 100:
             raise r.fail("factors", "fan1_pct", f"{pct!r}", "percentages 0-100")
+    for level in out.get("hctm", ()):
+        try:
+            HctmLevel.parse(level)
+        except ThermalConfigError as exc:
+            expected = 'levels "off" or "TMT1/TMT2" in °C, e.g. ["off", "60/70"]'
+            raise r.fail("factors", "hctm", str(exc), expected) from exc
+    if len({HctmLevel.parse(x).tag for x in out.get("hctm", ())}) < len(out.get("hctm", ())):
+        raise r.fail("factors", "hctm", f"{list(out['hctm'])!r} repeats a level", "each level once")
     if "profile" not in out:
         raise r.fail("factors", None, "no profile factor", 'profile = ["..."] naming at least one chassis profile')
     return out

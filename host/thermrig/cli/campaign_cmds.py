@@ -38,7 +38,7 @@ def _hms(seconds: float) -> str:
 
 def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
     t = Table(title=f"campaign {plan.campaign.name}: {len(plan.runs)} runs, seed {plan.seed}")
-    for col in ("#", "run", "slot", "heatsink", "airflow", "profile", "fan1 %", "workload", "repeat", "est."):
+    for col in ("#", "run", "slot", "heatsink", "airflow", "profile", "fan1 %", "hctm", "workload", "repeat", "est."):
         t.add_column(col)
     for r in plan.runs:
         mark = " (done)" if done and r.run_id in done else ""
@@ -50,6 +50,7 @@ def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
             str(r.physical.get("airflow", "-")),
             r.profile,
             "-" if r.fan1_pct is None else f"{r.fan1_pct:g}",
+            "-" if r.hctm is None else r.hctm.label,
             r.workload.name,
             str(r.repeat),
             _hms(plan.estimate_s(r)),

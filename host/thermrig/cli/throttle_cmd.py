@@ -37,7 +37,8 @@ def _unsent_row(run: str, manifest: dict[str, Any]) -> ThrottleRow:
 def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: frozenset[str] = frozenset()) -> Table:
     table = Table(title=title)
     numeric = ("s", "MB/s before", "onset s", "depth %")
-    for col in ("slot", "profile", "heatsink", "workload", *numeric):
+    hctm = any(r.hctm != "-" for r in rows)  # a campaign with the hctm factor: its level per run
+    for col in ("slot", "profile", "heatsink", *(("hctm",) if hctm else ()), "workload", *numeric):
         table.add_column(col, justify="right" if col in numeric else "left")
     if compare:
         for col in ("published", "onset ok", "depth ok"):
@@ -45,11 +46,12 @@ def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: froze
     notes = any(r.note for r in rows)
     if notes:
         table.add_column("data")
-    for r in sorted(rows, key=lambda r: (r.profile, r.slot, r.heatsink)):
+    for r in sorted(rows, key=lambda r: (r.profile, r.slot, r.heatsink, r.hctm)):
         cells = [
             r.slot,
             r.profile,
             r.heatsink,
+            *((r.hctm,) if hctm else ()),
             r.workload + (" (incomplete)" if r.run in incomplete else ""),
             str(r.seconds),
             _num(None if r.plateau_bps is None else r.plateau_bps / 1e6, ",.0f"),

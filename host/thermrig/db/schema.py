@@ -22,6 +22,7 @@ FIO_INTERVAL = "fio_interval"
 DRIVE = "drive_smart"
 SUMMARY = "run_summary"
 JOB_SUMMARY = "job_summary"  # a lab's fio file: one point per job (tag job)
+DRIVE_THERMAL = "drive_thermal"  # the drive's thermal configuration (nvme id-ctrl, HCTM) as a run starts
 
 EVENT_KINDS = {"run_start", "run_stop", "link_lost", "link_restored", "mcu_reset", "gap", "rig_fault", "phase"}
 _TAG_VALUE = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
@@ -45,6 +46,7 @@ class RunTags:
     profile: str | None = None
     workload: str | None = None
     drive_model: str | None = None
+    hctm: str | None = None  # a campaign's hctm factor: "off" or "TMT1-TMT2" (°C)
 
     def __post_init__(self) -> None:
         for key, value in asdict(self).items():
@@ -138,6 +140,13 @@ def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: R
 
 def drive_line(fields: dict[str, float | int], utc_ns: int, tags: RunTags) -> str:
     point = tags.apply(Point(DRIVE))
+    for key, value in fields.items():
+        point.field(key, value)
+    return point.time(utc_ns, WritePrecision.NS).to_line_protocol()
+
+
+def drive_thermal_line(fields: dict[str, float | int | bool | str], utc_ns: int, tags: RunTags) -> str:
+    point = tags.apply(Point(DRIVE_THERMAL))
     for key, value in fields.items():
         point.field(key, value)
     return point.time(utc_ns, WritePrecision.NS).to_line_protocol()

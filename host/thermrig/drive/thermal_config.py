@@ -6,6 +6,10 @@ temperatures (WCTEMP, CCTEMP), whether the drive supports HCTM (HCTMA bit 0) and
 get-feature -f 0x10`: the current HCTM thresholds, TMT1 in bits 31:16 and TMT2 in bits 15:0, in kelvin,
 0 meaning that threshold is off. Every field is optional: a drive that lacks one is recorded without
 it, never an error (older drives report 0 for what they do not implement).
+
+Read through thermrig.dut.drive.ThermalManagement: nvme-cli on a real drive (NvmeCli), the model on the
+virtual drive (sim/drive_under_test.py). A campaign's `hctm` factor levels (HctmLevel): "off" (no host
+thresholds: value 0) or "TMT1/TMT2" in °C.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from thermrig.dut.drive import ThermalManagement
 from thermrig.errors import ThermrigError
 
 KELVIN = 273.15
@@ -44,11 +49,12 @@ class ThermalConfig:
     power_states: tuple[PowerState, ...] = ()
     tmt1_c: float | None = None  # current HCTM thresholds (None: off or not read)
     tmt2_c: float | None = None
+    hctm_value: int | None = None  # the current HCTM feature value as read (0: both thresholds off)
 
     def fields(self) -> dict[str, float | int | bool]:
         """What a run records (manifest, InfluxDB): only what the drive reported."""
         out: dict[str, float | int | bool] = {}
-        for name in ("wctemp_c", "cctemp_c", "mntmt_c", "mxtmt_c", "tmt1_c", "tmt2_c"):
+        for name in ("wctemp_c", "cctemp_c", "mntmt_c", "mxtmt_c", "tmt1_c", "tmt2_c", "hctm_value"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -61,7 +67,7 @@ class ThermalConfig:
     def with_hctm(self, value: int) -> ThermalConfig:
         tmt1, tmt2 = (value >> 16) & 0xFFFF, value & 0xFFFF
         return ThermalConfig(
-            **{**self.__dict__, "tmt1_c": _celsius(tmt1), "tmt2_c": _celsius(tmt2)}  # type: ignore[arg-type]
+            **{**self.__dict__, "tmt1_c": _celsius(tmt1), "tmt2_c": _celsius(tmt2), "hctm_value": value}  # type: ignore[arg-type]
         )
 
 
@@ -130,11 +136,57 @@ def check_hctm(config: ThermalConfig, tmt1_c: float, tmt2_c: float, drive: str =
         raise ThermalConfigError(f"TMT1 {tmt1_c:g} °C must be below TMT2 {tmt2_c:g} °C")
     lo, hi = config.mntmt_c, config.mxtmt_c
     for name, value in (("TMT1", tmt1_c), ("TMT2", tmt2_c)):
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
+        kelvin = _kelvin(value)  # as the drive compares them: whole kelvins
+        if (lo is not None and kelvin < _kelvin(lo)) or (hi is not None and kelvin > _kelvin(hi)):
             raise ThermalConfigError(
                 f"{name} {value:g} °C is outside the {lo if lo is not None else '?'}.."
                 f"{hi if hi is not None else '?'} °C that {drive} accepts (MNTMT..MXTMT)"
             )
+
+
+@dataclass(frozen=True)
+class HctmLevel:
+    """A level of a campaign's `hctm` factor: "off" (no host thresholds, the drive's own thermal
+    management alone: HCTM value 0) or "TMT1/TMT2" in °C, e.g. "60/70"."""
+
+    tmt1_c: float | None = None  # None: off
+    tmt2_c: float | None = None
+
+    @classmethod
+    def parse(cls, text: object) -> HctmLevel:
+        if text == "off":
+            return cls()
+        parts = text.split("/") if isinstance(text, str) else []
+        try:
+            tmt1, tmt2 = (float(x) for x in parts)
+        except ValueError as exc:
+            raise ThermalConfigError(f'{text!r} is not "off" or "TMT1/TMT2" in °C (e.g. "60/70")') from exc
+        if tmt1 >= tmt2:
+            raise ThermalConfigError(f"{text!r}: TMT1 {tmt1:g} °C must be below TMT2 {tmt2:g} °C")
+        return cls(tmt1, tmt2)
+
+    @property
+    def off(self) -> bool:
+        return self.tmt1_c is None or self.tmt2_c is None
+
+    @property
+    def value(self) -> int:
+        return 0 if self.tmt1_c is None or self.tmt2_c is None else hctm_value(self.tmt1_c, self.tmt2_c)
+
+    @property
+    def label(self) -> str:
+        return "off" if self.tmt1_c is None else f"{self.tmt1_c:g}/{self.tmt2_c:g}"
+
+    @property
+    def tag(self) -> str:
+        """The level as an InfluxDB tag value ("60/70" -> "60-70")."""
+        return self.label.replace("/", "-")
+
+    def check(self, config: ThermalConfig, drive: str) -> None:
+        """Refuse what the drive would not take: a threshold on a drive without HCTM or outside its range.
+        "off" asks nothing of a drive without HCTM (it has no host thresholds to turn off)."""
+        if self.tmt1_c is not None and self.tmt2_c is not None:
+            check_hctm(config, self.tmt1_c, self.tmt2_c, drive)
 
 
 def _nvme(*args: str) -> str:
@@ -147,23 +199,54 @@ def _nvme(*args: str) -> str:
     return r.stdout
 
 
-def read_thermal_config(device: str) -> ThermalConfig:
-    """A real drive's thermal configuration; the current HCTM value where the drive supports HCTM."""
-    config = parse_id_ctrl(_nvme("id-ctrl", device, "-o", "json"))
+@dataclass(frozen=True)
+class NvmeCli:
+    """A real NVMe drive's thermal management through nvme-cli (thermrig.dut.drive.ThermalManagement)."""
+
+    device: str  # the controller or a namespace: /dev/nvme0, /dev/nvme0n1
+
+    def identify(self) -> str:
+        return _nvme("id-ctrl", self.device, "-o", "json")
+
+    def hctm(self) -> int:
+        return parse_hctm_feature(_nvme("get-feature", self.device, "-f", str(FEATURE_HCTM)))
+
+    def set_hctm(self, value: int) -> None:
+        _nvme("set-feature", self.device, "-f", str(FEATURE_HCTM), "-v", str(value))
+
+
+def _management(drive: str | ThermalManagement) -> ThermalManagement:
+    return NvmeCli(drive) if isinstance(drive, str) else drive
+
+
+def read_thermal_config(drive: str | ThermalManagement) -> ThermalConfig:
+    """A drive's thermal configuration (a device path: through nvme-cli); the current HCTM value where
+    the drive supports HCTM."""
+    thermal = _management(drive)
+    config = parse_id_ctrl(thermal.identify())
     if config.hctm_supported:
-        config = config.with_hctm(parse_hctm_feature(_nvme("get-feature", device, "-f", str(FEATURE_HCTM))))
+        config = config.with_hctm(thermal.hctm())
     return config
 
 
 @contextlib.contextmanager
-def hctm_applied(device: str, tmt1_c: float, tmt2_c: float) -> Iterator[ThermalConfig]:
-    """Set a real drive's HCTM thresholds for a run and put its own value back afterwards, whatever ends
-    the run (Ctrl-C included). Checked against the drive's range before anything is set."""
-    before = read_thermal_config(device)
-    check_hctm(before, tmt1_c, tmt2_c, device)
-    old = parse_hctm_feature(_nvme("get-feature", device, "-f", str(FEATURE_HCTM)))
-    _nvme("set-feature", device, "-f", str(FEATURE_HCTM), "-v", str(hctm_value(tmt1_c, tmt2_c)))
+def hctm_applied(
+    drive: str | ThermalManagement, tmt1_c: float | None, tmt2_c: float | None, name: str | None = None
+) -> Iterator[ThermalConfig]:
+    """Set a drive's HCTM thresholds for a run (None, None: off, value 0) and put its own value back
+    afterwards, whatever ends the run (Ctrl-C included). Checked against the drive's range before
+    anything is set. "Off" on a drive without HCTM sets nothing."""
+    thermal = _management(drive)
+    name = name or (drive if isinstance(drive, str) else "the drive")
+    level = HctmLevel(tmt1_c, tmt2_c)
+    before = read_thermal_config(thermal)
+    level.check(before, name)
+    if not before.hctm_supported:
+        yield before
+        return
+    old = thermal.hctm()
+    thermal.set_hctm(level.value)
     try:
-        yield before.with_hctm(hctm_value(tmt1_c, tmt2_c))
+        yield before.with_hctm(thermal.hctm())
     finally:
-        _nvme("set-feature", device, "-f", str(FEATURE_HCTM), "-v", str(old))
+        thermal.set_hctm(old)

@@ -1,6 +1,7 @@
 """The drives a campaign can test that are not simulated: a block device, a file (created at its size)
 and an NBD export (a drive served by another machine or process). Each implements
-thermrig.dut.drive.DriveUnderTest: how fio reaches it, its own telemetry, no filled state at once."""
+thermrig.dut.drive.DriveUnderTest: how fio reaches it, its own telemetry, no filled state at once, and
+the NVMe thermal management (nvme-cli) of the controller behind a device or a file's file system."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from thermrig.drive.monitor import nvme_controller_for, nvme_source
-from thermrig.dut.drive import DriveTelemetry, Fill
+from thermrig.drive.thermal_config import NvmeCli
+from thermrig.dut.drive import DriveTelemetry, Fill, ThermalManagement
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,11 @@ class LocalDrive:
     def serving(self) -> Iterator[None]:
         yield
 
+    def thermal(self) -> ThermalManagement | None:
+        """nvme-cli on the NVMe controller behind the device or the file's file system."""
+        controller = nvme_controller_for(self.path)
+        return None if controller is None else NvmeCli(f"/dev/{controller}")
+
 
 @dataclass(frozen=True)
 class NbdExport:
@@ -72,3 +79,6 @@ class NbdExport:
     @contextlib.contextmanager
     def serving(self) -> Iterator[None]:
         yield
+
+    def thermal(self) -> ThermalManagement | None:
+        return None  # the drive behind the export is the server's

@@ -1,7 +1,7 @@
 """A drive under test: what fio writes to, seen by a campaign only through this protocol. A block
 device, a file, an NBD export (a drive served from another machine) and the simulated rig's virtual
 drive each say how fio reaches them, how their own telemetry is read, whether they can take a filled
-state at once (and take it), and what to do around a workload."""
+state at once (and take it), what to do around a workload, and the NVMe thermal management it offers."""
 
 from __future__ import annotations
 
@@ -33,6 +33,24 @@ class DriveTelemetry:
     described: str  # how the manifest describes it
 
 
+class ThermalManagement(Protocol):
+    """A drive's NVMe thermal configuration and host-controlled thermal management (HCTM): what `nvme
+    id-ctrl -o json` prints, and the HCTM feature (`nvme get-feature` / `set-feature -f 0x10`), whose
+    value is TMT1 << 16 | TMT2 in kelvin (0: off). Parsed and checked in thermrig.drive.thermal_config."""
+
+    def identify(self) -> str:
+        """`nvme id-ctrl -o json`'s output."""
+        ...
+
+    def hctm(self) -> int:
+        """The current HCTM feature value."""
+        ...
+
+    def set_hctm(self, value: int) -> None:
+        """Set the HCTM feature; a value the drive refuses raises (ThermrigError)."""
+        ...
+
+
 class DriveUnderTest(Protocol):
     @property
     def name(self) -> str:
@@ -62,4 +80,9 @@ class DriveUnderTest(Protocol):
 
     def serving(self) -> AbstractContextManager[None]:
         """Held while fio runs against the drive; the drive idles afterwards."""
+        ...
+
+    def thermal(self) -> ThermalManagement | None:
+        """The drive's thermal configuration and HCTM, where it can be reached (an NVMe drive, the virtual
+        drive); None otherwise (a file on a non-NVMe file system, an NBD export)."""
         ...

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from thermrig.hardware.chassis_trace import ChassisTrace, read_trace
+from thermrig.hardware.chassis_trace import RECORDED, ChassisTrace, read_trace
 from thermrig.hardware.profiles import ProfileError, profile_file
 from thermrig.toml_file import TomlFile
 
 KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat", "trace", "workload_at_s"}
+_RUN_ID = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")  # a run id is a tag value
 DEFAULT_PCT = {"heater_limit_pct": 100.0, "fan0_pct": 40.0, "fan1_pct": 0.0}
 
 
@@ -23,6 +25,7 @@ class ChassisProfile:
     fan1_pct: float
     trace: ChassisTrace | None = None  # the air target as a time series (hardware/chassis_trace.py)
     workload_at_s: float = 0.0  # with a trace: the workload starts this far into it
+    recorded_run: str | None = None  # trace = "influx:RUN_ID": the run whose chassis air becomes the trace
 
     def set_args(self) -> dict[str, int]:
         """The SET command's values in protocol units."""
@@ -39,18 +42,27 @@ def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisP
     r.known(table, section, KEYS)
     air = None
     trace = None
+    recorded = None
     if "trace" in table:
         if "air_c" in table or table.get("heat") is False:
             raise r.fail(section, "trace", "a trace is the air target", "either trace or air_c (not heat = false)")
-        try:
-            trace = read_trace(r.path.parent / r.get(table, section, "trace", str, "a CSV file of seconds,air_c"))
-        except ProfileError as exc:
-            raise r.fail(section, "trace", str(exc), "a CSV file of seconds,air_c, relative to this file") from exc
-        air = trace.air_c[0]  # equilibrium at the trace's start
+        source = r.get(table, section, "trace", str, 'a CSV file of seconds,air_c, or "influx:RUN_ID"')
+        if source.startswith(RECORDED):
+            recorded = source.removeprefix(RECORDED)
+            if not _RUN_ID.fullmatch(recorded):
+                raise r.fail(section, "trace", f"{source!r}", '"influx:RUN_ID", the id of a recorded run')
+        else:
+            try:
+                trace = read_trace(r.path.parent / source)
+            except ProfileError as exc:
+                raise r.fail(section, "trace", str(exc), "a CSV file of seconds,air_c, relative to this file") from exc
+            air = trace.air_c[0]  # equilibrium at the trace's start
     at = float(r.get(table, section, "workload_at_s", (int, float), "seconds into the trace", 0.0))
-    if at and (trace is None or not 0 <= at <= trace.duration_s):
+    if recorded is not None and at < 0:  # its length is known once the run is read (campaign/recorded_trace.py)
         raise r.fail(section, "workload_at_s", f"{at}", "seconds within the profile's trace (trace = ...)")
-    if trace is None and r.get(table, section, "heat", bool, "true or false", True):
+    if at and recorded is None and (trace is None or not 0 <= at <= trace.duration_s):
+        raise r.fail(section, "workload_at_s", f"{at}", "seconds within the profile's trace (trace = ...)")
+    if trace is None and recorded is None and r.get(table, section, "heat", bool, "true or false", True):
         air = float(r.get(table, section, "air_c", (int, float), "the chassis-air target, °C (0-65)"))
         if not 0 <= air <= 65:
             raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
@@ -59,7 +71,8 @@ def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisP
         if not 0 <= v <= 100:
             raise r.fail(section, k, f"{v}", "a percentage 0-100")
     description = r.get(table, section, "description", str, "text", "")
-    return ChassisProfile(name, description, air, pct["heater_limit_pct"], pct["fan0_pct"], pct["fan1_pct"], trace, at)
+    fans = pct["fan0_pct"], pct["fan1_pct"]
+    return ChassisProfile(name, description, air, pct["heater_limit_pct"], *fans, trace, at, recorded)
 
 
 def load_profile(name: str) -> ChassisProfile:

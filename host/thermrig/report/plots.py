@@ -32,7 +32,8 @@ def _thin(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _label(data: RunData) -> str:
-    return " / ".join(data.tags[k] for k in ("slot", "heatsink", "profile") if data.tags.get(k)) or data.run
+    keys = ("slot", "heatsink", "profile", "hctm")
+    return " / ".join(("hctm " if k == "hctm" else "") + data.tags[k] for k in keys if data.tags.get(k)) or data.run
 
 
 def _styles(a: CampaignAnalysis) -> dict[str, tuple[str, str]]:

@@ -1,21 +1,45 @@
 """The simulated rig's virtual drive as a drive under test (thermrig.dut.drive.DriveUnderTest): served
-to fio over NBD, its own telemetry the model's smart-log, a fill set in the model at once, and the
-simulation at real time while fio runs (so fio's timing is true), at its own pace again afterwards."""
+to fio over NBD, its own telemetry the model's smart-log, a fill set in the model at once, the
+simulation at real time while fio runs (so fio's timing is true), at its own pace again afterwards, and
+the model's id-ctrl and HCTM feature as its thermal management."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from thermrig.drive.monitor import smart_json_source
+from thermrig.drive.thermal_config import ThermalConfigError
 from thermrig.drive.under_test import NbdExport
-from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill
+from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill, ThermalManagement
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimulatedRig
+from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.virtual_drive.served import VirtualDrive
 
 WHILE_SERVING = Pacing.accelerated(1.0)
+
+
+@dataclass(frozen=True)
+class ModelThermal:
+    """The virtual drive's answers to `nvme id-ctrl` and the HCTM feature (get-feature/set-feature 0x10)."""
+
+    model: DriveModel
+
+    def identify(self) -> str:
+        return json.dumps(self.model.id_ctrl())
+
+    def hctm(self) -> int:
+        return self.model.hctm
+
+    def set_hctm(self, value: int) -> None:
+        try:
+            self.model.set_hctm(value)
+        except ValueError as exc:  # what the drive answers: Invalid Field in Command
+            raise ThermalConfigError(f"the virtual drive refused set-feature 0x10: {exc}") from exc
 
 
 class SimulatedDrive:
@@ -69,3 +93,6 @@ class SimulatedDrive:
             self.rig.set_pacing(between)
         if (failure := drive.poll()) is not None:
             raise DriveLost(f"{failure}; the campaign stops (rig is safe)")
+
+    def thermal(self) -> ThermalManagement | None:
+        return ModelThermal(self._drive.model)
