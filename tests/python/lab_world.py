@@ -12,13 +12,22 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from waiting import wait_for
 
-from thermrig.lab.client import LabClient
+from thermrig.db.local_server import free_port
+from thermrig.dut.pacing import Pacing
+from thermrig.lab.client import Endpoint, LabClient
+from thermrig.lab.remote_fio import fio_answers
+from thermrig.lab.rig_place import RigPlace, SerialPort, TestPc, exporter_yaml
+from thermrig.lab.test_pc_drive import VIRTUAL_DRIVE_SOCKET
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+
+# A rig of a simulated lab that campaigns run on: real time (fio's timing true) and a virtual drive in
+# its "test PC", each place's its own.
+CAMPAIGN_RIG = SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=0.05)
 
 BIN = Path(sys.executable).parent
 
@@ -67,6 +76,7 @@ class Lab:
     rigs: dict[str, SimulatedRig] = field(default_factory=dict)
     exporters: dict[str, Proc] = field(default_factory=dict)
     ports: dict[str, tuple[int, int]] = field(default_factory=dict)  # place -> its test PC's fio and SSH ports
+    fio_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's fio server
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
         cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
@@ -79,6 +89,33 @@ class Lab:
 
             assert wait_for(published, 60), f"exporter {name} never published {group}:\n{proc.output()}"
         return proc
+
+    def start_fio_server(self, place: str) -> Proc:
+        """The place's test PC's fio server, in the test PC's own folder, where its virtual drive (the rig's,
+        served over NBD) is at VIRTUAL_DRIVE_SOCKET: what a campaign's target "virtual" reaches there."""
+        folder = self.folder / f"testpc-{place}"
+        folder.mkdir(exist_ok=True)
+        drive = self.rigs[place].drive
+        link = folder / VIRTUAL_DRIVE_SOCKET
+        if drive is not None and not link.is_symlink():
+            link.symlink_to(drive.socket_path)
+        port = self.ports[place][0]
+        proc = self.fio_servers[place] = Proc.start(["fio", f"--server=ip:127.0.0.1,{port}"], folder)
+        assert wait_for(lambda: fio_answers(Endpoint("127.0.0.1", port), 1) is None, 30), proc.output()
+        return proc
+
+    def add_place(self, name: str, tags: dict[str, str]) -> None:
+        """A place for a rig of this lab, its test PC a fio server on a free port (SSH on a port nobody
+        answers), registered on the coordinator and exported."""
+        self.ports[name] = (free_port(), free_port())
+        self.start_fio_server(name)
+        test_pc = TestPc("127.0.0.1", "tester", *self.ports[name])
+        place = RigPlace(name, SerialPort(str(self.rigs[name].port)), test_pc, tags)
+        path = self.folder / f"{name}.yaml"
+        path.write_text(exporter_yaml(place))
+        with LabClient(self.address) as client:
+            client.ensure_place(name, place.match_pattern(f"exp-{name}"), place.clean_tags())
+        self.start_exporter(f"exp-{name}", path, name)
 
 
 @contextmanager
@@ -118,15 +155,19 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 
 
 @contextmanager
-def simulated_lab(folder: Path, names: list[str]) -> Iterator[Lab]:
-    """A coordinator and one exporter per name, each exporting a free-running simulated rig's pty."""
+def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None) -> Iterator[Lab]:
+    """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
+    and test PCs that tests add are stopped at the end."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
         lab = Lab(address, folder, proc)
         for name in names:
-            lab.rigs[name] = stack.enter_context(SimulatedRig(SimConfig(seed=len(lab.rigs) + 1)))
+            config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
+            lab.rigs[name] = stack.enter_context(SimulatedRig(config))
         try:
             yield lab
         finally:
             for exporter in lab.exporters.values():
                 exporter.stop()
+            for server in lab.fio_servers.values():
+                server.stop()

@@ -45,6 +45,9 @@ class RunTags:
     profile: str | None = None
     workload: str | None = None
     drive_model: str | None = None
+    place: str | None = None  # a lab's runs (thermrig.lab): the labgrid place, its test PC, the rig's firmware
+    test_pc: str | None = None
+    firmware: str | None = None
 
     def __post_init__(self) -> None:
         for key, value in asdict(self).items():

@@ -1,0 +1,182 @@
+"""A campaign on a simulated lab (`thermrig run FILE --lab COORDINATOR`): a real labgrid coordinator and
+three exporters, each serving a simulated rig at real time whose virtual drive sits in the place's "test
+PC" (a real `fio --server` on a loopback port). The runs spread over the three places at once, each point
+tagged with its rig, place, test PC and firmware; a place whose test PC dies mid-run leaves the campaign
+going on the others and names the failed run, which `--resume` reruns; every place released."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from campaign_helpers import manifests
+from lab_world import CAMPAIGN_RIG, Lab, Proc, simulated_lab
+from waiting import wait_for
+
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
+from thermrig.lab.client import LabClient
+
+pytestmark = pytest.mark.timeout(600)
+
+PLACES = ("rig-a", "rig-b", "rig-c")
+TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
+
+
+def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2) -> Path:
+    """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
+    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
+    path = folder / f"{name}.toml"
+    path.write_text(f"""
+[campaign]
+name = "{name}"
+seed = 5
+repeats = {runs}
+baseline_s = 1
+
+[lab]
+coordinator = "{coordinator}"
+tags = {{ board = "sim" }}
+
+[drive]
+target = "virtual"
+scale = 0.05
+
+[equilibrium]
+rate_c_per_min = 100.0
+window_s = 2
+timeout_s = 4
+
+[cooldown]
+margin_c = 50.0
+timeout_s = 4
+
+[factors]
+slot = ["top"]
+profile = ["single_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = {runtime_s}
+""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with simulated_lab(tmp_path_factory.mktemp("lab"), list(PLACES), CAMPAIGN_RIG) as lab:
+        for name in PLACES:
+            lab.add_place(name, TAGS)
+        yield lab
+
+
+def run_cmd(path: Path, out: Path, *more: str) -> list[str]:
+    # no --no-prompt and no stdin: a prompt would fail the run (the places fix the only physical factor)
+    return [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(out), *more]
+
+
+def holders(lab: Lab) -> dict[str, str | None]:
+    with LabClient(lab.address) as client:
+        return {p.name: p.acquired for p in client.places()}
+
+
+def series(influx: InfluxSettings, measurement: str, name: str) -> dict[tuple[str, ...], int]:
+    """Points per (place, rig, test_pc, firmware) of a campaign's measurement."""
+    query = (
+        f"SELECT count(*) FROM {measurement} WHERE \"campaign\" = '{name}' "
+        'GROUP BY "place", "rig", "test_pc", "firmware"'
+    )
+    out = {}
+    for s in influxql(influx, query):
+        key = tuple(s.tags.get(k, "") for k in ("place", "rig", "test_pc", "firmware"))
+        out[key] = max(v for v in s.values[0][1:] if isinstance(v, int))
+    return out
+
+
+def test_a_campaign_spreads_over_three_places_every_point_tagged(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    path = campaign(tmp_path, "spread", lab.address, runs=6)
+    out = tmp_path / "runs"
+    done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=540)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "campaign spread finished on rig-a, rig-b, rig-c: 6 of 6 runs ok" in done.stdout, done.stdout
+    runs = manifests(out)
+    assert len(runs) == 6 and all(m["status"] == "ok" for m in runs.values())
+    by_place = {name: [r for r, m in runs.items() if m["lab"]["place"] == name] for name in PLACES}
+    assert all(len(r) == 2 for r in by_place.values()), by_place  # two runs each, at once
+    (firmware,) = {m["lab"]["firmware"] for m in runs.values()}  # the rigs' HELLO version
+    assert all(m["versions"]["firmware"].endswith(f" {firmware}") for m in runs.values())
+    assert all(m["drive"]["target"] == "127.0.0.1:virtual" for m in runs.values())
+    for measurement in ("rig_telemetry", "fio_interval", "run_summary"):
+        tagged = series(influx, measurement, "spread")
+        assert {k[0] for k in tagged} == set(PLACES), (measurement, tagged)
+        for (place, rig, test_pc, fw), count in tagged.items():
+            assert (rig, test_pc, fw) == (f"exp-{place}", "127.0.0.1", firmware)
+            assert count > 0
+    assert sorted(json.loads((out / "state.json").read_text())["completed"]) == sorted(runs)
+    assert set(holders(lab).values()) == {None}
+
+
+def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "lose", lab.address, runs=6, runtime_s=4)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(x.startswith("rig-b: ") and ": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lost_run = next(x for x in proc.lines if x.startswith("rig-b: ") and ": workload" in x).split()[1]
+        lab.fio_servers["rig-b"].stop()  # the test PC's fio server dies under the run
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        proc.stop()
+    text = proc.output()
+    assert f"place rig-b lost during run {lost_run}: place rig-b: its test PC's fio server at 127.0.0.1," in text
+    assert f"failed run {lost_run} on rig-b: " in text
+    assert "5 of 6 ok" in text
+    runs = manifests(out)
+    assert runs[lost_run]["status"] == "failed" and "fio server" in runs[lost_run]["error"]
+    others = {r: m for r, m in runs.items() if r != lost_run}
+    assert len(others) == 5 and all(m["status"] == "ok" for m in others.values())  # rig-b's later runs went elsewhere
+    assert set(holders(lab).values()) == {None}
+
+    lab.start_fio_server("rig-b")  # the place's test PC is back
+    again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "6 of 6 runs ok" in again.stdout
+    rerun = manifests(out)
+    assert rerun[lost_run]["status"] == "ok"
+    assert {r: m["start_utc"] for r, m in rerun.items() if r != lost_run} == {
+        r: m["start_utc"] for r, m in others.items()
+    }  # only the failed run ran again
+    assert set(holders(lab).values()) == {None}
+
+
+def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "stopped", lab.address, runs=3, runtime_s=30)
+    proc = Proc.start(run_cmd(path, tmp_path / "runs"), tmp_path, influx_env)
+    try:
+        assert wait_for(lambda: sum(": workload" in x for x in proc.lines) == 3, 300), proc.output()
+        me = {h for h in holders(lab).values()}
+        assert len(me) == 1 and None not in me  # all three held by us
+        os.kill(proc.popen.pid, signal.SIGTERM)  # as Ctrl-C (`systemctl stop`, kill)
+        assert proc.popen.wait(120) == 130, proc.output()
+    finally:
+        proc.stop()
+    assert "campaign interrupted: every place released, rigs safe" in proc.output()
+    assert set(holders(lab).values()) == {None}
+    for rig in lab.rigs.values():
+        assert wait_for(lambda r=rig: r.actuators()[0] == 0.0, 30)  # heater off
