@@ -23,6 +23,7 @@ BENCHES = [
     "bench_report",
     "bench_sensor_ranking",
     "bench_identify",
+    "bench_lab_campaign",
 ]
 
 

@@ -29,6 +29,50 @@ from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 # its "test PC", each place's its own.
 CAMPAIGN_RIG = SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=0.05)
 
+PLACES = ("rig-a", "rig-b", "rig-c")
+TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
+
+
+def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2) -> Path:
+    """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
+    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
+    path = folder / f"{name}.toml"
+    path.write_text(f"""
+[campaign]
+name = "{name}"
+seed = 5
+repeats = {runs}
+baseline_s = 1
+
+[lab]
+coordinator = "{coordinator}"
+tags = {{ board = "sim" }}
+
+[drive]
+target = "virtual"
+scale = 0.05
+
+[equilibrium]
+rate_c_per_min = 100.0
+window_s = 2
+timeout_s = 4
+
+[cooldown]
+margin_c = 50.0
+timeout_s = 4
+
+[factors]
+slot = ["top"]
+profile = ["single_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = {runtime_s}
+""")
+    return path
+
+
 BIN = Path(sys.executable).parent
 
 

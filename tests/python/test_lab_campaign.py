@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import manifests
-from lab_world import CAMPAIGN_RIG, Lab, Proc, simulated_lab
+from lab_world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
 from thermrig.db.query import influxql
@@ -24,49 +24,6 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.lab.client import LabClient
 
 pytestmark = pytest.mark.timeout(600)
-
-PLACES = ("rig-a", "rig-b", "rig-c")
-TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
-
-
-def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2) -> Path:
-    """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
-    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
-    path = folder / f"{name}.toml"
-    path.write_text(f"""
-[campaign]
-name = "{name}"
-seed = 5
-repeats = {runs}
-baseline_s = 1
-
-[lab]
-coordinator = "{coordinator}"
-tags = {{ board = "sim" }}
-
-[drive]
-target = "virtual"
-scale = 0.05
-
-[equilibrium]
-rate_c_per_min = 100.0
-window_s = 2
-timeout_s = 4
-
-[cooldown]
-margin_c = 50.0
-timeout_s = 4
-
-[factors]
-slot = ["top"]
-profile = ["single_gpu_load"]
-
-[[workload]]
-name = "sw"
-kind = "seq_write"
-runtime_s = {runtime_s}
-""")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +137,28 @@ def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
     assert set(holders(lab).values()) == {None}
     for rig in lab.rigs.values():
         assert wait_for(lambda r=rig: r.actuators()[0] == 0.0, 30)  # heater off
+
+
+def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    first = Proc.start(run_cmd(campaign(tmp_path, "first", lab.address, runs=3), tmp_path / "a"), tmp_path, influx_env)
+    second = None
+    try:
+        assert wait_for(lambda: sum(": workload" in x for x in first.lines) >= 1, 300), first.output()
+        second = Proc.start(
+            run_cmd(campaign(tmp_path, "second", lab.address, runs=3), tmp_path / "b"), tmp_path, influx_env
+        )
+        waiting = wait_for(lambda: "waiting for 3 of 3 places matching the tags" in second.lines, 120)
+        assert waiting, second.output()
+        assert not any(": workload" in x for x in second.lines)
+        assert first.popen.wait(300) == 0, first.output()
+        assert second.popen.wait(300) == 0, second.output()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    first_end = max(m["end_utc"] for m in manifests(tmp_path / "a").values())
+    second_start = min(m["start_utc"] for m in manifests(tmp_path / "b").values())
+    assert second_start > first_end
+    assert set(holders(lab).values()) == {None}
