@@ -19,6 +19,7 @@ from campaign_helpers import manifests
 from lab_world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
+from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.lab.client import LabClient
@@ -98,8 +99,8 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     finally:
         proc.stop()
     text = proc.output()
-    assert f"place rig-b lost during run {lost_run}: place rig-b: its test PC's fio server at 127.0.0.1," in text
-    assert f"failed run {lost_run} on rig-b: " in text
+    assert f"place rig-b lost during run {lost_run}: its test PC's fio server at 127.0.0.1," in text
+    assert f"failed run {lost_run} on rig-b: its test PC's fio server at 127.0.0.1," in text
     assert "5 of 6 ok" in text
     runs = manifests(out)
     assert runs[lost_run]["status"] == "failed" and "fio server" in runs[lost_run]["error"]
@@ -142,17 +143,20 @@ def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
 def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
-    first = Proc.start(run_cmd(campaign(tmp_path, "first", lab.address, runs=3), tmp_path / "a"), tmp_path, influx_env)
+    """The first holds every place (a long workload) until it is stopped once the second says it waits."""
+    long = campaign(tmp_path, "first", lab.address, runs=3, runtime_s=120)
+    first = Proc.start(run_cmd(long, tmp_path / "a"), tmp_path, influx_env)
     second = None
     try:
-        assert wait_for(lambda: sum(": workload" in x for x in first.lines) >= 1, 300), first.output()
+        assert wait_for(lambda: sum(": workload" in x for x in first.lines) == 3, 300), first.output()
         second = Proc.start(
             run_cmd(campaign(tmp_path, "second", lab.address, runs=3), tmp_path / "b"), tmp_path, influx_env
         )
         waiting = wait_for(lambda: "waiting for 3 of 3 places matching the tags" in second.lines, 120)
         assert waiting, second.output()
-        assert not any(": workload" in x for x in second.lines)
-        assert first.popen.wait(300) == 0, first.output()
+        assert not any(": equilibrium" in x for x in second.lines)
+        os.kill(first.popen.pid, signal.SIGTERM)
+        assert first.popen.wait(120) == 130, first.output()
         assert second.popen.wait(300) == 0, second.output()
     finally:
         first.stop()
@@ -162,3 +166,42 @@ def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
     second_start = min(m["start_utc"] for m in manifests(tmp_path / "b").values())
     assert second_start > first_end
     assert set(holders(lab).values()) == {None}
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Path, influx_env: dict[str, str]) -> None:
+    outs = iter(range(100))
+
+    def run(path: Path, *more: str) -> str:
+        cmd = run_cmd(path, tmp_path / f"out-{next(outs)}", *more)
+        result = subprocess.run(cmd, env=influx_env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                timeout=120)  # fmt: skip
+        return one_error_line(result)
+
+    path = campaign(tmp_path, "bad", lab.address, runs=1)
+    text = path.read_text()
+    path.write_text(text.replace('board = "sim"', 'board = "pico"'))
+    assert run(path) == f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b, rig-c)"
+    path.write_text(text.replace('slot = ["top"]', 'slot = ["bottom"]'))
+    line = run(path)
+    assert line.startswith("error: run bad-") and "needs slot=bottom: no place has that hardware" in line
+    path.write_text(text.replace(f'coordinator = "{lab.address}"\n', ""))
+    assert run(path) == f'error: {path}: [lab] names no coordinator: add coordinator = "HOST:PORT" or pass --lab'
+    nobody = f"127.0.0.1:{free_port()}"
+    assert run(path, "--lab", nobody).startswith(f"error: no labgrid coordinator at {nobody}")
+    path.write_text(text)
+    lab.fio_servers["rig-c"].stop()
+    try:
+        line = run(path)
+    finally:
+        lab.start_fio_server("rig-c")
+    fio_port = lab.ports["rig-c"][0]
+    assert line.startswith(f"error: place rig-c: its test PC's fio server at 127.0.0.1,{fio_port} does not answer")
+    assert set(holders(lab).values()) == {None}
+    assert not list(Path(influx_env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))  # our lock records gone

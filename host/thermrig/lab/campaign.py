@@ -24,6 +24,7 @@ from thermrig.campaign.rundir import CampaignState, read_manifest
 from thermrig.campaign.summaries import analyse_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.errors import ThermrigError
+from thermrig.fio.runner import FioError
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.lab.acquired import HeldPlace, held_places
 from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign
@@ -115,6 +116,9 @@ def _open_place(held: HeldPlace, plan: Plan, stack: contextlib.ExitStack) -> _Pl
         raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
     try:
         check_fio_server(held.fio, held.name)
+    except FioError as exc:  # it names the place
+        raise LabError(str(exc)) from exc
+    try:
         link = stack.enter_context(RigLink(held.serial_url))
         info = link.hello()  # refuses a rig of another protocol
         stack.callback(_safe, link)
@@ -125,6 +129,11 @@ def _open_place(held: HeldPlace, plan: Plan, stack: contextlib.ExitStack) -> _Pl
         raise LabError(f"place {held.name}: {exc}") from exc
     tags = {k: v for k, v in held.point_tags(info.version).items() if v}
     return _Place(held, link, TestPcDrive(held.name, plan.campaign.drive, held.fio), tags)
+
+
+def _without_place(place: str, message: str) -> str:
+    """An error as said after the place's name (most name it already)."""
+    return message.removeprefix(f"place {place}: ")
 
 
 def _safe(link: RigLink) -> None:
@@ -215,7 +224,7 @@ class LabCampaign:
                     self.events.note(
                         f"place {share.place} lost"
                         + (f" during run {share.lost_run}" if share.lost_run else "")
-                        + f": {share.lost}; the other places go on"
+                        + f": {_without_place(share.place, share.lost)}; the other places go on"
                     )
             if not lost:
                 break
@@ -310,6 +319,6 @@ class LabCampaign:
             manifest = read_manifest(self.state.folder / spec.run_id) or {}
             if manifest.get("status") == "failed":
                 where = manifest.get("lab", {}).get("place", "?")
-                outcome.failed[spec.run_id] = f"{where}: {manifest.get('error') or 'failed'}"
+                outcome.failed[spec.run_id] = f"{where}: {_without_place(where, manifest.get('error') or 'failed')}"
         if not outcome.aborted:
             outcome.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
