@@ -23,8 +23,8 @@ from thermrig.db.local_server import LocalInflux  # noqa: E402
 RUNS = 12
 
 
-def wall_time(folder: Path, address: str, places: int, env: dict[str, str]) -> float:
-    path = campaign(folder, f"bench{places}", address, runs=RUNS)
+def wall_time(folder: Path, address: str, places: int, env: dict[str, str], ssh_key: str) -> float:
+    path = campaign(folder, f"bench{places}", address, runs=RUNS, ssh_key=ssh_key)
     path.write_text(path.read_text().replace("[lab]\n", f"[lab]\nplaces = {places}\n"))
     start = time.monotonic()
     done = subprocess.run(
@@ -53,8 +53,8 @@ def main() -> None:
             with simulated_lab(folder / "lab", list(PLACES), CAMPAIGN_RIG) as lab:
                 for name in PLACES:
                     lab.add_place(name, TAGS)
-                one = wall_time(folder, lab.address, 1, env)
-                three = wall_time(folder, lab.address, 3, env)
+                one = wall_time(folder, lab.address, 1, env, lab.ssh_key)
+                three = wall_time(folder, lab.address, 3, env, lab.ssh_key)
         finally:
             server.down()
     figure(f"{RUNS}-run campaign on 1 simulated place", f"{one:.1f} s")

@@ -61,7 +61,7 @@ def series(influx: InfluxSettings, measurement: str, name: str) -> dict[tuple[st
 def test_a_campaign_spreads_over_three_places_every_point_tagged(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:
-    path = campaign(tmp_path, "spread", lab.address, runs=6)
+    path = campaign(tmp_path, "spread", lab.address, runs=6, ssh_key=lab.ssh_key)
     out = tmp_path / "runs"
     done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=540)  # fmt: skip
@@ -74,7 +74,8 @@ def test_a_campaign_spreads_over_three_places_every_point_tagged(
     (firmware,) = {m["lab"]["firmware"] for m in runs.values()}  # the rigs' HELLO version
     assert all(m["versions"]["firmware"].endswith(f" {firmware}") for m in runs.values())
     assert all(m["drive"]["target"] == "127.0.0.1:virtual" for m in runs.values())
-    for measurement in ("rig_telemetry", "fio_interval", "run_summary"):
+    assert all(m["drive"]["telemetry"].startswith("nvme smart-log of /dev/nvme0 over SSH") for m in runs.values())
+    for measurement in ("rig_telemetry", "fio_interval", "run_summary", "drive_smart"):
         tagged = series(influx, measurement, "spread")
         assert {k[0] for k in tagged} == set(PLACES), (measurement, tagged)
         for (place, rig, test_pc, fw), count in tagged.items():
@@ -87,7 +88,7 @@ def test_a_campaign_spreads_over_three_places_every_point_tagged(
 def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
-    path = campaign(tmp_path, "lose", lab.address, runs=6, runtime_s=4)
+    path = campaign(tmp_path, "lose", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
     out = tmp_path / "runs"
     proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
     try:
@@ -124,7 +125,7 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
 def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
-    path = campaign(tmp_path, "stopped", lab.address, runs=3, runtime_s=30)
+    path = campaign(tmp_path, "stopped", lab.address, runs=3, runtime_s=30, ssh_key=lab.ssh_key)
     proc = Proc.start(run_cmd(path, tmp_path / "runs"), tmp_path, influx_env)
     try:
         assert wait_for(lambda: sum(": workload" in x for x in proc.lines) == 3, 300), proc.output()
@@ -144,13 +145,15 @@ def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
     """The first holds every place (a long workload) until it is stopped once the second says it waits."""
-    long = campaign(tmp_path, "first", lab.address, runs=3, runtime_s=120)
+    long = campaign(tmp_path, "first", lab.address, runs=3, runtime_s=120, ssh_key=lab.ssh_key)
     first = Proc.start(run_cmd(long, tmp_path / "a"), tmp_path, influx_env)
     second = None
     try:
         assert wait_for(lambda: sum(": workload" in x for x in first.lines) == 3, 300), first.output()
         second = Proc.start(
-            run_cmd(campaign(tmp_path, "second", lab.address, runs=3), tmp_path / "b"), tmp_path, influx_env
+            run_cmd(campaign(tmp_path, "second", lab.address, runs=3, ssh_key=lab.ssh_key), tmp_path / "b"),
+            tmp_path,
+            influx_env,
         )
         waiting = wait_for(lambda: "waiting for 3 of 3 places matching the tags" in second.lines, 120)
         assert waiting, second.output()
@@ -184,7 +187,7 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
                                 timeout=120)  # fmt: skip
         return one_error_line(result)
 
-    path = campaign(tmp_path, "bad", lab.address, runs=1)
+    path = campaign(tmp_path, "bad", lab.address, runs=1, ssh_key=lab.ssh_key)
     text = path.read_text()
     path.write_text(text.replace('board = "sim"', 'board = "pico"'))
     assert run(path) == f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b, rig-c)"

@@ -32,6 +32,7 @@ from thermrig.lab.errors import LabError
 from thermrig.lab.locks import LockRecord
 from thermrig.lab.remote_fio import check_fio_server
 from thermrig.lab.test_pc_drive import TestPcDrive
+from thermrig.lab.test_pc_smart import SmartOverSsh, controller
 from thermrig.link.rig_link import RigLink
 
 JOIN_S = 0.5  # how often the main thread looks up from waiting for the places (Ctrl-C, SIGTERM)
@@ -53,6 +54,7 @@ class LabRequest:
     coordinator: str
     tags: dict[str, str]  # tag values as labgrid holds them (rig_place.tag_value)
     places: int = 0  # at most this many places; 0: every place that matches
+    ssh_key: str = ""  # logs in to the test PCs (smart-log over SSH); "": ssh's own
 
 
 @dataclass
@@ -109,9 +111,9 @@ class _Place:
         return self.held.name
 
 
-def _open_place(held: HeldPlace, plan: Plan, stack: contextlib.ExitStack) -> _Place:
-    """The place's rig greeted through its RFC 2217 port and its test PC's fio server checked: one line
-    naming the place if either does not answer."""
+def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.ExitStack) -> _Place:
+    """The place's rig greeted through its RFC 2217 port, its test PC's fio server checked and the drive's
+    smart-log read there over SSH: one line naming the place and what does not answer."""
     if held.fio is None:
         raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
     try:
@@ -128,7 +130,13 @@ def _open_place(held: HeldPlace, plan: Plan, stack: contextlib.ExitStack) -> _Pl
     except (ThermrigError, OSError) as exc:
         raise LabError(f"place {held.name}: {exc}") from exc
     tags = {k: v for k, v in held.point_tags(info.version).items() if v}
-    return _Place(held, link, TestPcDrive(held.name, plan.campaign.drive, held.fio), tags)
+    smart = None
+    if held.ssh is not None:
+        device = controller(plan.campaign.drive.target)
+        smart = SmartOverSsh(held.ssh, device, held.name, ssh_key).start()
+        stack.callback(smart.stop)
+    drive = TestPcDrive(held.name, plan.campaign.drive, held.fio, smart.telemetry() if smart else None)
+    return _Place(held, link, drive, tags)
 
 
 def _without_place(place: str, message: str) -> str:
@@ -174,7 +182,7 @@ class LabCampaign:
         stopped; LabError before any run when a place, its rig or its test PC does not answer."""
         with contextlib.ExitStack() as stack:
             held = stack.enter_context(self._held())
-            places = [_open_place(h, self.plan, stack) for h in held]
+            places = [_open_place(h, self.plan, self.request.ssh_key, stack) for h in held]
             outcome = LabOutcome(sorted(p.name for p in places))
             self._rounds(places, outcome)
         self._conclude(outcome)
