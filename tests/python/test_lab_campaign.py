@@ -6,6 +6,7 @@ going on the others and names the failed run, which `--resume` reruns; every pla
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import signal
@@ -122,6 +123,30 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     assert set(holders(lab).values()) == {None}
 
 
+def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "unplugged", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(x.startswith("rig-a: ") and ": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lost_run = next(x for x in proc.lines if x.startswith("rig-a: ") and ": workload" in x).split()[1]
+        lab.exporters["exp-rig-a"].stop()  # the rig's exporter and its ser2net gone: the rig is out of reach
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        proc.stop()
+        lab.start_exporter("exp-rig-a", lab.folder / "rig-a.yaml", "rig-a")
+    text = proc.output()
+    assert f"place rig-a lost during run {lost_run}: " in text and f"failed run {lost_run} on rig-a: " in text
+    runs = manifests(out)
+    assert runs[lost_run]["status"] == "failed"
+    assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
+    assert len(runs) == 6 and set(holders(lab).values()) == {None}
+    assert wait_for(lambda: lab.rigs["rig-a"].actuators()[0] == 0.0, 60)  # the rig went safe on its own
+
+
 def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
@@ -199,6 +224,12 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
     nobody = f"127.0.0.1:{free_port()}"
     assert run(path, "--lab", nobody).startswith(f"error: no labgrid coordinator at {nobody}")
     path.write_text(text)
+    lab.ssh_servers["rig-b"].stop()
+    try:
+        line = run(path)
+    finally:
+        lab.start_test_pc_ssh("rig-b")
+    assert line.startswith(f"error: place rig-b: its test PC's SSH at {getpass.getuser()}@127.0.0.1:"), line
     lab.fio_servers["rig-c"].stop()
     try:
         line = run(path)
