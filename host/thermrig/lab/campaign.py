@@ -227,13 +227,6 @@ class LabCampaign:
                 started.update(share.started)
             outcome.aborted = any(s.aborted for s in shares) or self.stop.is_set()
             lost = {s.place for s in shares if s.lost}
-            for share in shares:
-                if share.lost:
-                    self.events.note(
-                        f"place {share.place} lost"
-                        + (f" during run {share.lost_run}" if share.lost_run else "")
-                        + f": {_without_place(share.place, share.lost)}; the other places go on"
-                    )
             if not lost:
                 break
             places = [p for p in places if p.name not in lost]
@@ -313,6 +306,10 @@ class LabCampaign:
             share.lost = f"{type(exc).__name__}: {exc}"
         finally:
             self._merge(orch)
+        if share.lost:  # said at once; its runs not started go to the others once they finish their share
+            during = f" during run {share.lost_run}" if share.lost_run else ""
+            why = _without_place(share.place, share.lost)
+            self.events.note(f"place {share.place} lost{during}: {why}; the other places go on")
 
     def _merge(self, orch: Orchestrator) -> None:
         with self.state.lock:
