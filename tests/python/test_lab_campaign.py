@@ -223,6 +223,11 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
     assert run(path) == f'error: {path}: [lab] names no coordinator: add coordinator = "HOST:PORT" or pass --lab'
     nobody = f"127.0.0.1:{free_port()}"
     assert run(path, "--lab", nobody).startswith(f"error: no labgrid coordinator at {nobody}")
+    path.write_text(text.replace('target = "virtual"\nscale = 0.05', 'target = "/dev/nvme0n1"'))
+    assert run(path) == (
+        f"error: {path}: [drive] target /dev/nvme0n1 is a block device on each place's test PC and fio writes "
+        "over it: pass --destroy"
+    )
     path.write_text(text)
     lab.ssh_servers["rig-b"].stop()
     try:
