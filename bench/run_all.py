@@ -24,6 +24,7 @@ BENCHES = [
     "bench_sensor_ranking",
     "bench_identify",
     "bench_tune",
+    "bench_lab_campaign",
 ]
 
 

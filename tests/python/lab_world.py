@@ -4,6 +4,7 @@ process runs in its own session and its whole group is killed at the end: nothin
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import signal
@@ -12,13 +13,67 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from waiting import wait_for
 
-from thermrig.lab.client import LabClient
+from thermrig.db.local_server import free_port
+from thermrig.dut.pacing import Pacing
+from thermrig.lab.client import Endpoint, LabClient
+from thermrig.lab.remote_fio import fio_answers
+from thermrig.lab.rig_place import RigPlace, SerialPort, TestPc, exporter_yaml
+from thermrig.lab.test_pc_drive import VIRTUAL_DRIVE_SOCKET
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+
+# A rig of a simulated lab that campaigns run on: real time (fio's timing true) and a virtual drive in
+# its "test PC", each place's its own.
+CAMPAIGN_RIG = SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=0.05)
+
+PLACES = ("rig-a", "rig-b", "rig-c")
+TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
+
+
+def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2, ssh_key: str = "") -> Path:
+    """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
+    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
+    path = folder / f"{name}.toml"
+    path.write_text(f"""
+[campaign]
+name = "{name}"
+seed = 5
+repeats = {runs}
+baseline_s = 1
+
+[lab]
+coordinator = "{coordinator}"
+tags = {{ board = "sim" }}
+ssh_key = "{ssh_key}"
+
+[drive]
+target = "virtual"
+scale = 0.05
+
+[equilibrium]
+rate_c_per_min = 100.0
+window_s = 2
+timeout_s = 4
+
+[cooldown]
+margin_c = 50.0
+timeout_s = 4
+
+[factors]
+slot = ["top"]
+profile = ["single_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = {runtime_s}
+""")
+    return path
+
 
 BIN = Path(sys.executable).parent
 
@@ -67,6 +122,10 @@ class Lab:
     rigs: dict[str, SimulatedRig] = field(default_factory=dict)
     exporters: dict[str, Proc] = field(default_factory=dict)
     ports: dict[str, tuple[int, int]] = field(default_factory=dict)  # place -> its test PC's fio and SSH ports
+    fio_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's fio server
+    ssh_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's sshd
+    ssh_key: str = ""  # the campaign machine's key, which every simulated test PC takes
+    stopping: threading.Event = field(default_factory=threading.Event)  # ends the smart-log writers
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
         cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
@@ -80,25 +139,92 @@ class Lab:
             assert wait_for(published, 60), f"exporter {name} never published {group}:\n{proc.output()}"
         return proc
 
+    def start_fio_server(self, place: str) -> Proc:
+        """The place's test PC's fio server, in the test PC's own folder, where its virtual drive (the rig's,
+        served over NBD) is at VIRTUAL_DRIVE_SOCKET: what a campaign's target "virtual" reaches there."""
+        folder = self.folder / f"testpc-{place}"
+        folder.mkdir(exist_ok=True)
+        drive = self.rigs[place].drive
+        link = folder / VIRTUAL_DRIVE_SOCKET
+        if drive is not None and not link.is_symlink():
+            link.symlink_to(drive.socket_path)
+        port = self.ports[place][0]
+        proc = self.fio_servers[place] = Proc.start(["fio", f"--server=ip:127.0.0.1,{port}"], folder)
+        assert wait_for(lambda: fio_answers(Endpoint("127.0.0.1", port), 1) is None, 30), proc.output()
+        return proc
 
-@contextmanager
-def ssh_server(folder: Path, port: int) -> Iterator[Proc]:
-    """OpenSSH's sshd on a loopback port with a host key of its own (a test PC's SSH), in the foreground."""
+    def start_test_pc_ssh(self, place: str) -> Proc:
+        """The test PC's SSH: OpenSSH's sshd on its port taking the lab's key, every command run with the
+        test PC's bin folder first on PATH, where `nvme` prints the virtual drive's smart-log (written
+        there twice a second) and `sudo -n` runs what follows."""
+        folder = self.folder / f"testpc-{place}"
+        bin_dir = folder / "bin"
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        smart = folder / "smart.json"
+        (bin_dir / "nvme").write_text(f'#!/bin/sh\n[ "$1 $2 $3" = "smart-log -o json" ] || exit 2\ncat {smart}\n')
+        (bin_dir / "sudo").write_text('#!/bin/sh\n[ "$1" = -n ] && shift\nexec "$@"\n')
+        for tool in ("nvme", "sudo"):
+            (bin_dir / tool).chmod(0o755)
+        drive = self.rigs[place].drive
+        assert drive is not None
+
+        def write_smart() -> None:
+            while not self.stopping.is_set():
+                tmp = smart.with_suffix(".tmp")
+                tmp.write_text(drive.model.smart_log_json())
+                tmp.replace(smart)
+                self.stopping.wait(0.5)
+
+        if not smart.exists():
+            threading.Thread(target=write_smart, daemon=True).start()
+            assert wait_for(smart.exists, 10)
+        if not self.ssh_key:
+            key = self.folder / "campaign_key"
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+            self.ssh_key = str(key)
+        (folder / "authorized_keys").write_text(Path(self.ssh_key + ".pub").read_text())
+        force = f'PATH={bin_dir}:/usr/bin:/bin exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"'
+        options = {"AuthorizedKeysFile": str(folder / "authorized_keys"), "StrictModes": "no", "ForceCommand": force}
+        proc = ssh_server(folder, self.ports[place][1], options)
+        self.ssh_servers[place] = proc
+        return proc
+
+    def add_place(self, name: str, tags: dict[str, str]) -> None:
+        """A place for a rig of this lab, its test PC a fio server and an SSH server on free ports,
+        registered on the coordinator and exported."""
+        self.ports[name] = (free_port(), free_port())
+        self.start_fio_server(name)
+        self.start_test_pc_ssh(name)
+        test_pc = TestPc("127.0.0.1", getpass.getuser(), *self.ports[name])
+        place = RigPlace(name, SerialPort(str(self.rigs[name].port)), test_pc, tags)
+        path = self.folder / f"{name}.yaml"
+        path.write_text(exporter_yaml(place))
+        with LabClient(self.address) as client:
+            client.ensure_place(name, place.match_pattern(f"exp-{name}"), place.clean_tags())
+        self.start_exporter(f"exp-{name}", path, name)
+
+
+def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -> Proc:
+    """OpenSSH's sshd on a loopback port with a host key of its own (a test PC's SSH), in the foreground,
+    listening; stop() it."""
     sshd = Path("/usr/sbin/sshd")
     if not sshd.exists():
         raise AssertionError("sshd is missing: run scripts/setup_system.sh (Debian package openssh-server)")
     if not Path("/run/sshd").is_dir():  # its privilege separation directory, which its service unit makes
         Path("/run/sshd").mkdir(mode=0o755)
     key = folder / f"ssh_host_{port}"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    if not key.exists():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    extra = [a for k, v in (options or {}).items() for a in ("-o", f"{k}={v}")]
     cmd = [str(sshd), "-D", "-e", "-f", "/dev/null", "-h", str(key), "-p", str(port),
-           "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none"]  # fmt: skip
+           "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none", *extra]  # fmt: skip
     proc = Proc.start(cmd, folder)
     try:
         assert wait_for(lambda: any("Server listening" in line for line in proc.lines), 30), proc.output()
-        yield proc
-    finally:
+    except BaseException:
         proc.stop()
+        raise
+    return proc
 
 
 @contextmanager
@@ -118,15 +244,20 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 
 
 @contextmanager
-def simulated_lab(folder: Path, names: list[str]) -> Iterator[Lab]:
-    """A coordinator and one exporter per name, each exporting a free-running simulated rig's pty."""
+def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None) -> Iterator[Lab]:
+    """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
+    and test PCs that tests add are stopped at the end."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
         lab = Lab(address, folder, proc)
         for name in names:
-            lab.rigs[name] = stack.enter_context(SimulatedRig(SimConfig(seed=len(lab.rigs) + 1)))
+            config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
+            lab.rigs[name] = stack.enter_context(SimulatedRig(config))
         try:
             yield lab
         finally:
             for exporter in lab.exporters.values():
                 exporter.stop()
+            lab.stopping.set()
+            for server in [*lab.fio_servers.values(), *lab.ssh_servers.values()]:
+                server.stop()

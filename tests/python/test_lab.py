@@ -105,7 +105,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Iterat
         lab.ports = ports
         fio = Proc.start(["fio", f"--server=ip:127.0.0.1,{ports['rig-a'][0]}"], lab.folder)
         try:
-            stack.enter_context(ssh_server(lab.folder, ports["rig-a"][1]))
+            stack.callback(ssh_server(lab.folder, ports["rig-a"][1]).stop)
             for name, rig in lab.rigs.items():
                 export(env, lab, name, str(rig.port), *ports[name], TAGS)
             export(env, lab, "rig-x", foreign, *ports["rig-x"], {"board": "other"})

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from thermrig.analysis.run_data import FACTORS, Gap, RunData, Trace
+from thermrig.analysis.run_data import FACTORS, LAB_TAGS, Gap, RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog, positions_by_start
 from thermrig.db.query import QueryError, Series, influxql
 from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
@@ -17,7 +17,7 @@ from thermrig.db.settings import InfluxSettings
 
 BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
 COUNTER_FIELDS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "power_state")
-TAGS = ("rig", "campaign", *FACTORS)
+TAGS = ("rig", "campaign", *FACTORS, *LAB_TAGS)
 UPTIME = "uptime_ms"  # rig_telemetry: the rig's own clock, for axes in rig time
 
 

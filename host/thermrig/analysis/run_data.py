@@ -11,6 +11,7 @@ from thermrig.analysis.throttle_summary import JobLog
 
 CONTROLLER = "rig_telemetry.drive_ctrl_c"  # the thermocouple on the drive's controller
 FACTORS = ("slot", "heatsink", "airflow", "profile", "workload", "drive_model", "hctm")
+LAB_TAGS = ("place", "test_pc", "firmware")  # a lab's runs (thermrig run --lab): where each ran
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from influxdb_client.client.write_api import SYNCHRONOUS
 from thermrig.analysis.effects import Cell, Effect, cells, effects
 from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_analysis import THRESHOLDS_C, RunSummary, analyse_run
-from thermrig.analysis.run_data import FACTORS, RunData
+from thermrig.analysis.run_data import FACTORS, LAB_TAGS, RunData
 from thermrig.analysis.sensor_ranking import SensorRank, rank_sensors
 from thermrig.db.query import QueryError
 from thermrig.db.schema import (
@@ -89,7 +89,7 @@ def run_tags(data: RunData) -> RunTags:
         rig=t.get("rig") or "unknown",
         run=data.run,
         campaign=t.get("campaign") or "adhoc",
-        **{k: t.get(k) for k in FACTORS},
+        **{k: t.get(k) for k in (*FACTORS, *LAB_TAGS)},
     )
 
 

@@ -14,6 +14,7 @@ spool has drained); `unanalysed` names the runs whose summary is still incomplet
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -52,8 +53,15 @@ class Orchestrator:
         prompt: Prompt | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         drive_identity: dict[str, str | None] | None = None,
+        point_tags: dict[str, str] | None = None,
+        whole_campaign: bool = True,
     ) -> None:
+        """point_tags: tags every point of every run carries besides the run's (a lab's place, test PC,
+        firmware; thermrig.lab); whole_campaign False: the plan is one place's share of a campaign, whose
+        results the caller writes once every share is done."""
         self.drive_identity = drive_identity or {}
+        self.point_tags = point_tags or {}
+        self.whole_campaign = whole_campaign
         self.plan = plan
         self.folder = folder
         self.link = link
@@ -104,8 +112,9 @@ class Orchestrator:
             watcher.join()
             self.progress.eta_s = 0.0
             self._settle(drained_only=False)
-        self.display.show("analysing", "the campaign's summaries")
-        self.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
+        if self.whole_campaign:
+            self.display.show("analysing", "the campaign's summaries")
+            self.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
         self.display.show("done", f"{len(self.plan.runs)} runs")
 
     def _settle(self, drained_only: bool) -> None:
@@ -138,9 +147,11 @@ class Orchestrator:
     def _run_one(self, spec: RunSpec) -> str:
         run_dir = self.folder / spec.run_id
         manifest = manifest_for(self.plan, spec, self.link, self.drive, self.drive_identity)
+        if self.point_tags:
+            manifest["lab"] = dict(self.point_tags)
         recording = RunRecording(
             run_dir,
-            run_tags(self.plan, spec),
+            dataclasses.replace(run_tags(self.plan, spec), **self.point_tags),
             self.link,
             self.influx,
             self.drive.telemetry(),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermrig.campaign.lab_table import LabTable, read_lab_table
 from thermrig.drive.thermal_config import HctmLevel, ThermalConfigError
 from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file
@@ -85,6 +86,7 @@ class Campaign:
     baseline_s: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
     sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.dut.simulation.FIRMWARES)
+    lab: LabTable | None = None  # [lab]: run on a lab's places (thermrig run --lab)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -92,8 +94,11 @@ def load_campaign(path: str | Path) -> Campaign:
     r = TomlFile.read(path, CampaignError)
     data = r.data
     r.known(
-        data, "campaign", {"campaign", "rig", "drive", "equilibrium", "cooldown", "factors", "profiles", "workload"}
+        data,
+        "campaign",
+        {"campaign", "rig", "drive", "equilibrium", "cooldown", "factors", "profiles", "workload", "lab"},
     )
+    lab = read_lab_table(r, data)  # on a lab: the place's rig, its test PC's drive ([rig] port unused)
     camp = r.get(data, "campaign", "campaign", dict, "a [campaign] table with a name")
     r.known(camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s"})
     name = r.get(camp, "campaign", "name", str, "a name of letters, digits, _ . : + -")
@@ -102,7 +107,7 @@ def load_campaign(path: str | Path) -> Campaign:
     repeats = r.get(camp, "campaign", "repeats", int, "a whole number of repeats >= 1", 1)
     if repeats < 1:
         raise r.fail("campaign", "repeats", f"{repeats}", "at least 1")
-    rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device')
+    rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device', {} if lab else ...)
     r.known(rig, "rig", {"port", "name", "speed", "firmware"})
     sim_firmware = r.get(rig, "rig", "firmware", str, f"one of {', '.join(FIRMWARES)}", "rigsim")
     if sim_firmware not in FIRMWARES:
@@ -115,7 +120,7 @@ def load_campaign(path: str | Path) -> Campaign:
     factors = _factors(r, r.get(data, "factors", "factors", dict, "a [factors] table", {}), profiles)
     workloads = _workloads(r, r.get(data, "workload", "workload", list, "one or more [[workload]] tables"))
     _check_lab_jobs(workloads, drive)
-    if drive.is_virtual:
+    if drive.is_virtual and lab is None:
         port = r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"')
         if port != "sim":
             raise r.fail("drive", "target", "the virtual drive lives in the simulated rig", 'port = "sim" in [rig]')
@@ -123,7 +128,7 @@ def load_campaign(path: str | Path) -> Campaign:
         path=path,
         name=name,
         description=r.get(camp, "campaign", "description", str, "text", ""),
-        port=r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"'),
+        port=r.get(rig, "rig", "port", str, 'a device path, a pyserial URL, or "sim"', "lab" if lab else ...),
         rig_name=r.get(rig, "rig", "name", str, "a rig name", "rig1"),
         sim_speed=sim_speed,
         drive=drive,
@@ -137,6 +142,7 @@ def load_campaign(path: str | Path) -> Campaign:
         randomize=r.get(camp, "campaign", "randomize", bool, "true or false", True),
         baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
         sim_firmware=sim_firmware,
+        lab=lab,
     )
 
 

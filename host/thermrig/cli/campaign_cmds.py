@@ -117,6 +117,10 @@ def run(
     resume: Annotated[bool, typer.Option(help="Continue an interrupted campaign where it stopped.")] = False,
     no_prompt: Annotated[bool, typer.Option("--no-prompt", help="Do not ask the operator (simulated rig).")] = False,
     destroy: Annotated[bool, typer.Option("--destroy", help="Allow writing over a block device (see docs).")] = False,
+    lab: Annotated[
+        str | None,
+        typer.Option("--lab", metavar="COORDINATOR", help="Run on a lab's places (labgrid HOST:PORT; docs/lab.md)."),
+    ] = None,
 ) -> None:
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
@@ -129,6 +133,11 @@ def run(
     p = make_plan(c, seed, started)
     state = state or CampaignState(folder, p.seed, started=started)
     state.save()
+    if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
+        from thermrig.cli.lab_run_cmd import run_on_lab
+
+        run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
+        return
     local_drive = check_local_drive(c, destroy)
     influx = resolve_settings()
     console.print(

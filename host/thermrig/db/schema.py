@@ -47,6 +47,9 @@ class RunTags:
     workload: str | None = None
     drive_model: str | None = None
     hctm: str | None = None  # a campaign's hctm factor: "off" or "TMT1-TMT2" (°C)
+    place: str | None = None  # a lab's runs (thermrig.lab): the labgrid place, its test PC, the rig's firmware
+    test_pc: str | None = None
+    firmware: str | None = None
 
     def __post_init__(self) -> None:
         for key, value in asdict(self).items():

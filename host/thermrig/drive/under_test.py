@@ -28,6 +28,10 @@ class LocalDrive:
     def name(self) -> str:
         return self.path
 
+    @property
+    def fio_server(self) -> str | None:
+        return None  # fio runs here
+
     def fio_lines(self, iodepth: int) -> list[str]:
         engine = "psync" if iodepth == 1 else "libaio"
         return [f"filename={self.path}", f"ioengine={engine}", f"direct={1 if self.block_device else 0}"]
@@ -66,6 +70,10 @@ class NbdExport:
     @property
     def size(self) -> str:
         return ""
+
+    @property
+    def fio_server(self) -> str | None:
+        return None  # fio runs here
 
     def fio_lines(self, iodepth: int) -> list[str]:
         return ["ioengine=nbd", f"uri={self.uri}"]

@@ -72,6 +72,12 @@ class DriveUnderTest(Protocol):
         """The [global] lines that point fio at the drive (engine, filename or URI, direct I/O)."""
         ...
 
+    @property
+    def fio_server(self) -> str | None:
+        """Where fio runs against the drive: None on this machine; "HOST,PORT" of a fio server on the
+        machine that holds it (a lab's test PC), reached in fio's client/server mode."""
+        ...
+
     def telemetry(self) -> DriveTelemetry: ...
 
     def take_fill(self, fill: Fill) -> bool:

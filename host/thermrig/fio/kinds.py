@@ -51,7 +51,8 @@ def run_workload(
         return WorkloadRun(search.results[-1], logs, search_figures(search, workload.resolved()))
     if workload.kind == "snia_steady_state":
         return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
-    result = run_fio(job_file(workload, target, str(folder / "fio"), prefilled), folder, on_live, stop)
+    job = job_file(workload, target, str(folder / "fio"), prefilled)
+    result = run_fio(job, folder, on_live, stop, target.fio_server)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
     if workload.kind == LAB_KIND:  # a lab's names: made tag values, clones (numjobs) told apart
         names = unique_job_names(list(names.values()))

@@ -92,6 +92,7 @@ def run_rate_search(
             step_dir,
             on_live,
             stop,
+            target.fio_server,
         )
         out.results.append(result)
         series = [v / scale for v in _series(result)]

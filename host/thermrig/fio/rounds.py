@@ -33,7 +33,7 @@ def run_rounds(
     out = RoundsResult()
     for n in range(1, w.max_rounds + 1):
         round_dir = folder / f"round-{n:02d}"
-        result = run_fio(job_file(w, target, str(round_dir / "fio")), round_dir, on_live, stop)
+        result = run_fio(job_file(w, target, str(round_dir / "fio")), round_dir, on_live, stop, target.fio_server)
         out.results.append(result)
         job = result.result["jobs"][0]
         out.rounds_iops.append(float(job["read"]["iops"] + job["write"]["iops"]))

@@ -1,9 +1,13 @@
 """Run fio: live throughput every second from --status-interval JSON dumps (cumulative counters,
-differenced), the authoritative per-second logs read at job end, and fio's final JSON kept."""
+differenced), the authoritative per-second logs read at job end, and fio's final JSON kept. With a
+server ("HOST,PORT": a drive on another machine, `fio --server` there), fio runs in its client/server
+mode: the job runs there, the final JSON and the per-second logs come back here (named per host,
+fio_bw.1.log.HOST); the client gives no live dumps."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from collections.abc import Callable
@@ -70,11 +74,23 @@ def read_log(path: Path, job: int = 1) -> list[LogPoint]:
     return points
 
 
-def _logs(workdir: Path, kind: str) -> list[LogPoint]:
+_LOG = re.compile(r"^fio_(?P<kind>[a-z]+)\.(?P<job>\d+)\.log(\.(?P<host>.+))?$")
+
+
+def _logs(workdir: Path, kind: str, host: str | None = None) -> list[LogPoint]:
+    """A per-second log kind of every job, by time; host: the logs a fio client brought back from it."""
     points: list[LogPoint] = []
-    for path in sorted(workdir.glob(f"fio_{kind}.*.log")):
-        points += read_log(path, int(path.name.split(".")[-2]))
+    for path in sorted(workdir.iterdir()):
+        m = _LOG.match(path.name)
+        if m and m["kind"] == kind and m["host"] == host:
+            points += read_log(path, int(m["job"]))
     return sorted(points, key=lambda p: p.timestamp_ms)
+
+
+def _client_result(dump: dict) -> dict:
+    """A fio client's final JSON: its per-job stats (client_stats, each with the server's hostname) as jobs."""
+    dump.setdefault("jobs", [s for s in dump.get("client_stats", []) if s.get("jobname") != "All clients"])
+    return dump
 
 
 def run_fio(
@@ -82,15 +98,18 @@ def run_fio(
     workdir: Path,
     on_live: Callable[[LiveSample], None] | None = None,
     stop: threading.Event | None = None,
+    server: str | None = None,
 ) -> FioResult:
     """Run the job in workdir (job.fio, fio.json and the logs end up there; the job's log prefix should
-    be workdir/"fio"). stop: ends fio early, keeping what it measured."""
+    be workdir/"fio"). stop: ends fio early, keeping what it measured. server: "HOST,PORT" of the fio
+    server that runs the job (DriveUnderTest.fio_server), None: here."""
     workdir = workdir.resolve()  # fio runs in workdir: a relative job path would not resolve there
     workdir.mkdir(parents=True, exist_ok=True)
     job = workdir / "job.fio"
     job.write_text(job_text)
+    where = [f"--client={server}"] if server else ["--status-interval=1"]
     proc = subprocess.Popen(
-        [fio_binary(), "--output-format=json", "--status-interval=1", str(job)],
+        [fio_binary(), "--output-format=json", *where, str(job)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -135,12 +154,19 @@ def run_fio(
     stderr = proc.stderr.read() if proc.stderr else ""
     code = proc.wait()
     if not dumps:
-        raise FioError(f"fio produced no result (exit {code}): {stderr.strip()[-500:]}")
-    result = dumps[-1]
+        raise FioError(f"fio produced no result (exit {code}): {_last_words(stderr)}")
+    result = _client_result(dumps[-1]) if server else dumps[-1]
     (workdir / "fio.json").write_text(json.dumps(result, indent=1))
     errors = [j.get("error", 0) for j in result.get("jobs", [])]
     if code != 0 and not (stop is not None and stop.is_set()):
-        raise FioError(f"fio exited with status {code}: {stderr.strip()[-500:]}")
+        raise FioError(f"fio exited with status {code}: {_last_words(stderr)}")
     if any(errors):
-        raise FioError(f"fio job error {errors}: {stderr.strip()[-500:]}")
-    return FioResult(result, _logs(workdir, "bw"), _logs(workdir, "iops"), _logs(workdir, "lat"), live)
+        raise FioError(f"fio job error {errors}: {_last_words(stderr)}")
+    host = server.rsplit(",", 1)[0] if server else None
+    return FioResult(
+        result, _logs(workdir, "bw", host), _logs(workdir, "iops", host), _logs(workdir, "lat", host), live
+    )
+
+
+def _last_words(stderr: str) -> str:
+    return stderr.strip()[-500:]

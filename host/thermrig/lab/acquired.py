@@ -92,7 +92,7 @@ def _reserved(
         wanted = ", ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "any place"
         known = ", ".join(sorted(p.name for p in client.places())) or "none"
         raise NoSuchPlace(f"no place at {client.address} matches {wanted} (places: {known})")
-    tokens = [client.reserve(tags) for _ in range(min(count, len(matching)))]
+    tokens = [client.reserve(tags) for _ in range(min(count, len(matching)) if count > 0 else len(matching))]
     try:
         allocated: dict[str, str] = {}
         waiting_said = False
@@ -124,7 +124,7 @@ def held_places(
     on_stale: Callable[[LockRecord], None] = lambda record: None,
     on_wait: Callable[[str], None] = lambda message: None,
 ) -> Iterator[list[HeldPlace]]:
-    """The places named, or up to `count` places matching `tags` (reserved, waited for), held."""
+    """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held."""
     book = book or LockBook()
     with LabClient(coordinator) as client, ExitStack() as stack:
         for record in release_stale(client, book):

@@ -64,6 +64,10 @@ class SimulatedDrive:
     def scale(self) -> float:
         return self._drive.scale
 
+    @property
+    def fio_server(self) -> str | None:
+        return None  # fio runs here
+
     def fio_lines(self, iodepth: int) -> list[str]:
         return NbdExport(self._drive.uri).fio_lines(iodepth)
 

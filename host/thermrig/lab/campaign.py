@@ -1,0 +1,329 @@
+"""A campaign on a lab of rigs: the places that match are reserved and held (thermrig.lab.acquired), the
+campaign's runs assigned to them (thermrig.lab.assign: a run whose physical factors a place's fixed
+hardware has goes there with no operator prompt) and run on every place at once, one worker per place:
+each an Orchestrator with the place's rig (its RFC 2217 port) and the drive in its test PC (fio in
+client/server mode, thermrig.lab.test_pc_drive), every point tagged with the rig, place, test PC and
+firmware. A place lost mid-run (its exporter, its fio server or its rig gone) ends that place's share:
+the run it was in is named failed, the runs it had not started go to the places still working, the
+campaign goes on. Every place is released at the end, on Ctrl-C and after an error; the campaign's
+results are written once, when every place is done."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from thermrig.campaign.orchestrator import Orchestrator
+from thermrig.campaign.plan import Plan, RunSpec
+from thermrig.campaign.progress import Progress
+from thermrig.campaign.rundir import CampaignState, read_manifest
+from thermrig.campaign.summaries import analyse_campaign
+from thermrig.db.settings import InfluxSettings
+from thermrig.errors import ThermrigError
+from thermrig.fio.runner import FioError
+from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.lab.acquired import HeldPlace, held_places
+from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign
+from thermrig.lab.errors import LabError
+from thermrig.lab.locks import LockRecord
+from thermrig.lab.remote_fio import check_fio_server
+from thermrig.lab.test_pc_drive import TestPcDrive
+from thermrig.lab.test_pc_smart import SmartOverSsh, controller
+from thermrig.link.rig_link import RigLink
+
+JOIN_S = 0.5  # how often the main thread looks up from waiting for the places (Ctrl-C, SIGTERM)
+
+
+class LabEvents(Protocol):
+    """Whoever shows a lab campaign: each place's progress, notes (a stale lock released, waiting for
+    places, a place lost) and the operator at a place, for the runs whose hardware it does not fix."""
+
+    def progress(self, place: str, progress: Progress) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+    def prompt(self, place: str, message: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class LabRequest:
+    coordinator: str
+    tags: dict[str, str]  # tag values as labgrid holds them (rig_place.tag_value)
+    places: int = 0  # at most this many places; 0: every place that matches
+    ssh_key: str = ""  # logs in to the test PCs (smart-log over SSH); "": ssh's own
+
+
+@dataclass
+class PlaceShare:
+    """One place's share of one round: its runs, those it started, and how it ended."""
+
+    place: str
+    runs: list[str]
+    started: list[str] = field(default_factory=list)
+    lost: str | None = None  # why the place stopped working (the rig, its test PC, its exporter)
+    aborted: bool = False
+
+    @property
+    def lost_run(self) -> str | None:
+        return self.started[-1] if self.lost and self.started else None
+
+
+@dataclass
+class LabOutcome:
+    places: list[str]
+    shares: list[PlaceShare] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # run id -> "place: error", from its manifest
+    not_run: list[str] = field(default_factory=list)  # no place left to run them
+    unsent: list[str] = field(default_factory=list)
+    unanalysed: list[str] = field(default_factory=list)
+    campaign_results: bool = False
+    aborted: bool = False
+
+    @property
+    def lost(self) -> list[PlaceShare]:
+        return [s for s in self.shares if s.lost]
+
+
+@dataclass
+class _LockedState(CampaignState):
+    """The campaign's state, marked done from every place's worker."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def mark_done(self, run_id: str) -> None:
+        with self.lock:
+            super().mark_done(run_id)
+
+
+@dataclass
+class _Place:
+    held: HeldPlace
+    link: RigLink
+    drive: TestPcDrive
+    tags: dict[str, str]  # what every point recorded there carries
+
+    @property
+    def name(self) -> str:
+        return self.held.name
+
+
+def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.ExitStack) -> _Place:
+    """The place's rig greeted through its RFC 2217 port, its test PC's fio server checked and the drive's
+    smart-log read there over SSH: one line naming the place and what does not answer."""
+    if held.fio is None:
+        raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
+    try:
+        check_fio_server(held.fio, held.name)
+    except FioError as exc:  # it names the place
+        raise LabError(str(exc)) from exc
+    try:
+        link = stack.enter_context(RigLink(held.serial_url))
+        info = link.hello()  # refuses a rig of another protocol
+        stack.callback(_safe, link)
+        link.start_keepalive()
+    except LabError:
+        raise
+    except (ThermrigError, OSError) as exc:
+        raise LabError(f"place {held.name}: {exc}") from exc
+    tags = {k: v for k, v in held.point_tags(info.version).items() if v}
+    smart = None
+    if held.ssh is not None:
+        device = controller(plan.campaign.drive.target)
+        smart = SmartOverSsh(held.ssh, device, held.name, ssh_key).start()
+        stack.callback(smart.stop)
+    drive = TestPcDrive(held.name, plan.campaign.drive, held.fio, smart.telemetry() if smart else None)
+    return _Place(held, link, drive, tags)
+
+
+def _without_place(place: str, message: str) -> str:
+    """An error as said after the place's name (most name it already)."""
+    return message.removeprefix(f"place {place}: ")
+
+
+def _safe(link: RigLink) -> None:
+    with contextlib.suppress(Exception):
+        link.command("SAFE")
+
+
+def _identity(plan: Plan) -> dict[str, str | None]:
+    d = plan.campaign.drive
+    if not d.is_virtual:
+        return {"device_serial": d.serial}
+    prof = load_drive_profile(d.profile)
+    return {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
+
+
+def _needs(plan: Plan, runs: list[RunSpec]) -> list[RunNeed]:
+    return [RunNeed(r.run_id, {k: str(v) for k, v in r.physical.items()}, plan.estimate_s(r)) for r in runs]
+
+
+class LabCampaign:
+    """A campaign's plan run on the places a request holds, for the length of run()."""
+
+    def __init__(
+        self, plan: Plan, state: CampaignState, influx: InfluxSettings, request: LabRequest, events: LabEvents
+    ) -> None:
+        self.plan = plan
+        self.state = _LockedState(state.folder, state.seed, state.completed, state.started)
+        self.influx = influx
+        self.request = request
+        self.events = events
+        self.stop = threading.Event()  # Ctrl-C, SIGTERM: every place stops its run, rig safe
+        self._orchestrators: list[Orchestrator] = []
+        self._unsent: list[str] = []  # every place's runs whose points wait in their spool
+        self._unanalysed: list[str] = []
+
+    def run(self) -> LabOutcome:
+        """Hold, run, release. KeyboardInterrupt (after every place has stopped and been released) when
+        stopped; LabError before any run when a place, its rig or its test PC does not answer."""
+        with contextlib.ExitStack() as stack:
+            held = stack.enter_context(self._held())
+            places = [_open_place(h, self.plan, self.request.ssh_key, stack) for h in held]
+            outcome = LabOutcome(sorted(p.name for p in places))
+            self._rounds(places, outcome)
+        self._conclude(outcome)
+        if outcome.aborted:
+            raise KeyboardInterrupt
+        return outcome
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[list[HeldPlace]]:
+        def stale(record: LockRecord) -> None:
+            self.events.note(
+                f"released stale lock on place {record.place} (left by pid {record.pid}, {record.purpose})"
+            )
+
+        with held_places(
+            self.request.coordinator,
+            f"run {self.plan.campaign.name}",
+            tags=self.request.tags,
+            count=self.request.places,
+            on_stale=stale,
+            on_wait=self.events.note,
+        ) as held:
+            yield held
+
+    def _rounds(self, places: list[_Place], outcome: LabOutcome) -> None:
+        """Assign what is left to the places still working, run them all at once; again while a place was
+        lost and others can take its runs."""
+        started: set[str] = set()
+        first = True
+        while places and not outcome.aborted:
+            todo = [r for r in self.plan.runs if r.run_id not in self.state.completed and r.run_id not in started]
+            hardware = [PlaceHardware(p.name, p.held.tags) for p in places]
+            needs = _needs(self.plan, todo)
+            if not first:  # after a loss: what the places left can take (assign refuses the rest)
+                needs = [n for n in needs if any(h.takes(n) is not None for h in hardware)]
+            if not needs:
+                break
+            split = assign(needs, hardware)  # first round: a run no place can take is one line, nothing run
+            shares = self._round(places, split.lanes)
+            outcome.shares += shares
+            for share in shares:
+                started.update(share.started)
+            outcome.aborted = any(s.aborted for s in shares) or self.stop.is_set()
+            lost = {s.place for s in shares if s.lost}
+            if not lost:
+                break
+            places = [p for p in places if p.name not in lost]
+            first = False
+        left = [r.run_id for r in self.plan.runs if r.run_id not in self.state.completed and r.run_id not in started]
+        outcome.not_run = [] if outcome.aborted else left
+
+    def _round(self, places: list[_Place], lanes: tuple[Lane, ...]) -> list[PlaceShare]:
+        by_name = {p.name: p for p in places}
+        specs = {r.run_id: r for r in self.plan.runs}
+        work: list[tuple[_Place, Lane, PlaceShare, Orchestrator]] = []
+        for lane in lanes:
+            if not lane.runs:
+                continue
+            place = by_name[lane.place]
+            share = PlaceShare(place.name, list(lane.runs))
+            orch = self._orchestrator(place, lane, share, [specs[r] for r in lane.runs])
+            work.append((place, lane, share, orch))
+        self._orchestrators = [w[3] for w in work]
+        threads = [
+            threading.Thread(target=self._work, args=(w[2], w[3]), name=f"place-{w[0].name}", daemon=True) for w in work
+        ]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(JOIN_S)
+                    if self.stop.is_set():
+                        self._stop_all()
+        except KeyboardInterrupt:
+            self._stop_all()
+            for t in threads:
+                t.join()
+            for share in (w[2] for w in work):
+                share.aborted = True
+        return [w[2] for w in work]
+
+    def _stop_all(self) -> None:
+        self.stop.set()
+        for orch in self._orchestrators:
+            orch.stop.set()
+
+    def _orchestrator(self, place: _Place, lane: Lane, share: PlaceShare, runs: list[RunSpec]) -> Orchestrator:
+        def progress(pr: Progress) -> None:
+            if pr.run is not None and (not share.started or share.started[-1] != pr.run.run_id):
+                share.started.append(pr.run.run_id)
+            self.events.progress(place.name, pr)
+
+        def prompt(message: str) -> None:  # only where the place does not fix the run's hardware
+            current = share.started[-1] if share.started else None
+            if current in lane.prompts:
+                self.events.prompt(place.name, message)
+
+        return Orchestrator(
+            dataclasses.replace(self.plan, runs=tuple(runs)),
+            self.state.folder,
+            place.link,
+            self.influx,
+            place.drive,
+            None,
+            prompt if lane.prompts else None,  # a place that fixes every run's hardware: nothing to ask
+            progress,
+            _identity(self.plan),
+            point_tags=place.tags,
+            whole_campaign=False,
+        )
+
+    def _work(self, share: PlaceShare, orch: Orchestrator) -> None:
+        try:
+            orch.run(self.state)
+        except KeyboardInterrupt:  # its stop was set: Ctrl-C, SIGTERM
+            share.aborted = True
+        except (ThermrigError, OSError) as exc:
+            share.lost = str(exc)
+        except Exception as exc:  # a bug on one place: the others go on; the run names it
+            share.lost = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._merge(orch)
+        if share.lost:  # said at once; its runs not started go to the others once they finish their share
+            during = f" during run {share.lost_run}" if share.lost_run else ""
+            why = _without_place(share.place, share.lost)
+            self.events.note(f"place {share.place} lost{during}: {why}; the other places go on")
+
+    def _merge(self, orch: Orchestrator) -> None:
+        with self.state.lock:
+            self._unsent += orch.unsent
+            self._unanalysed += orch.unanalysed
+
+    def _conclude(self, outcome: LabOutcome) -> None:
+        outcome.unsent, outcome.unanalysed = list(self._unsent), list(self._unanalysed)
+        for spec in self.plan.runs:
+            if spec.run_id in self.state.completed:
+                continue
+            manifest = read_manifest(self.state.folder / spec.run_id) or {}
+            if manifest.get("status") == "failed":
+                where = manifest.get("lab", {}).get("place", "?")
+                outcome.failed[spec.run_id] = f"{where}: {_without_place(where, manifest.get('error') or 'failed')}"
+        if not outcome.aborted:
+            outcome.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)

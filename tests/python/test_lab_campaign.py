@@ -1,0 +1,246 @@
+"""A campaign on a simulated lab (`thermrig run FILE --lab COORDINATOR`): a real labgrid coordinator and
+three exporters, each serving a simulated rig at real time whose virtual drive sits in the place's "test
+PC" (a real `fio --server` on a loopback port). The runs spread over the three places at once, each point
+tagged with its rig, place, test PC and firmware; a place whose test PC dies mid-run leaves the campaign
+going on the others and names the failed run, which `--resume` reruns; every place released."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from campaign_helpers import manifests
+from lab_world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
+from waiting import wait_for
+
+from thermrig.db.local_server import free_port
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
+from thermrig.lab.client import LabClient
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with simulated_lab(tmp_path_factory.mktemp("lab"), list(PLACES), CAMPAIGN_RIG) as lab:
+        for name in PLACES:
+            lab.add_place(name, TAGS)
+        yield lab
+
+
+def run_cmd(path: Path, out: Path, *more: str) -> list[str]:
+    # no --no-prompt and no stdin: a prompt would fail the run (the places fix the only physical factor)
+    return [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(out), *more]
+
+
+def holders(lab: Lab) -> dict[str, str | None]:
+    with LabClient(lab.address) as client:
+        return {p.name: p.acquired for p in client.places()}
+
+
+def series(influx: InfluxSettings, measurement: str, name: str) -> dict[tuple[str, ...], int]:
+    """Points per (place, rig, test_pc, firmware) of a campaign's measurement."""
+    query = (
+        f"SELECT count(*) FROM {measurement} WHERE \"campaign\" = '{name}' "
+        'GROUP BY "place", "rig", "test_pc", "firmware"'
+    )
+    out = {}
+    for s in influxql(influx, query):
+        key = tuple(s.tags.get(k, "") for k in ("place", "rig", "test_pc", "firmware"))
+        out[key] = max(v for v in s.values[0][1:] if isinstance(v, int))
+    return out
+
+
+def test_a_campaign_spreads_over_three_places_every_point_tagged(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    path = campaign(tmp_path, "spread", lab.address, runs=6, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=540)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "campaign spread finished on rig-a, rig-b, rig-c: 6 of 6 runs ok" in done.stdout, done.stdout
+    runs = manifests(out)
+    assert len(runs) == 6 and all(m["status"] == "ok" for m in runs.values())
+    by_place = {name: [r for r, m in runs.items() if m["lab"]["place"] == name] for name in PLACES}
+    assert all(len(r) == 2 for r in by_place.values()), by_place  # two runs each, at once
+    (firmware,) = {m["lab"]["firmware"] for m in runs.values()}  # the rigs' HELLO version
+    assert all(m["versions"]["firmware"].endswith(f" {firmware}") for m in runs.values())
+    assert all(m["drive"]["target"] == "127.0.0.1:virtual" for m in runs.values())
+    assert all(m["drive"]["telemetry"].startswith("nvme smart-log of /dev/nvme0 over SSH") for m in runs.values())
+    for measurement in ("rig_telemetry", "fio_interval", "run_summary", "drive_smart"):
+        tagged = series(influx, measurement, "spread")
+        assert {k[0] for k in tagged} == set(PLACES), (measurement, tagged)
+        for (place, rig, test_pc, fw), count in tagged.items():
+            assert (rig, test_pc, fw) == (f"exp-{place}", "127.0.0.1", firmware)
+            assert count > 0
+    assert sorted(json.loads((out / "state.json").read_text())["completed"]) == sorted(runs)
+    assert set(holders(lab).values()) == {None}
+
+
+def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "lose", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(x.startswith("rig-b: ") and ": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lost_run = next(x for x in proc.lines if x.startswith("rig-b: ") and ": workload" in x).split()[1]
+        lab.fio_servers["rig-b"].stop()  # the test PC's fio server dies under the run
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        proc.stop()
+    text = proc.output()
+    assert f"place rig-b lost during run {lost_run}: its test PC's fio server at 127.0.0.1," in text
+    assert f"failed run {lost_run} on rig-b: its test PC's fio server at 127.0.0.1," in text
+    assert "5 of 6 ok" in text
+    runs = manifests(out)
+    assert runs[lost_run]["status"] == "failed" and "fio server" in runs[lost_run]["error"]
+    others = {r: m for r, m in runs.items() if r != lost_run}
+    assert len(others) == 5 and all(m["status"] == "ok" for m in others.values())  # rig-b's later runs went elsewhere
+    assert set(holders(lab).values()) == {None}
+
+    lab.start_fio_server("rig-b")  # the place's test PC is back
+    again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "6 of 6 runs ok" in again.stdout
+    rerun = manifests(out)
+    assert rerun[lost_run]["status"] == "ok"
+    assert {r: m["start_utc"] for r, m in rerun.items() if r != lost_run} == {
+        r: m["start_utc"] for r, m in others.items()
+    }  # only the failed run ran again
+    assert set(holders(lab).values()) == {None}
+
+
+def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "unplugged", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(x.startswith("rig-a: ") and ": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lost_run = next(x for x in proc.lines if x.startswith("rig-a: ") and ": workload" in x).split()[1]
+        lab.exporters["exp-rig-a"].stop()  # the rig's exporter and its ser2net gone: the rig is out of reach
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        proc.stop()
+        lab.start_exporter("exp-rig-a", lab.folder / "rig-a.yaml", "rig-a")
+    text = proc.output()
+    assert f"place rig-a lost during run {lost_run}: " in text and f"failed run {lost_run} on rig-a: " in text
+    runs = manifests(out)
+    assert runs[lost_run]["status"] == "failed"
+    assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
+    assert len(runs) == 6 and set(holders(lab).values()) == {None}
+    assert wait_for(lambda: lab.rigs["rig-a"].actuators()[0] == 0.0, 60)  # the rig went safe on its own
+
+
+def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "stopped", lab.address, runs=3, runtime_s=30, ssh_key=lab.ssh_key)
+    proc = Proc.start(run_cmd(path, tmp_path / "runs"), tmp_path, influx_env)
+    try:
+        assert wait_for(lambda: sum(": workload" in x for x in proc.lines) == 3, 300), proc.output()
+        me = {h for h in holders(lab).values()}
+        assert len(me) == 1 and None not in me  # all three held by us
+        os.kill(proc.popen.pid, signal.SIGTERM)  # as Ctrl-C (`systemctl stop`, kill)
+        assert proc.popen.wait(120) == 130, proc.output()
+    finally:
+        proc.stop()
+    assert "campaign interrupted: every place released, rigs safe" in proc.output()
+    assert set(holders(lab).values()) == {None}
+    for rig in lab.rigs.values():
+        assert wait_for(lambda r=rig: r.actuators()[0] == 0.0, 30)  # heater off
+
+
+def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    """The first holds every place (a long workload) until it is stopped once the second says it waits."""
+    long = campaign(tmp_path, "first", lab.address, runs=3, runtime_s=120, ssh_key=lab.ssh_key)
+    first = Proc.start(run_cmd(long, tmp_path / "a"), tmp_path, influx_env)
+    second = None
+    try:
+        assert wait_for(lambda: sum(": workload" in x for x in first.lines) == 3, 300), first.output()
+        second = Proc.start(
+            run_cmd(campaign(tmp_path, "second", lab.address, runs=3, ssh_key=lab.ssh_key), tmp_path / "b"),
+            tmp_path,
+            influx_env,
+        )
+        waiting = wait_for(lambda: "waiting for 3 of 3 places matching the tags" in second.lines, 120)
+        assert waiting, second.output()
+        assert not any(": equilibrium" in x for x in second.lines)
+        os.kill(first.popen.pid, signal.SIGTERM)
+        assert first.popen.wait(120) == 130, first.output()
+        assert second.popen.wait(300) == 0, second.output()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    first_end = max(m["end_utc"] for m in manifests(tmp_path / "a").values())
+    second_start = min(m["start_utc"] for m in manifests(tmp_path / "b").values())
+    assert second_start > first_end
+    assert set(holders(lab).values()) == {None}
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Path, influx_env: dict[str, str]) -> None:
+    outs = iter(range(100))
+
+    def run(path: Path, *more: str) -> str:
+        cmd = run_cmd(path, tmp_path / f"out-{next(outs)}", *more)
+        result = subprocess.run(cmd, env=influx_env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                timeout=120)  # fmt: skip
+        return one_error_line(result)
+
+    path = campaign(tmp_path, "bad", lab.address, runs=1, ssh_key=lab.ssh_key)
+    text = path.read_text()
+    path.write_text(text.replace('board = "sim"', 'board = "pico"'))
+    assert run(path) == f"error: no place at {lab.address} matches board=pico (places: rig-a, rig-b, rig-c)"
+    path.write_text(text.replace('slot = ["top"]', 'slot = ["bottom"]'))
+    line = run(path)
+    assert line.startswith("error: run bad-") and "needs slot=bottom: no place has that hardware" in line
+    path.write_text(text.replace(f'coordinator = "{lab.address}"\n', ""))
+    assert run(path) == f'error: {path}: [lab] names no coordinator: add coordinator = "HOST:PORT" or pass --lab'
+    nobody = f"127.0.0.1:{free_port()}"
+    assert run(path, "--lab", nobody).startswith(f"error: no labgrid coordinator at {nobody}")
+    path.write_text(text.replace('target = "virtual"\nscale = 0.05', 'target = "/dev/nvme0n1"'))
+    assert run(path) == (
+        f"error: {path}: [drive] target /dev/nvme0n1 is a block device on each place's test PC and fio writes "
+        "over it: pass --destroy"
+    )
+    path.write_text(text)
+    lab.ssh_servers["rig-b"].stop()
+    try:
+        line = run(path)
+    finally:
+        lab.start_test_pc_ssh("rig-b")
+    assert line.startswith(f"error: place rig-b: its test PC's SSH at {getpass.getuser()}@127.0.0.1:"), line
+    lab.fio_servers["rig-c"].stop()
+    try:
+        line = run(path)
+    finally:
+        lab.start_fio_server("rig-c")
+    fio_port = lab.ports["rig-c"][0]
+    assert line.startswith(f"error: place rig-c: its test PC's fio server at 127.0.0.1,{fio_port} does not answer")
+    assert set(holders(lab).values()) == {None}
+    assert not list(Path(influx_env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))  # our lock records gone
