@@ -1,0 +1,180 @@
+"""Rig time per run, by phase, before and after the shorter waits (docs/campaigns.md, "Less waiting"):
+the demo campaign (examples/demo-virtual-950pro.toml) and a Puget-like sample (examples/
+puget-slots-gpu-heat.toml's rules, profiles and workloads on the simulated rig with the virtual 950 Pro:
+one slot, the coldest and the hottest profile, both workloads, both repeats: 8 of its 64 runs), each run
+by `thermrig run` into a private influxd. "before" is the original rules (`rule = "trend"`,
+`baseline = "after"`, passive cool-down, random order); "after" the new defaults and `order = "blocks"`.
+Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
+time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
+"after" demo's and sample's history against what was measured, and the demo's onset/depth table.
+
+    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import figure
+
+from thermrig.campaign.history import History
+from thermrig.campaign.plan import make_plan
+from thermrig.campaign.spec import load_campaign
+from thermrig.db.local_server import LocalInflux
+
+REPO = Path(__file__).resolve().parents[1]
+PHASES = ("equilibrium", "baseline", "workload", "cooldown")
+BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {"rule": "trend"}}
+BEFORE["cooldown"] = {"mode": "passive"}
+AFTER: dict[str, dict[str, str]] = {"campaign": {"order": "blocks"}}  # the defaults otherwise
+VARIANTS = {"before": BEFORE, "after": AFTER}
+VARIANTS["after-active"] = {"campaign": {"order": "blocks"}, "cooldown": {"mode": "active"}}
+VARIANTS["after-fit"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "fit"}}
+VARIANTS["after-trend"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "trend"}}
+
+
+def demo_text() -> str:
+    return (REPO / "examples" / "demo-virtual-950pro.toml").read_text()
+
+
+def puget_text(runtime_s: int) -> str:
+    """The Puget campaign's rules and factors, one slot and two profiles, on the simulated rig."""
+    return f"""
+[campaign]
+name = "puget-sample"
+repeats = 2
+seed = 2016
+baseline_s = 30
+
+[rig]
+port = "sim"
+speed = 10
+
+[drive]
+target = "virtual"
+profile = "950pro_512"
+scale = 0.05
+
+[equilibrium]
+rate_c_per_min = 0.2
+window_s = 60
+timeout_s = 1800
+channels = ["chassis_air", "drive_ctrl", "drive_nand"]
+
+[cooldown]
+margin_c = 1.0
+timeout_s = 1800
+
+[factors]
+slot = ["top"]
+heatsink = ["none"]
+profile = ["single_gpu_idle", "dual_gpu_load"]
+
+[[workload]]
+name = "seqread"
+kind = "seq_read"
+runtime_s = {runtime_s}
+
+[[workload]]
+name = "seqwrite"
+kind = "seq_write"
+runtime_s = {runtime_s}
+"""
+
+
+def with_options(text: str, options: dict[str, dict[str, str]]) -> str:
+    """The campaign text with keys added at the top of their tables (the tables exist in both files)."""
+    for table, keys in options.items():
+        lines = "".join(f'{k} = "{v}"\n' for k, v in keys.items())
+        text = text.replace(f"[{table}]\n", f"[{table}]\n{lines}", 1)
+    return text
+
+
+def run_campaign(path: Path, out: Path, env: dict[str, str]) -> float:
+    start = time.monotonic()
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
+    with (out.parent / f"{out.name}.log").open("w") as log:
+        subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    return time.monotonic() - start
+
+
+def manifests(folder: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*/manifest.json"))]
+
+
+def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # type: ignore[type-arg]
+    ok = [m for m in ms if m.get("status") == "ok" and "rig_time_s" in m]
+    print(f"{label}: {len(ok)} of {len(ms)} runs ok, wall {wall_s / 60:.1f} min")
+    if not ok:
+        return {}
+    per = {p: statistics.mean(m["rig_time_s"].get(p, 0.0) for m in ok) for p in PHASES}
+    total = sum(sum(m["rig_time_s"].get(p, 0.0) for p in PHASES) for m in ok)
+    for p in PHASES:
+        figure(f"  {p} per run (rig s, mean)", f"{per[p]:.1f}")
+    figure("  per run (rig s, mean)", f"{total / len(ok):.1f}")
+    figure("  campaign (rig s)", f"{total:.0f}")
+    return {**per, "total": total, "runs": len(ok)}
+
+
+def throttle_table(env: dict[str, str], campaign: str, folder: Path) -> str:
+    cmd = [sys.executable, "-m", "thermrig.cli", "throttle", campaign, "--runs-from", str(folder)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False).stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=("demo", "puget"))
+    ap.add_argument("--variants", default="before,after")
+    ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
+    ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="thermrig-bench-", dir="/var/tmp") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        server = LocalInflux(folder / "influxdb")
+        server.up()
+        settings = server.settings()
+        env = {**os.environ, "THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
+        env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"), COLUMNS="160")
+        try:
+            suites = [("demo", demo_text()), ("puget", puget_text(args.runtime))]
+            for suite, text in suites:
+                if args.only and suite != args.only:
+                    continue
+                size = "4 runs" if suite == "demo" else f"8 runs, workloads {args.runtime} s"
+                print(f"== {suite} ({size})")
+                for variant in args.variants.split(","):
+                    path = folder / f"{suite}-{variant}.toml"
+                    path.write_text(with_options(text, VARIANTS[variant]))
+                    out = folder / f"{suite}-{variant}"
+                    wall = run_campaign(path, out, env)
+                    ms = manifests(out)
+                    measured = report(f"{suite} {variant}", ms, wall)
+                    name = load_campaign(path).name
+                    if suite == "demo":
+                        print(throttle_table(env, name, out))
+                    if measured:
+                        c = load_campaign(path)
+                        blind = make_plan(c)
+                        plan = make_plan(c, history=History.read(folder, c.rig_name))
+                        guess = sum(blind.estimate_s(r) for r in blind.runs)
+                        est = sum(plan.estimate_s(r) for r in plan.runs)
+                        figure("  planner without history (rig s)", f"{guess:.0f}")
+                        figure(
+                            "  planner with this folder's history (rig s)",
+                            f"{est:.0f} ({100 * (est / measured['total'] - 1):+.1f} %)",
+                        )
+        finally:
+            server.down()
+
+
+if __name__ == "__main__":
+    main()
