@@ -2,9 +2,11 @@
 
 Two rules (`[equilibrium] rule`): "trend", every channel's least-squares slope over the last window_s
 below rate_c_per_min (the original rule, EquilibriumWatch); "fit", every channel's exponential fit
-predicting a remaining change to its final value within the drift the trend rule accepts over one
-window, rate_c_per_min x window_s (FitWatch): it stops as soon as the curve says the rest is within
-that, instead of waiting for a window of flat telemetry."""
+over the last window_s predicting a remaining change to its final value within the drift the trend
+rule accepts over one window, rate_c_per_min x window_s (FitWatch): it judges from half a window on
+and stops as soon as the curve says the rest is within that, instead of waiting for a window whose
+slope is flat; where the approach is slow it waits longer than the trend rule, for a start closer to
+the final value."""
 
 from __future__ import annotations
 
@@ -20,7 +22,6 @@ from thermrig.protocol.messages import Telemetry
 COOLDOWN_CHANNEL = "drive_ctrl"  # the baseline and the cool-down are judged on the drive's controller
 FIT_TAUS_S = np.geomspace(5.0, 3600.0, 80)  # the time constants the fit tries
 FIT_MIN_SPAN = 0.5  # the fit judges once it has this fraction of window_s of telemetry
-FIT_HISTORY = 6  # and looks back at most this many windows
 
 
 def check_channels(rule: Equilibrium, channels: ChannelMap) -> None:
@@ -98,25 +99,24 @@ def exp_fit(t_s: np.ndarray, y: np.ndarray) -> ExpFit:
 
 @dataclass
 class FitWatch:
-    """Every channel's exponential fit over what it has seen (up to FIT_HISTORY windows, at 1 Hz)
-    predicting that the channel will change by no more than rate_c_per_min x window_s from here."""
+    """Every channel's exponential fit over the last window_s predicting that the channel will change
+    by no more than rate_c_per_min x window_s from here on (fitted again once a rig second)."""
 
     rule: Equilibrium
     samples: deque[Telemetry] = field(default_factory=deque)
     _fits: dict[str, ExpFit] | None = None
+    _fitted_ms: int = -(10**12)
 
     @property
     def tolerance_c(self) -> float:
         return self.rule.rate_c_per_min * self.rule.window_s / 60.0
 
     def add(self, tel: Telemetry) -> None:
-        if len(self.samples) >= 2 and tel.uptime_ms - self.samples[-2].uptime_ms < 1000:
-            self.samples[-1] = tel  # one sample a second is plenty for curves of minutes
-            return
         self.samples.append(tel)
-        while self.samples and tel.uptime_ms - self.samples[0].uptime_ms > FIT_HISTORY * self.rule.window_s * 1000:
+        while self.samples and tel.uptime_ms - self.samples[0].uptime_ms > self.rule.window_s * 1000:
             self.samples.popleft()
-        self._fits = None  # fitted again once a second
+        if tel.uptime_ms - self._fitted_ms >= 1000:
+            self._fits = None
 
     def span_s(self) -> float:
         return (self.samples[-1].uptime_ms - self.samples[0].uptime_ms) / 1000 if self.samples else 0.0
@@ -126,6 +126,7 @@ class FitWatch:
             t = np.array([s.uptime_ms / 1000.0 for s in self.samples])
             values = {ch: np.array([s.named(ch).value for s in self.samples]) for ch in self.rule.channels}
             self._fits = {ch: exp_fit(t, y) for ch, y in values.items()}
+            self._fitted_ms = self.samples[-1].uptime_ms
         return self._fits
 
     def remaining_c(self) -> dict[str, float]:

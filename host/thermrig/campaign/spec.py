@@ -18,7 +18,7 @@ from thermrig.toml_file import TomlError, TomlFile
 
 _WORKLOAD_KEYS = ("name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds")
 _WORKLOAD_KEYS += ("job",)  # kind "fio"
-EQUILIBRIUM_RULES = ("fit", "trend")
+EQUILIBRIUM_RULES = ("trend", "fit")
 COOLDOWN_MODES = ("passive", "active")
 BASELINES = ("tail", "after")  # the baseline from the equilibrium's settled tail, or recorded after it
 ORDERS = ("random", "blocks")  # within a hardware configuration: runs at random, or chassis conditions in blocks
@@ -40,7 +40,7 @@ class Equilibrium:
     window_s: float = 60.0
     timeout_s: float = 1800.0
     channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
-    rule: str = "fit"  # EQUILIBRIUM_RULES: "fit" (exponential fit's remaining change) or "trend" (the slope)
+    rule: str = "trend"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
 
 
 @dataclass(frozen=True)
