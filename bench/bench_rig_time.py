@@ -32,7 +32,7 @@ from thermrig.db.local_server import LocalInflux
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("equilibrium", "baseline", "workload", "cooldown")
-BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {"rule": "trend"}}
+BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {"rule": "trend", "carry": "false"}}
 BEFORE["cooldown"] = {"mode": "passive"}
 AFTER: dict[str, dict[str, str]] = {"campaign": {"order": "blocks"}}  # the defaults otherwise
 VARIANTS = {"before": BEFORE, "after": AFTER}
@@ -93,7 +93,7 @@ runtime_s = {runtime_s}
 def with_options(text: str, options: dict[str, dict[str, str]]) -> str:
     """The campaign text with keys added at the top of their tables (the tables exist in both files)."""
     for table, keys in options.items():
-        lines = "".join(f'{k} = "{v}"\n' for k, v in keys.items())
+        lines = "".join(f"{k} = {v}\n" if v in ("true", "false") else f'{k} = "{v}"\n' for k, v in keys.items())
         text = text.replace(f"[{table}]\n", f"[{table}]\n{lines}", 1)
     return text
 

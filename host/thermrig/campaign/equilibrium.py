@@ -84,7 +84,7 @@ def exp_fit(t_s: np.ndarray, y: np.ndarray) -> ExpFit:
     """The best single exponential through the points: for each time constant of FIT_TAUS_S the final
     value and the excess by least squares (the normal equations, every time constant at once), the time
     constant with the least residual kept."""
-    e = np.exp((t_s - t_s[-1])[:, None] / FIT_TAUS_S[None, :])  # points x time constants
+    e = np.exp(-(t_s - t_s[-1])[:, None] / FIT_TAUS_S[None, :])  # points x time constants; 1 now
     n, se, see = len(y), e.sum(0), (e * e).sum(0)
     sy, sey = y.sum(), (e * y[:, None]).sum(0)
     det = n * see - se * se

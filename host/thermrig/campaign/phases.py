@@ -4,9 +4,9 @@ baseline. Each phase is announced as a run event and on the progress display, an
 into the manifest (`rig_time_s`, what the planner learns from: campaign.history).
 
 Less waiting for the same result (docs/campaigns.md): the baseline is the equilibrium's settled tail
-(`baseline = "tail"`) rather than baseline_s recorded after it; with the fit rule, a run whose chassis
+(`baseline = "tail"`) rather than baseline_s recorded after it; a run whose chassis
 condition is the one the previous run cooled down in starts its equilibrium with that cool-down's
-telemetry (the same condition: the frames are as good as new ones); an active cool-down runs the fans
+telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the fans
 full with the heater held at the profile's target, then sets the profile again."""
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class Phases:
             rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
         rig_time["cooldown"] = out["cooldown"]["after_s"]
         out["rig_time_s"] = rig_time
-        if self.campaign.equilibrium.rule == "fit":
+        if self.campaign.equilibrium.carry:
             self._carry = (condition, frames)
         return out
 

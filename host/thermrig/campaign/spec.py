@@ -41,6 +41,7 @@ class Equilibrium:
     timeout_s: float = 1800.0
     channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
     rule: str = "trend"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
+    carry: bool = True  # a run in the condition the previous one cooled down in starts with that telemetry
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
 
 
 def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
-    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels", "rule"})
+    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels", "rule", "carry"})
     channels = tuple(
         r.get(d, "equilibrium", "channels", list, "a list of the rig's channel names", list(Equilibrium.channels))
     )
@@ -203,6 +204,7 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
         timeout_s=float(r.get(d, "equilibrium", "timeout_s", (int, float), "seconds", 1800.0)),
         channels=channels,
         rule=_choice(r, d, "equilibrium", "rule", EQUILIBRIUM_RULES),
+        carry=r.get(d, "equilibrium", "carry", bool, "true or false", True),
     )
     if eq.rate_c_per_min <= 0 or eq.window_s <= 0 or eq.timeout_s < eq.window_s:
         raise r.fail(
