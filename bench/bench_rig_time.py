@@ -8,7 +8,7 @@ Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed betwe
 time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
 "after" demo's and sample's history against what was measured, and the demo's onset/depth table.
 
-    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300] [--keep DIR]
+    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -124,6 +124,28 @@ def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # ty
     return {**per, "total": total, "runs": len(ok)}
 
 
+def planner_check(path: Path, out: Path, measured_s: float) -> None:
+    """The planner against the measurement: without history (the fixed guesses), and each run estimated
+    from the campaign's other runs (leave one out: the history a next campaign on this rig would have)."""
+    c = load_campaign(path)
+    runs = records = History.read(out, c.rig_name).runs
+    seed = json.loads((out / "state.json").read_text())["seed"]
+    blind = make_plan(c, seed)
+    figure("  planner without history (rig s)", f"{sum(blind.estimate_s(r) for r in blind.runs):.0f}")
+    ok = {m["index"] for m in manifests(out) if m.get("status") == "ok"}
+    estimate = 0.0
+    for i, run in enumerate(blind.runs):
+        if run.index not in ok:
+            continue
+        others = History(c.rig_name, tuple(r for j, r in enumerate(records) if j != i), str(out))
+        estimate += make_plan(c, seed, history=others).estimate_s(run)
+    assert len(runs) == len(ok)
+    figure(
+        "  planner from the other runs' history (rig s)",
+        f"{estimate:.0f} ({100 * (estimate / measured_s - 1):+.1f} %)",
+    )
+
+
 def throttle_table(env: dict[str, str], campaign: str, folder: Path) -> str:
     cmd = [sys.executable, "-m", "thermrig.cli", "throttle", campaign, "--runs-from", str(folder)]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False).stdout
@@ -135,6 +157,7 @@ def main() -> None:
     ap.add_argument("--variants", default="before,after")
     ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
+    ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="thermrig-bench-", dir="/var/tmp") as tmp:
         folder = args.keep or Path(tmp)
@@ -155,23 +178,14 @@ def main() -> None:
                     path = folder / f"{suite}-{variant}.toml"
                     path.write_text(with_options(text, VARIANTS[variant]))
                     out = folder / f"{suite}-{variant}"
-                    wall = run_campaign(path, out, env)
+                    wall = 0.0 if args.reuse and out.exists() else run_campaign(path, out, env)
                     ms = manifests(out)
                     measured = report(f"{suite} {variant}", ms, wall)
                     name = load_campaign(path).name
                     if suite == "demo":
                         print(throttle_table(env, name, out))
                     if measured:
-                        c = load_campaign(path)
-                        blind = make_plan(c)
-                        plan = make_plan(c, history=History.read(folder, c.rig_name))
-                        guess = sum(blind.estimate_s(r) for r in blind.runs)
-                        est = sum(plan.estimate_s(r) for r in plan.runs)
-                        figure("  planner without history (rig s)", f"{guess:.0f}")
-                        figure(
-                            "  planner with this folder's history (rig s)",
-                            f"{est:.0f} ({100 * (est / measured['total'] - 1):+.1f} %)",
-                        )
+                        planner_check(path, out, measured["total"])
         finally:
             server.down()
 
