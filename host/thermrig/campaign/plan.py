@@ -132,10 +132,10 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
                 f["profile"], f.get("fan1_pct", (None,)), campaign.workloads, range(1, campaign.repeats + 1)
             )
         )
-        if campaign.order == "blocks":
-            cells = _in_blocks(cells, rng if campaign.randomize else None)
-        elif campaign.randomize:
+        if campaign.randomize:
             rng.shuffle(cells)
+        if campaign.order == "blocks":
+            cells = _in_blocks(cells)
         for profile, fan1, workload, repeat in cells:
             index = len(runs) + 1
             runs.append(
@@ -152,15 +152,11 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
     return Plan(campaign, seed, tuple(runs), history)
 
 
-def _in_blocks(cells: list[tuple[Any, ...]], rng: random.Random | None) -> list[tuple[Any, ...]]:
-    """The cells (profile, fan1, workload, repeat) grouped by chassis condition (profile, fan1): the blocks
-    in random order, the cells in each block in random order (rng None: as listed)."""
+def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The cells (profile, fan1, workload, repeat) gathered by chassis condition (profile, fan1), each
+    condition's at the place of its first: from a random order, the blocks in random order and the
+    cells of each in random order (and the random order itself when every condition has one cell)."""
     blocks: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
     for cell in cells:
         blocks.setdefault((cell[0], cell[1]), []).append(cell)
-    order = list(blocks)
-    if rng is not None:
-        rng.shuffle(order)
-        for key in order:
-            rng.shuffle(blocks[key])
-    return [cell for key in order for cell in blocks[key]]
+    return [cell for block in blocks.values() for cell in block]
