@@ -36,13 +36,19 @@ BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {
 BEFORE["cooldown"] = {"mode": "passive"}
 AFTER: dict[str, dict[str, str]] = {"campaign": {"order": "blocks"}}  # the defaults otherwise
 VARIANTS = {"before": BEFORE, "after": AFTER}
+VARIANTS["after-fit-active"] = {
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit"},
+    "cooldown": {"mode": "active"},
+}
 VARIANTS["after-active"] = {"campaign": {"order": "blocks"}, "cooldown": {"mode": "active"}}
 VARIANTS["after-fit"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "fit"}}
 VARIANTS["after-trend"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "trend"}}
 
 
-def demo_text() -> str:
-    return (REPO / "examples" / "demo-virtual-950pro.toml").read_text()
+def demo_text(speed: int) -> str:
+    """The demo campaign as `make demo` runs it, at `speed` between workloads (rig time is the same)."""
+    return (REPO / "examples" / "demo-virtual-950pro.toml").read_text().replace("speed = 20 ", f"speed = {speed} ")
 
 
 def puget_text(runtime_s: int) -> str:
@@ -155,6 +161,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("demo", "puget"))
     ap.add_argument("--variants", default="before,after")
+    ap.add_argument("--speed", type=int, default=10, help="the demo's [rig] speed (the example's is 20)")
     ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
     ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
@@ -168,7 +175,7 @@ def main() -> None:
         env = {**os.environ, "THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
         env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"), COLUMNS="160")
         try:
-            suites = [("demo", demo_text()), ("puget", puget_text(args.runtime))]
+            suites = [("demo", demo_text(args.speed)), ("puget", puget_text(args.runtime))]
             for suite, text in suites:
                 if args.only and suite != args.only:
                     continue
