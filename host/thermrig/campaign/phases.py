@@ -6,8 +6,8 @@ into the manifest (`rig_time_s`, what the planner learns from: campaign.history)
 Less waiting for the same result (docs/campaigns.md): the baseline is the equilibrium's settled tail
 (`baseline = "tail"`) rather than baseline_s recorded after it; a run whose chassis
 condition is the one the previous run cooled down in starts its equilibrium with that cool-down's
-telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the fans
-full with the heater held at the profile's target, then sets the profile again."""
+telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the
+slot fan full with the chassis fan and heater held at the profile, then sets the profile again."""
 
 from __future__ import annotations
 
@@ -203,12 +203,14 @@ class Phases:
         return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames), spent
 
     def _cooldown(self, baseline: float, args: dict[str, int]) -> tuple[dict[str, Any], list[Telemetry]]:
-        """Until the drive controller is back within the margin of its baseline; active: the fans full
-        meanwhile (the heater still holding the profile's air target), the profile set again after."""
+        """Until the drive controller is back within the margin of its baseline; active: the slot fan
+        full meanwhile (the chassis fan and the heater still holding the profile's air), the profile set
+        again after. Not the chassis fan: at full it pulls the air of a hot profile below its target
+        (more than the heater makes up), and the next equilibrium waits for it to heat again."""
         rule = self.campaign.cooldown
         active = rule.mode == "active"
         if active:
-            self.link.set(**{**args, "fan0": FULL, "fan1": FULL})
+            self.link.set(**{**args, "fan1": FULL})
         try:
             frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
         finally:
