@@ -1,7 +1,7 @@
 """Rig time per run, by phase, before and after the shorter waits (docs/campaigns.md, "Less waiting"):
 the demo campaign (examples/demo-virtual-950pro.toml) and a Puget-like sample (examples/
 puget-slots-gpu-heat.toml's rules, profiles and workloads on the simulated rig with the virtual 950 Pro:
-one slot, the coldest and the hottest profile, both workloads, both repeats: 8 of its 64 runs), each run
+one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8 of its 64 runs)), each run
 by `thermrig run` into a private influxd. "before" is the original rules (`rule = "trend"`,
 `baseline = "after"`, passive cool-down, random order); "after" the new defaults and `order = "blocks"`.
 Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
@@ -51,18 +51,18 @@ def demo_text(speed: int) -> str:
     return (REPO / "examples" / "demo-virtual-950pro.toml").read_text().replace("speed = 20 ", f"speed = {speed} ")
 
 
-def puget_text(runtime_s: int) -> str:
+def puget_text(runtime_s: int, repeats: int, speed: int) -> str:
     """The Puget campaign's rules and factors, one slot and two profiles, on the simulated rig."""
     return f"""
 [campaign]
 name = "puget-sample"
-repeats = 2
+repeats = {repeats}
 seed = 2016
 baseline_s = 30
 
 [rig]
 port = "sim"
-speed = 10
+speed = {speed}
 
 [drive]
 target = "virtual"
@@ -161,7 +161,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=("demo", "puget"))
     ap.add_argument("--variants", default="before,after")
-    ap.add_argument("--speed", type=int, default=10, help="the demo's [rig] speed (the example's is 20)")
+    ap.add_argument("--speed", type=int, default=4, help="[rig] speed (the demo: 20; HOST_LOST when loaded)")
+    ap.add_argument("--repeats", type=int, default=2, help="the Puget-like sample's repeats (8 runs with 2)")
     ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
     ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
@@ -175,11 +176,11 @@ def main() -> None:
         env = {**os.environ, "THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
         env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"), COLUMNS="160")
         try:
-            suites = [("demo", demo_text(args.speed)), ("puget", puget_text(args.runtime))]
+            suites = [("demo", demo_text(args.speed)), ("puget", puget_text(args.runtime, args.repeats, args.speed))]
             for suite, text in suites:
                 if args.only and suite != args.only:
                     continue
-                size = "4 runs" if suite == "demo" else f"8 runs, workloads {args.runtime} s"
+                size = "4 runs" if suite == "demo" else f"{4 * args.repeats} runs, workloads {args.runtime} s"
                 print(f"== {suite} ({size})")
                 for variant in args.variants.split(","):
                     path = folder / f"{suite}-{variant}.toml"
