@@ -114,8 +114,8 @@ class Phases:
             rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
         rig_time["cooldown"] = out["cooldown"]["after_s"]
         out["rig_time_s"] = rig_time
-        if self.campaign.equilibrium.carry:
-            self._carry = (condition, frames)
+        if self.campaign.equilibrium.carry and self.campaign.cooldown.mode == "passive":
+            self._carry = (condition, frames)  # an active cool-down's frames are of another condition
         return out
 
     def _lead_in(self, player: TracePlayer, recorder: Recorder, spec: RunSpec, profile: ChassisProfile) -> None:
@@ -219,4 +219,4 @@ class Phases:
                     self.link.set(**args)
         back = frames[-1].named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c if frames else False
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
-        return {"back_to_baseline": back, "after_s": seconds, "mode": rule.mode}, [] if active else frames
+        return {"back_to_baseline": back, "after_s": seconds, "mode": rule.mode}, frames
