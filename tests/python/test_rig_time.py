@@ -190,7 +190,8 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
     history = tmp_path / "runs"
     none = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
     assert none.returncode == 0, none.stderr
-    assert "no recorded runs of rig rig1" in none.stdout and "fixed guesses" in none.stdout
+    said = " ".join(none.stdout.split())  # rich folds the line at the terminal's width
+    assert "no recorded runs of rig rig1" in said and "fixed guesses" in said
     past = [  # a campaign on this rig: single load then dual load, same slot
         manifest(1, "single_gpu_load", "top", 400.0, 200.0),
         manifest(2, "single_gpu_load", "top", 40.0, 180.0, "seq_read"),
@@ -223,8 +224,9 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
         assert e.cooldown_s == expected_cd.get((run.profile, run.workload.name), 240)
     out = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
     assert out.returncode == 0, out.stderr
-    assert "8 of 8 runs estimated from 4 recorded runs of rig rig1" in out.stdout
-    assert f"estimated {_hms(sum(plan.estimate_s(r) for r in plan.runs))}" in out.stdout
+    said = " ".join(out.stdout.split())
+    assert "8 of 8 runs estimated from 4 recorded runs of rig rig1" in said
+    assert f"estimated {_hms(sum(plan.estimate_s(r) for r in plan.runs))}" in said
 
 
 def _hms(seconds: float) -> str:
@@ -249,4 +251,4 @@ def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path,
     assert profiles[:4] == [profiles[0]] * 4 and profiles[4:] == [profiles[4]] * 4
     # the planner learns from them: the same campaign is now estimated from its own rig's history
     plan = thermrig("plan", str(path), "--history", str(out), env=influx_env)
-    assert "8 of 8 runs estimated from 8 recorded runs" in plan.stdout, plan.stdout
+    assert "8 of 8 runs estimated from 8 recorded runs" in " ".join(plan.stdout.split()), plan.stdout

@@ -90,8 +90,7 @@ def plan(
     )
     console.print(
         f"estimated {_hms(total)} ({by_phase}); {source}; "
-        f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes",
-        soft_wrap=True,
+        f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes"
     )
 
 
