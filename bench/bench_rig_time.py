@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -152,6 +153,22 @@ def planner_check(path: Path, out: Path, measured_s: float) -> None:
     )
 
 
+def project_matrix(folder: Path, variant: str, history: Path) -> None:
+    """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs, with
+    the variant's options in place of the example's own."""
+    text = (REPO / "examples" / "puget-slots-gpu-heat.toml").read_text()
+    text = re.sub(r"^(order|rule|mode|baseline|carry) = .*\n", "", text, flags=re.MULTILINE)
+    path = folder / f"puget-matrix-{variant}.toml"
+    path.write_text(with_options(text, VARIANTS[variant]))
+    c = load_campaign(path)
+    plan = make_plan(c, history=History.read(history, c.rig_name))
+    phases = [plan.phases(r) for r in plan.runs]
+    total = sum(e.total_s for e in phases)
+    by = ", ".join(f"{p} {sum(getattr(e, p + '_s') for e in phases) / 3600:.2f} h" for p in PHASES)
+    figure(f"  the Puget matrix, {len(phases)} runs, estimated from this sample", f"{total / 3600:.2f} h")
+    print(f"    ({by}; {sum(e.from_history for e in phases)} runs from history, {plan.condition_changes()} chassis changes)")
+
+
 def throttle_table(env: dict[str, str], campaign: str, folder: Path) -> str:
     cmd = [sys.executable, "-m", "thermrig.cli", "throttle", campaign, "--runs-from", str(folder)]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False).stdout
@@ -194,6 +211,8 @@ def main() -> None:
                         print(throttle_table(env, name, out))
                     if measured:
                         planner_check(path, out, measured["total"])
+                        if suite == "puget":
+                            project_matrix(folder, variant, out)
         finally:
             server.down()
 
