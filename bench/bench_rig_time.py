@@ -166,7 +166,8 @@ def project_matrix(folder: Path, variant: str, history: Path) -> None:
     total = sum(e.total_s for e in phases)
     by = ", ".join(f"{p} {sum(getattr(e, p + '_s') for e in phases) / 3600:.2f} h" for p in PHASES)
     figure(f"  the Puget matrix, {len(phases)} runs, estimated from this sample", f"{total / 3600:.2f} h")
-    print(f"    ({by}; {sum(e.from_history for e in phases)} runs from history, {plan.condition_changes()} chassis changes)")
+    known = sum(e.from_history for e in phases)
+    print(f"    ({by}; {known} runs from history, {plan.condition_changes()} chassis changes)")
 
 
 def throttle_table(env: dict[str, str], campaign: str, folder: Path) -> str:
