@@ -93,9 +93,11 @@ class History:
     def _median(self, values: list[float]) -> float | None:
         return statistics.median(values) if values else None
 
-    def equilibrium_s(self, before: str, profile: str, rule: str) -> float | None:
-        """By transition (from the previous condition to this one); else by whether the condition changed."""
-        runs = [r for r in self.runs if r.rule == rule]
+    def equilibrium_s(self, before: str, profile: str, rule: str, cooldown_mode: str) -> float | None:
+        """By transition (from the previous condition to this one); else by whether the condition changed.
+        Runs judged by the same rule after the same kind of cool-down only (an active one leaves the drive
+        cooler than the profile keeps it)."""
+        runs = [r for r in self.runs if r.rule == rule and r.cooldown_mode == cooldown_mode]
         same = [r.equilibrium_s for r in runs if r.before == before and r.profile == profile]
         if same:
             return self._median(same)

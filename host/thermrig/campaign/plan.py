@@ -74,7 +74,7 @@ class Plan:
         before = prev.profile if prev is not None and prev.physical == run.physical else START
         if prev is not None and prev.fan1_pct != run.fan1_pct:
             before = START
-        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule)
+        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode)
         base = h.baseline_s(c.baseline)
         cd = h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode)
         return PhaseEstimate(
