@@ -1,19 +1,27 @@
 """The phases of one run, in order: the physical set-up (the operator, or the simulated rig), the chassis
 profile, thermal equilibrium, a baseline, the workload, and a cool-down until the drive is back at its
-baseline. Each phase is announced as a run event and on the progress display."""
+baseline. Each phase is announced as a run event and on the progress display, and its rig time goes
+into the manifest (`rig_time_s`, what the planner learns from: campaign.history).
+
+Less waiting for the same result (docs/campaigns.md): the baseline is the equilibrium's settled tail
+(`baseline = "tail"`) rather than baseline_s recorded after it; a run whose chassis
+condition is the one the previous run cooled down in starts its equilibrium with that cool-down's
+telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the
+slot fan full with the chassis fan and heater held at the profile, then sets the profile again."""
 
 from __future__ import annotations
 
 import contextlib
 import queue
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.drive_thermal import run_thermal
-from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, EquilibriumWatch
+from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
@@ -28,6 +36,7 @@ from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
+FULL = 1000  # a fan's duty in SET's units (0.1 %): full
 
 
 class Phases:
@@ -52,12 +61,24 @@ class Phases:
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
         self.drive = drive
+        self._carry: tuple[tuple[Any, ...], list[Telemetry]] | None = None  # the last cool-down's condition, frames
+        self._last_watch: Watch | None = None
+        self._uptime_ms = 0  # of the latest frame seen
+        self._phase_ns = 0  # when the latest phase began (UTC ns)
         self.workload = WorkloadPhase(campaign, drive, display, stop)
         self.workload.equilibrium = self._wait_equilibrium  # rate_search, between its steps
 
-    def _phase(self, recorder: Recorder, name: str, detail: str = "") -> None:
-        recorder.event("phase", f"{name} {detail}".strip())
+    def _phase(self, recorder: Recorder, name: str, detail: str = "", at_ns: int | None = None) -> None:
+        """at_ns: it began earlier, on telemetry already recorded (never before the previous phase)."""
+        now = time.time_ns()
+        at_ns = None if at_ns is None else min(now, max(at_ns, self._phase_ns + 1))
+        self._phase_ns = now if at_ns is None else at_ns
+        recorder.event("phase", f"{name} {detail}".strip(), at_ns)
         self.display.show(name, detail)
+
+    def _utc_ns(self, uptime_ms: int) -> int | None:
+        sync = self.link.sync
+        return None if sync.fit is None else round(sync.to_utc(uptime_ms * 1000) * 1e9)
 
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         """Every phase of one run, the run's HCTM level set on the drive throughout (the drive's own value
@@ -67,18 +88,22 @@ class Phases:
 
     def _phases(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        rig_time: dict[str, float] = {}
         self._setup_physical(spec)
         profile = self.campaign.profiles[spec.profile]
         args = profile.set_args()
         if spec.fan1_pct is not None:
             args["fan1"] = round(spec.fan1_pct * 10)
+        condition = (tuple(sorted(spec.physical.items())), spec.profile, spec.fan1_pct)
+        carried, self._carry = self._carry, None
         self.link.set(**args)
         self._phase(recorder, "equilibrium", spec.profile)
-        out["equilibrium"] = self._wait_equilibrium()
-        self._phase(recorder, "baseline")
-        baseline = self._baseline()
+        out["equilibrium"] = self._wait_equilibrium(carried[1] if carried and carried[0] == condition else None)
+        rig_time["equilibrium"] = out["equilibrium"]["after_s"]
+        baseline, rig_time["baseline"] = self._baseline(recorder)
         out["baseline_drive_ctrl_c"] = baseline
         player = TracePlayer(self.link, profile.trace) if profile.trace is not None else None
+        workload_from = self._uptime_ms
         try:
             if player is not None:
                 self._lead_in(player, recorder, spec, profile)
@@ -90,8 +115,14 @@ class Phases:
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference
-        self._phase(recorder, "cooldown")
-        out["cooldown"] = self._cooldown(baseline)
+        self._phase(recorder, "cooldown", self.campaign.cooldown.mode)
+        out["cooldown"], frames = self._cooldown(baseline, args)
+        if frames:
+            rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
+        rig_time["cooldown"] = out["cooldown"]["after_s"]
+        out["rig_time_s"] = rig_time
+        if self.campaign.equilibrium.carry and self.campaign.cooldown.mode == "passive":
+            self._carry = (condition, frames)  # an active cool-down's frames are of another condition
         return out
 
     def _lead_in(self, player: TracePlayer, recorder: Recorder, spec: RunSpec, profile: ChassisProfile) -> None:
@@ -127,6 +158,7 @@ class Phases:
                 if tel.faults:
                     raise CampaignError(f"the rig faulted: {tel.faults!r}; the run stops (rig is safe)")
                 frames.append(tel)
+                self._uptime_ms = tel.uptime_ms
                 self.display.progress.latest = tel
                 start = start if start is not None else tel.uptime_ms
                 if (until is not None and until(tel)) or tel.uptime_ms - start >= seconds_rig * 1000:
@@ -139,9 +171,13 @@ class Phases:
             raise KeyboardInterrupt
         return frames
 
-    def _wait_equilibrium(self) -> dict[str, Any]:
+    def _wait_equilibrium(self, carried: list[Telemetry] | None = None) -> dict[str, Any]:
+        """Until the campaign's rule holds; carried: telemetry of this same condition just before."""
         rule = self.campaign.equilibrium
-        watch = EquilibriumWatch(rule)
+        watch = watch_for(rule)
+        for tel in carried or ():
+            watch.add(tel)
+        self._last_watch = watch
 
         def settled(tel: Telemetry) -> bool:
             watch.add(tel)
@@ -150,18 +186,44 @@ class Phases:
                 self.display.show(detail=", ".join(f"{k} {v:+.2f} °C/min" for k, v in rates.items()))
             return watch.reached()
 
-        frames = self._frames(rule.timeout_s, settled)
+        frames = [] if watch.reached() else self._frames(rule.timeout_s, settled)
         reached = watch.reached()
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
-        return {"reached": reached, "after_s": seconds, "rates_c_per_min": watch.rates_c_per_min()}
+        out = {"reached": reached, "after_s": seconds, "rule": rule.rule, "rates_c_per_min": watch.rates_c_per_min()}
+        if carried:
+            out["carried_s"] = (carried[-1].uptime_ms - carried[0].uptime_ms) / 1000
+        return out
 
-    def _baseline(self) -> float:
-        frames = self._frames(self.campaign.baseline_s)
-        return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames)
+    def _baseline(self, recorder: Recorder) -> tuple[float, float]:
+        """The drive controller's mean, and the rig time spent on it: none when the equilibrium's settled
+        tail holds baseline_s of it (baseline = "tail"), else baseline_s recorded now."""
+        seconds = self.campaign.baseline_s
+        if self.campaign.baseline == "tail" and self._last_watch is not None:
+            tail = self._last_watch.tail_mean(COOLDOWN_CHANNEL, seconds)
+            if tail is not None:  # its event where the tail began: the analysis reads the baseline from there
+                at = self._utc_ns(self._uptime_ms - round(seconds * 1000))
+                self._phase(recorder, "baseline", f"the equilibrium's last {seconds:g} s", at)
+                return tail, 0.0
+        self._phase(recorder, "baseline")
+        frames = self._frames(seconds)
+        spent = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
+        return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames), spent
 
-    def _cooldown(self, baseline: float) -> dict[str, Any]:
+    def _cooldown(self, baseline: float, args: dict[str, int]) -> tuple[dict[str, Any], list[Telemetry]]:
+        """Until the drive controller is back within the margin of its baseline; active: the slot fan
+        full meanwhile (the chassis fan and the heater still holding the profile's air), the profile set
+        again after. Not the chassis fan: at full it pulls the air of a hot profile below its target
+        (more than the heater makes up), and the next equilibrium waits for it to heat again."""
         rule = self.campaign.cooldown
-        frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
+        active = rule.mode == "active"
+        if active:
+            self.link.set(**{**args, "fan1": FULL})
+        try:
+            frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c)
+        finally:
+            if active:
+                with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
+                    self.link.set(**args)
         back = frames[-1].named(COOLDOWN_CHANNEL).value <= baseline + rule.margin_c if frames else False
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
-        return {"back_to_baseline": back, "after_s": seconds}
+        return {"back_to_baseline": back, "after_s": seconds, "mode": rule.mode}, frames

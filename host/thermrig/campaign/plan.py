@@ -1,6 +1,12 @@
 """The run plan: every combination of factor levels and workloads, repeated, in an order that is random
 within each physical configuration (so the operator changes hardware as rarely as possible) and
-reproducible from the recorded seed."""
+reproducible from the recorded seed. With `order = "blocks"` the runs of one chassis condition (profile
+and fan level) follow each other within a configuration, the blocks in random order and the runs in
+each block too: the chassis changes as rarely as the hardware does.
+
+The estimate of each run's phases comes from the rig's recorded runs when the planner is given them
+(campaign.history: equilibrium by chassis transition, cool-down by profile and workload), else from
+fixed guesses."""
 
 from __future__ import annotations
 
@@ -9,13 +15,15 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from thermrig.campaign.history import START, History, workload_key
 from thermrig.campaign.spec import PHYSICAL, Campaign
 from thermrig.drive.thermal_config import HctmLevel
 from thermrig.fio.workloads import Workload
 from thermrig.hardware.profiles import SLOTS
 
-EQUILIBRIUM_GUESS_S = 300.0  # for the estimate only: the real wait is measured
+EQUILIBRIUM_GUESS_S = 300.0  # for the estimate only, without history: the real wait is measured
 COOLDOWN_GUESS_S = 300.0
+CONDITION = ("profile", "fan1_pct")  # what order = "blocks" keeps together: the chassis condition
 
 
 @dataclass(frozen=True)
@@ -38,20 +46,76 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
+class PhaseEstimate:
+    """One run's phases as the planner expects them, and whether history gave them (else a guess)."""
+
+    equilibrium_s: float
+    baseline_s: float
+    workload_s: float
+    cooldown_s: float
+    from_history: bool
+
+    @property
+    def total_s(self) -> float:
+        return self.equilibrium_s + self.baseline_s + self.workload_s + self.cooldown_s
+
+
+@dataclass(frozen=True)
 class Plan:
     campaign: Campaign
     seed: int
     runs: tuple[RunSpec, ...]
+    history: History | None = None
+
+    def phases(self, run: RunSpec, target_bytes: int | None = None) -> PhaseEstimate:
+        c = self.campaign
+        workload_s = float(run.workload.duration_s(target_bytes))
+        guess_baseline = 0.0 if c.baseline == "tail" else c.baseline_s
+        h = self.history
+        if h is None or not h.runs:
+            return PhaseEstimate(EQUILIBRIUM_GUESS_S, guess_baseline, workload_s, COOLDOWN_GUESS_S, False)
+        prev = self.runs[run.index - 2] if run.index > 1 else None
+        before = prev.profile if prev is not None and prev.physical == run.physical else START
+        if prev is not None and prev.fan1_pct != run.fan1_pct:
+            before = START
+        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode)
+        base = h.baseline_s(c.baseline)
+        cd = h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode)
+        return PhaseEstimate(
+            EQUILIBRIUM_GUESS_S if eq is None else eq,
+            guess_baseline if base is None else base,
+            workload_s,
+            COOLDOWN_GUESS_S if cd is None else cd,
+            eq is not None and cd is not None,
+        )
 
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
-        return EQUILIBRIUM_GUESS_S + self.campaign.baseline_s + run.workload.duration_s(target_bytes) + COOLDOWN_GUESS_S
+        return self.phases(run, target_bytes).total_s
 
     def physical_changes(self) -> int:
         return sum(1 for a, b in itertools.pairwise(self.runs) if a.physical != b.physical)
 
+    def condition_changes(self) -> int:
+        """Consecutive runs in another chassis condition (or hardware): transitions the rig waits out."""
+        return sum(
+            1
+            for a, b in itertools.pairwise(self.runs)
+            if (a.physical, a.profile, a.fan1_pct) != (b.physical, b.profile, b.fan1_pct)
+        )
 
-def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -> Plan:
-    """instance: the campaign folder's start stamp; run IDs are <campaign>-<instance>-<index>."""
+    def design(self) -> dict[str, Any]:
+        """How the order was drawn, for the manifest."""
+        c = self.campaign
+        out: dict[str, Any] = {"seed": self.seed, "randomize": c.randomize, "order": c.order}
+        out["grouped_by"] = [k for k in PHYSICAL if k in c.factors]
+        if c.order == "blocks":
+            out["blocks"] = [k for k in CONDITION if k in c.factors or k == "profile"]
+        return out
+
+
+def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", history: History | None = None) -> Plan:
+    """instance: the campaign folder's start stamp; run IDs are <campaign>-<instance>-<index>. history:
+    the rig's recorded runs, for the estimates."""
     seed = seed if seed is not None else campaign.seed
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
@@ -76,6 +140,8 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -
             cells = [(*cell, HctmLevel.parse(level)) for cell in cells for level in f["hctm"]]
         if campaign.randomize:
             rng.shuffle(cells)
+        if campaign.order == "blocks":
+            cells = _in_blocks(cells)
         for profile, fan1, workload, repeat, *hctm in cells:
             index = len(runs) + 1
             runs.append(
@@ -90,4 +156,14 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "") -
                     hctm[0] if hctm else None,
                 )
             )
-    return Plan(campaign, seed, tuple(runs))
+    return Plan(campaign, seed, tuple(runs), history)
+
+
+def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The cells (profile, fan1, workload, repeat[, hctm]) gathered by chassis condition (profile, fan1), each
+    condition's at the place of its first: from a random order, the blocks in random order and the
+    cells of each in random order (and the random order itself when every condition has one cell)."""
+    blocks: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
+    for cell in cells:
+        blocks.setdefault((cell[0], cell[1]), []).append(cell)
+    return [cell for block in blocks.values() for cell in block]

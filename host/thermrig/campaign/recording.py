@@ -46,6 +46,7 @@ def manifest_for(
         "index": spec.index,
         "repeat": spec.repeat,
         "seed": plan.seed,
+        "design": plan.design(),  # how the run order was drawn (order = "blocks" or random)
         "factors": {**spec.physical, "profile": spec.profile, "fan1_pct": spec.fan1_pct}
         | ({"hctm": spec.hctm.label} if spec.hctm is not None else {}),
         "workload": spec.workload.__dict__,

@@ -20,6 +20,11 @@ from thermrig.toml_file import TomlError, TomlFile
 
 _WORKLOAD_KEYS = ("name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds")
 _WORKLOAD_KEYS += ("job",)  # kind "fio"
+EQUILIBRIUM_RULES = ("trend", "fit")
+COOLDOWN_MODES = ("passive", "active")
+BASELINES = ("tail", "after")  # the baseline from the equilibrium's settled tail, or recorded after it
+ORDERS = ("random", "blocks")  # within a hardware configuration: runs at random, or chassis conditions in blocks
+_ORDER_KEYS = ("baseline", "order")
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 _CHANNEL = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a name from the rig's channel map, checked against it at run time
@@ -37,6 +42,8 @@ class Equilibrium:
     window_s: float = 60.0
     timeout_s: float = 1800.0
     channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
+    rule: str = "trend"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
+    carry: bool = True  # a run in the condition the previous one cooled down in starts with that telemetry
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class Cooldown:
 
     margin_c: float = 1.0
     timeout_s: float = 1800.0
+    mode: str = "passive"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,8 @@ class Campaign:
     extra: dict[str, Any] = field(default_factory=dict)
     sim_firmware: str = "rigsim"  # "sim" only: the firmware the simulated rig runs (thermrig.dut.simulation.FIRMWARES)
     lab: LabTable | None = None  # [lab]: run on a lab's places (thermrig run --lab)
+    baseline: str = "tail"  # BASELINES
+    order: str = "random"  # ORDERS
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -100,7 +110,7 @@ def load_campaign(path: str | Path) -> Campaign:
     )
     lab = read_lab_table(r, data)  # on a lab: the place's rig, its test PC's drive ([rig] port unused)
     camp = r.get(data, "campaign", "campaign", dict, "a [campaign] table with a name")
-    r.known(camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s"})
+    r.known(camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s", *_ORDER_KEYS})
     name = r.get(camp, "campaign", "name", str, "a name of letters, digits, _ . : + -")
     if not _IDENT.fullmatch(name):
         raise r.fail("campaign", "name", f"{name!r} has spaces or symbols", "letters, digits, _ . : + - (a tag)")
@@ -143,7 +153,17 @@ def load_campaign(path: str | Path) -> Campaign:
         baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
         sim_firmware=sim_firmware,
         lab=lab,
+        baseline=_choice(r, camp, "campaign", "baseline", BASELINES),
+        order=_choice(r, camp, "campaign", "order", ORDERS),
     )
+
+
+def _choice(r: TomlFile, d: dict, section: str, key: str, choices: tuple[str, ...]) -> str:
+    """One of choices, the first by default."""
+    value = r.get(d, section, key, str, f"one of {', '.join(choices)}", choices[0])
+    if value not in choices:
+        raise r.fail(section, key, repr(value), f"one of {', '.join(choices)}")
+    return value
 
 
 def _drive(r: TomlFile, d: dict) -> DriveSpec:
@@ -178,7 +198,7 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
 
 
 def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
-    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels"})
+    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels", "rule", "carry"})
     channels = tuple(
         r.get(d, "equilibrium", "channels", list, "a list of the rig's channel names", list(Equilibrium.channels))
     )
@@ -190,6 +210,8 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
         window_s=float(r.get(d, "equilibrium", "window_s", (int, float), "seconds", 60.0)),
         timeout_s=float(r.get(d, "equilibrium", "timeout_s", (int, float), "seconds", 1800.0)),
         channels=channels,
+        rule=_choice(r, d, "equilibrium", "rule", EQUILIBRIUM_RULES),
+        carry=r.get(d, "equilibrium", "carry", bool, "true or false", True),
     )
     if eq.rate_c_per_min <= 0 or eq.window_s <= 0 or eq.timeout_s < eq.window_s:
         raise r.fail(
@@ -202,10 +224,11 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
 
 
 def _cooldown(r: TomlFile, d: dict) -> Cooldown:
-    r.known(d, "cooldown", {"margin_c", "timeout_s"})
+    r.known(d, "cooldown", {"margin_c", "timeout_s", "mode"})
     cd = Cooldown(
         margin_c=float(r.get(d, "cooldown", "margin_c", (int, float), "°C", 1.0)),
         timeout_s=float(r.get(d, "cooldown", "timeout_s", (int, float), "seconds", 1800.0)),
+        mode=_choice(r, d, "cooldown", "mode", COOLDOWN_MODES),
     )
     if cd.margin_c <= 0 or cd.timeout_s <= 0:
         raise r.fail("cooldown", None, "non-positive margin or timeout", "margin_c > 0 and timeout_s > 0")

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
+from thermrig.campaign.history import History
 from thermrig.campaign.orchestrator import Orchestrator
 from thermrig.campaign.plan import Plan, make_plan
 from thermrig.campaign.progress import Progress
@@ -62,16 +63,35 @@ def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
 def plan(
     campaign_file: FileArg,
     seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
+    history: Annotated[
+        Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
+    ] = Path("thermrig-runs"),
 ) -> None:
     """Print the run order and the estimated duration, without running anything."""
     c = load_campaign(campaign_file)
-    p = make_plan(c, seed)
+    h = History.read(history, c.rig_name)
+    p = make_plan(c, seed, history=h)
     console = Console()
     console.print(fitted(_plan_table(p), console, label=1, compact=True))
-    total = sum(p.estimate_s(r) for r in p.runs)
+    phases = [p.phases(r) for r in p.runs]
+    total = sum(e.total_s for e in phases)
+    known = sum(e.from_history for e in phases)
+    if not h.runs:
+        source = (
+            f"no recorded runs of rig {c.rig_name} under {history}: equilibrium and cool-down are fixed guesses "
+            f"of 300 s each"
+        )
+    else:
+        source = f"{known} of {len(phases)} runs estimated from {len(h.runs)} recorded runs of rig {c.rig_name}"
+        if known < len(phases):
+            source += " (the others: no recorded run like them, fixed guesses of 300 s)"
+    by_phase = ", ".join(
+        f"{name} {_hms(sum(getattr(e, name + '_s') for e in phases))}"
+        for name in ("equilibrium", "baseline", "workload", "cooldown")
+    )
     console.print(
-        f"estimated {_hms(total)} (equilibrium and cool-down are estimates; they are measured when run); "
-        f"{p.physical_changes()} hardware changes by the operator"
+        f"estimated {_hms(total)} ({by_phase}); {source}; "
+        f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes"
     )
 
 

@@ -78,8 +78,9 @@ class Recorder:
         with self._lock:
             self.spool.append(lines)  # the writer picks them up on its next round (once a second)
 
-    def event(self, kind: str, detail: str = "") -> None:
-        self.append([event_line(kind, time.time_ns(), self.tags, detail)])
+    def event(self, kind: str, detail: str = "", at_ns: int | None = None) -> None:
+        """at_ns: when it happened, if earlier than now (a phase judged on telemetry already recorded)."""
+        self.append([event_line(kind, time.time_ns() if at_ns is None else at_ns, self.tags, detail)])
         self.stats.events += 1
 
     def _on_link_event(self, event: LinkEvent) -> None:

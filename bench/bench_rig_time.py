@@ -1,0 +1,222 @@
+"""Rig time per run, by phase, before and after the shorter waits (docs/campaigns.md, "Less waiting"):
+the demo campaign (examples/demo-virtual-950pro.toml) and a Puget-like sample (examples/
+puget-slots-gpu-heat.toml's rules, profiles and workloads on the simulated rig with the virtual 950 Pro:
+one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8 of its 64 runs)), each run
+by `thermrig run` into a private influxd. "before" is the original rules (`rule = "trend"`,
+`baseline = "after"`, passive cool-down, random order); "after" the new defaults and `order = "blocks"`.
+Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
+time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
+"after" demo's and sample's history against what was measured, and the demo's onset/depth table.
+
+    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300] [--keep DIR [--reuse]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import figure
+
+from thermrig.campaign.history import History
+from thermrig.campaign.plan import make_plan
+from thermrig.campaign.spec import load_campaign
+from thermrig.db.local_server import LocalInflux
+
+REPO = Path(__file__).resolve().parents[1]
+PHASES = ("equilibrium", "baseline", "workload", "cooldown")
+BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {"rule": "trend", "carry": "false"}}
+BEFORE["cooldown"] = {"mode": "passive"}
+AFTER: dict[str, dict[str, str]] = {"campaign": {"order": "blocks"}}  # the defaults otherwise
+VARIANTS = {"before": BEFORE, "after": AFTER}
+VARIANTS["after-fit-active"] = {
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit"},
+    "cooldown": {"mode": "active"},
+}
+VARIANTS["after-active"] = {"campaign": {"order": "blocks"}, "cooldown": {"mode": "active"}}
+VARIANTS["after-fit"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "fit"}}
+VARIANTS["after-trend"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "trend"}}
+
+
+def demo_text(speed: int) -> str:
+    """The demo campaign as `make demo` runs it, at `speed` between workloads (rig time is the same)."""
+    return (REPO / "examples" / "demo-virtual-950pro.toml").read_text().replace("speed = 20 ", f"speed = {speed} ")
+
+
+def puget_text(runtime_s: int, repeats: int, speed: int) -> str:
+    """The Puget campaign's rules and factors, one slot and two profiles, on the simulated rig."""
+    return f"""
+[campaign]
+name = "puget-sample"
+repeats = {repeats}
+seed = 2016
+baseline_s = 30
+
+[rig]
+port = "sim"
+speed = {speed}
+
+[drive]
+target = "virtual"
+profile = "950pro_512"
+scale = 0.05
+
+[equilibrium]
+rate_c_per_min = 0.2
+window_s = 60
+timeout_s = 1800
+channels = ["chassis_air", "drive_ctrl", "drive_nand"]
+
+[cooldown]
+margin_c = 1.0
+timeout_s = 1800
+
+[factors]
+slot = ["top"]
+heatsink = ["none"]
+profile = ["single_gpu_idle", "dual_gpu_load"]
+
+[[workload]]
+name = "seqread"
+kind = "seq_read"
+runtime_s = {runtime_s}
+
+[[workload]]
+name = "seqwrite"
+kind = "seq_write"
+runtime_s = {runtime_s}
+"""
+
+
+def with_options(text: str, options: dict[str, dict[str, str]]) -> str:
+    """The campaign text with keys added at the top of their tables (the tables exist in both files)."""
+    for table, keys in options.items():
+        lines = "".join(f"{k} = {v}\n" if v in ("true", "false") else f'{k} = "{v}"\n' for k, v in keys.items())
+        text = text.replace(f"[{table}]\n", f"[{table}]\n{lines}", 1)
+    return text
+
+
+def run_campaign(path: Path, out: Path, env: dict[str, str]) -> float:
+    start = time.monotonic()
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(out)]
+    with (out.parent / f"{out.name}.log").open("w") as log:
+        subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    return time.monotonic() - start
+
+
+def manifests(folder: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*/manifest.json"))]
+
+
+def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # type: ignore[type-arg]
+    ok = [m for m in ms if m.get("status") == "ok" and "rig_time_s" in m]
+    print(f"{label}: {len(ok)} of {len(ms)} runs ok, wall {wall_s / 60:.1f} min")
+    if not ok:
+        return {}
+    per = {p: statistics.mean(m["rig_time_s"].get(p, 0.0) for m in ok) for p in PHASES}
+    total = sum(sum(m["rig_time_s"].get(p, 0.0) for p in PHASES) for m in ok)
+    for p in PHASES:
+        figure(f"  {p} per run (rig s, mean)", f"{per[p]:.1f}")
+    figure("  per run (rig s, mean)", f"{total / len(ok):.1f}")
+    figure("  campaign (rig s)", f"{total:.0f}")
+    return {**per, "total": total, "runs": len(ok)}
+
+
+def planner_check(path: Path, out: Path, measured_s: float) -> None:
+    """The planner against the measurement: without history (the fixed guesses), and each run estimated
+    from the campaign's other runs (leave one out: the history a next campaign on this rig would have)."""
+    c = load_campaign(path)
+    runs = records = History.read(out, c.rig_name).runs
+    seed = json.loads((out / "state.json").read_text())["seed"]
+    blind = make_plan(c, seed)
+    figure("  planner without history (rig s)", f"{sum(blind.estimate_s(r) for r in blind.runs):.0f}")
+    ok = {m["index"] for m in manifests(out) if m.get("status") == "ok"}
+    estimate = 0.0
+    for i, run in enumerate(blind.runs):
+        if run.index not in ok:
+            continue
+        others = History(c.rig_name, tuple(r for j, r in enumerate(records) if j != i), str(out))
+        estimate += make_plan(c, seed, history=others).estimate_s(run)
+    assert len(runs) == len(ok)
+    figure(
+        "  planner from the other runs' history (rig s)",
+        f"{estimate:.0f} ({100 * (estimate / measured_s - 1):+.1f} %)",
+    )
+
+
+def project_matrix(folder: Path, variant: str, history: Path) -> None:
+    """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs, with
+    the variant's options in place of the example's own."""
+    text = (REPO / "examples" / "puget-slots-gpu-heat.toml").read_text()
+    text = re.sub(r"^(order|rule|mode|baseline|carry) = .*\n", "", text, flags=re.MULTILINE)
+    path = folder / f"puget-matrix-{variant}.toml"
+    path.write_text(with_options(text, VARIANTS[variant]))
+    c = load_campaign(path)
+    plan = make_plan(c, history=History.read(history, c.rig_name))
+    phases = [plan.phases(r) for r in plan.runs]
+    total = sum(e.total_s for e in phases)
+    by = ", ".join(f"{p} {sum(getattr(e, p + '_s') for e in phases) / 3600:.2f} h" for p in PHASES)
+    figure(f"  the Puget matrix, {len(phases)} runs, estimated from this sample", f"{total / 3600:.2f} h")
+    known = sum(e.from_history for e in phases)
+    print(f"    ({by}; {known} runs from history, {plan.condition_changes()} chassis changes)")
+
+
+def throttle_table(env: dict[str, str], campaign: str, folder: Path) -> str:
+    cmd = [sys.executable, "-m", "thermrig.cli", "throttle", campaign, "--runs-from", str(folder)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, check=False).stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=("demo", "puget"))
+    ap.add_argument("--variants", default="before,after")
+    ap.add_argument("--speed", type=int, default=4, help="[rig] speed (the demo: 20; HOST_LOST when loaded)")
+    ap.add_argument("--repeats", type=int, default=2, help="the Puget-like sample's repeats (8 runs with 2)")
+    ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
+    ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
+    ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="thermrig-bench-", dir="/var/tmp") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        server = LocalInflux(folder / "influxdb")
+        server.up()
+        settings = server.settings()
+        env = {**os.environ, "THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
+        env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"), COLUMNS="160")
+        try:
+            suites = [("demo", demo_text(args.speed)), ("puget", puget_text(args.runtime, args.repeats, args.speed))]
+            for suite, text in suites:
+                if args.only and suite != args.only:
+                    continue
+                size = "4 runs" if suite == "demo" else f"{4 * args.repeats} runs, workloads {args.runtime} s"
+                print(f"== {suite} ({size})")
+                for variant in args.variants.split(","):
+                    path = folder / f"{suite}-{variant}.toml"
+                    path.write_text(with_options(text, VARIANTS[variant]))
+                    out = folder / f"{suite}-{variant}"
+                    wall = 0.0 if args.reuse and out.exists() else run_campaign(path, out, env)
+                    ms = manifests(out)
+                    measured = report(f"{suite} {variant}", ms, wall)
+                    name = load_campaign(path).name
+                    if suite == "demo":
+                        print(throttle_table(env, name, out))
+                    if measured:
+                        planner_check(path, out, measured["total"])
+                        if suite == "puget":
+                            project_matrix(folder, variant, out)
+        finally:
+            server.down()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""Less waiting for the same result (docs/campaigns.md, "Less waiting"): the exponential-fit equilibrium
+and the baseline from the equilibrium's tail judged on a chassis heat step of the stepped simulated rig;
+the blocked run order; the planner's estimates from recorded runs; a campaign on the simulated rig
+with the new options end to end (manifests: rig time per phase, the design, the carried telemetry)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from campaign_helpers import file_drive, manifests, run_args, thermrig
+
+from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, tail_mean
+from thermrig.campaign.history import History
+from thermrig.campaign.plan import make_plan
+from thermrig.campaign.spec import Equilibrium, load_campaign
+from thermrig.dut.pacing import Pacing
+from thermrig.hardware.chassis_profiles import load_profile
+from thermrig.link.rig_link import RigLink
+from thermrig.protocol.messages import Telemetry
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+
+CHANNELS = ("chassis_air", "drive_ctrl", "drive_nand")
+STEP_S = 900
+
+
+@pytest.fixture(scope="module")
+def step() -> Iterator[list[Telemetry]]:
+    """Every frame of STEP_S rig seconds of the stepped simulated rig after dual_gpu_load is set from cold."""
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
+        link.hello()
+        link.set(**load_profile("dual_gpu_load").set_args())
+        frames: list[Telemetry] = []
+        for second in range(1, STEP_S + 1):
+            link.ping()
+            sim.advance(1.0)
+            deadline = time.monotonic() + 5
+            while len(frames) < 10 * second and time.monotonic() < deadline:
+                frames += link.drain_telemetry()
+        assert not any(f.faults for f in frames)
+        yield frames
+
+
+def first_reached(watch: EquilibriumWatch | FitWatch, frames: list[Telemetry]) -> int | None:
+    for i, tel in enumerate(frames):
+        watch.add(tel)
+        if watch.reached():
+            return i
+    return None
+
+
+def test_exp_fit_finds_the_final_value_of_a_curve_from_its_first_minute() -> None:
+    t = np.arange(0, 60, 0.1)
+    y = np.round((50.0 - 10.0 * np.exp(-t / 25.0)) * 4) / 4  # a thermocouple's 0.25 °C steps
+    fit = exp_fit(t, y)
+    assert abs(fit.final - 50.0) < 0.3 and abs(fit.tau_s - 25.0) < 8
+    assert abs(fit.remaining_c - 10.0 * np.exp(-59.9 / 25.0)) < 0.3
+
+
+def test_fit_rule_stops_earlier_than_the_trend_within_its_tolerance_of_the_final_value(step: list[Telemetry]) -> None:
+    rule = Equilibrium(rate_c_per_min=0.2, window_s=120, channels=CHANNELS)
+    fit_at = first_reached(FitWatch(rule), step)
+    trend_at = first_reached(EquilibriumWatch(rule), step)
+    assert fit_at is not None and trend_at is not None
+    final = {ch: np.mean([f.named(ch).value for f in step[-300:]]) for ch in CHANNELS}
+    tolerance = rule.rate_c_per_min * rule.window_s / 60
+
+    def error(i: int) -> float:
+        return max(abs(step[i].named(ch).value - final[ch]) for ch in CHANNELS)
+
+    def seconds(i: int) -> float:
+        return (step[i].uptime_ms - step[0].uptime_ms) / 1000
+
+    # the trend rule waits for a window whose slope is flat; the fit stops once the curve says the rest is
+    # within the drift the trend rule accepts over one window
+    assert seconds(fit_at) < seconds(trend_at) - 30
+    assert error(fit_at) <= tolerance + 0.25  # one thermocouple step of noise
+    assert seconds(fit_at) > 150  # the drive is minutes behind the air: the fit does not stop on the air alone
+
+
+def test_baseline_from_the_equilibrium_tail_equals_one_recorded_after_it(step: list[Telemetry]) -> None:
+    rule = Equilibrium(rate_c_per_min=0.5, window_s=60, channels=CHANNELS)
+    watch = EquilibriumWatch(rule)
+    at = first_reached(watch, step)
+    assert at is not None
+    tail = watch.tail_mean("drive_ctrl", 30)
+    after = [f.named("drive_ctrl").value for f in step[at + 1 :] if f.uptime_ms - step[at].uptime_ms <= 30_000]
+    assert tail is not None and len(after) >= 290
+    # settled: under 0.5 °C/min, the two 30 s means are a quarter of a degree apart at most
+    assert abs(tail - float(np.mean(after))) <= 0.25 + 0.5 * 30 / 60
+    assert tail_mean(watch.samples, "drive_ctrl", 120) is None  # the watch holds one window: no longer tail
+
+
+CAMPAIGN = """
+[campaign]
+name = "{name}"
+seed = 11
+repeats = 2
+baseline_s = 5
+{campaign}
+
+[rig]
+port = "sim"
+speed = 10
+
+[drive]
+target = "{target}"
+size = "32m"
+model = "file"
+
+[equilibrium]
+rate_c_per_min = 1.0
+window_s = 20
+timeout_s = 900
+channels = ["chassis_air", "drive_ctrl"]
+
+[cooldown]
+margin_c = 1.0
+timeout_s = 300
+{cooldown}
+
+[factors]
+slot = {slots}
+profile = ["single_gpu_load", "dual_gpu_load"]
+
+[[workload]]
+name = "sw"
+kind = "seq_write"
+runtime_s = 2
+
+[[workload]]
+name = "sr"
+kind = "seq_read"
+runtime_s = 2
+"""
+
+
+def campaign_file(folder: Path, name: str, campaign: str = "", cooldown: str = "", slots: str = '["top"]') -> Path:
+    path = folder / f"{name}.toml"
+    target = file_drive(folder, "32m")["target"]
+    path.write_text(CAMPAIGN.format(name=name, campaign=campaign, cooldown=cooldown, slots=slots, target=target))
+    return path
+
+
+def test_blocks_keep_each_chassis_condition_together_in_random_order(tmp_path: Path) -> None:
+    path = campaign_file(tmp_path, "blocks", 'order = "blocks"', slots='["top", "upright"]')
+    c = load_campaign(path)
+    plans = [make_plan(c, seed) for seed in (1, 2, 3, 4)]
+    for plan in plans:
+        assert len(plan.runs) == 2 * 2 * 2 * 2
+        assert plan.physical_changes() == 1
+        assert plan.condition_changes() == 3  # 2 slots x 2 profiles: one run of blocks each
+        assert plan.design() == {
+            "seed": plan.seed,
+            "randomize": True,
+            "order": "blocks",
+            "grouped_by": ["slot"],
+            "blocks": ["profile"],
+        }
+    orders = {tuple((r.physical["slot"], r.profile, r.workload.name, r.repeat) for r in p.runs) for p in plans}
+    assert len(orders) > 1  # the blocks and the runs in them are drawn from the seed
+    assert make_plan(c, 1).runs == plans[0].runs
+    random_plan = make_plan(load_campaign(campaign_file(tmp_path, "random")), 1)
+    assert random_plan.condition_changes() > 3
+
+
+def manifest(run: int, profile: str, slot: str, eq: float, cd: float, kind: str = "seq_write") -> dict:
+    return {
+        "campaign": "past",
+        "index": run,
+        "start_utc": f"2026-11-01T10:{run:02d}:00+00:00",
+        "status": "ok",
+        "rig": {"name": "rig1"},
+        "factors": {"slot": slot, "profile": profile, "fan1_pct": None},
+        "workload": {"kind": kind, "runtime_s": 2},
+        "equilibrium": {"after_s": eq, "rule": "trend"},
+        "cooldown": {"after_s": cd, "mode": "passive"},
+        "rig_time_s": {"equilibrium": eq, "baseline": 0.0, "workload": 2.5, "cooldown": cd},
+    }
+
+
+def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
+    tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    path = campaign_file(tmp_path, "planned", 'order = "blocks"')
+    history = tmp_path / "runs"
+    none = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
+    assert none.returncode == 0, none.stderr
+    said = " ".join(none.stdout.split())  # rich folds the line at the terminal's width
+    assert "no recorded runs of rig rig1" in said and "fixed guesses" in said
+    past = [  # a campaign on this rig: single load then dual load, same slot
+        manifest(1, "single_gpu_load", "top", 400.0, 200.0),
+        manifest(2, "single_gpu_load", "top", 40.0, 180.0, "seq_read"),
+        manifest(3, "dual_gpu_load", "top", 300.0, 260.0),
+        manifest(4, "dual_gpu_load", "top", 60.0, 240.0, "seq_read"),
+    ]
+    for m in past:
+        folder = history / "past" / f"past-{m['index']:03d}"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps(m))
+    other_rig = {**manifest(5, "dual_gpu_load", "top", 9999.0, 9999.0), "rig": {"name": "rig2"}}
+    (history / "past" / "other").mkdir()
+    (history / "past" / "other" / "manifest.json").write_text(json.dumps(other_rig))
+    h = History.read(history, "rig1")
+    assert len(h.runs) == 4
+    assert [r.before for r in h.runs] == ["-", "single_gpu_load", "single_gpu_load", "dual_gpu_load"]
+    plan = make_plan(load_campaign(path), history=h)
+    for run in plan.runs:
+        e = plan.phases(run)
+        assert e.from_history and e.baseline_s == 0.0 and e.workload_s == 2
+        prev = plan.runs[run.index - 2] if run.index > 1 else None
+        if prev is None:
+            # from the start: single's recorded; dual's never was: the median of the changed conditions
+            assert e.equilibrium_s == (400.0 if run.profile == "single_gpu_load" else 350.0)
+        elif prev.profile == run.profile:
+            assert e.equilibrium_s == (40.0 if run.profile == "single_gpu_load" else 60.0)
+        else:
+            assert e.equilibrium_s == (300.0 if run.profile == "dual_gpu_load" else 350.0)
+        expected_cd = {("single_gpu_load", "sw"): 200, ("single_gpu_load", "sr"): 180, ("dual_gpu_load", "sw"): 260}
+        assert e.cooldown_s == expected_cd.get((run.profile, run.workload.name), 240)
+    out = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "8 of 8 runs estimated from 4 recorded runs of rig rig1" in said
+    assert f"estimated {_hms(sum(plan.estimate_s(r) for r in plan.runs))}" in said
+
+
+def _hms(seconds: float) -> str:
+    h, rest = divmod(int(seconds), 3600)
+    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
+
+
+def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path, influx_env: dict[str, str]) -> None:
+    path = campaign_file(tmp_path, "shorter", 'order = "blocks"', 'mode = "active"')
+    out = tmp_path / "out"
+    result = thermrig(*run_args(path, out), env=influx_env, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ms = sorted(manifests(out).values(), key=lambda m: m["index"])
+    assert len(ms) == 8 and all(m["status"] == "ok" for m in ms)
+    for m in ms:
+        assert m["design"]["order"] == "blocks"
+        assert set(m["rig_time_s"]) == {"equilibrium", "baseline", "workload", "cooldown"}
+        assert m["rig_time_s"]["baseline"] == 0.0  # the equilibrium's tail: 5 s of a 20 s window
+        assert m["cooldown"]["mode"] == "active" and m["cooldown"]["back_to_baseline"]
+        assert m["rig_time_s"]["workload"] >= 2
+    profiles = [m["factors"]["profile"] for m in ms]
+    assert profiles[:4] == [profiles[0]] * 4 and profiles[4:] == [profiles[4]] * 4
+    # the planner learns from them: the same campaign is now estimated from its own rig's history
+    plan = thermrig("plan", str(path), "--history", str(out), env=influx_env)
+    assert "8 of 8 runs estimated from 8 recorded runs" in " ".join(plan.stdout.split()), plan.stdout
