@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +15,7 @@ from rich.prompt import Confirm
 from rich.table import Table
 
 from thermrig.campaign.history import History
-from thermrig.campaign.orchestrator import Orchestrator
+from thermrig.campaign.on_rig import CampaignInterrupted, run_on_rig
 from thermrig.campaign.plan import Plan, make_plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
@@ -24,9 +24,6 @@ from thermrig.cli.errors import user_errors
 from thermrig.cli.tables import fitted
 from thermrig.cli.testbed import check_local_drive, open_testbed
 from thermrig.db.local_server import resolve_settings
-from thermrig.fio.runner import FioError
-from thermrig.firmware_identity import older_than_host
-from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
@@ -130,6 +127,31 @@ def _say_unsent(console: Console, runs: list[str]) -> None:
         )
 
 
+def _progress_printer(name: str, console: Console, live: Live) -> Callable[[Progress], None]:
+    """The live view on a terminal; otherwise a log, one line per phase and one when InfluxDB stops or
+    starts answering."""
+    shown: list[tuple[str, str]] = []
+    outage = [""]
+
+    def progress(pr: Progress) -> None:
+        live.update(_view(pr))
+        if console.is_terminal:
+            return
+        key = (pr.run.run_id if pr.run else "", pr.phase)
+        if not shown or shown[-1] != key:
+            shown.append(key)
+            if pr.phase == "done":
+                print(f"campaign {name}: done, {pr.detail}", flush=True)
+            else:
+                where = f"run {min(pr.done + 1, pr.total)}/{pr.total} {key[0]}"
+                print(f"{where}: {pr.phase} {pr.detail}".rstrip(), flush=True)
+        if pr.influx != outage[-1]:
+            outage.append(pr.influx)
+            print(pr.influx or "InfluxDB answers again: sending the spooled points", flush=True)
+
+    return progress
+
+
 @user_errors
 def run(
     campaign_file: FileArg,
@@ -166,13 +188,6 @@ def run(
     )
     with contextlib.ExitStack() as stack:
         bed = open_testbed(c, local_drive, stack)
-        link = stack.enter_context(RigLink(bed.port))
-        info = link.hello()  # refuses a rig of another protocol (VersionMismatch)
-        if (warning := older_than_host(info.version)) is not None:
-            console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-        link.start_keepalive(speed=c.sim_speed if bed.sim else None)
-        if bed.sim is not None:  # the time sync restarts its fit where the simulation changes speed
-            bed.sim.watch_clock(link.follow_pace)
 
         def ask(message: str) -> None:
             if no_prompt:
@@ -181,43 +196,28 @@ def run(
                 pass
 
         live = stack.enter_context(Live(console=console, refresh_per_second=4))
-        shown: list[tuple[str, str]] = []
-        outage = [""]
-
-        def progress(pr: Progress) -> None:
-            live.update(_view(pr))
-            if console.is_terminal:
-                return
-            key = (pr.run.run_id if pr.run else "", pr.phase)
-            if not shown or shown[-1] != key:  # a log: one line per phase
-                shown.append(key)
-                if pr.phase == "done":
-                    print(f"campaign {c.name}: done, {pr.detail}", flush=True)
-                else:
-                    where = f"run {min(pr.done + 1, pr.total)}/{pr.total} {key[0]}"
-                    print(f"{where}: {pr.phase} {pr.detail}".rstrip(), flush=True)
-            if pr.influx != outage[-1]:  # one line when InfluxDB stops answering, one when it is back
-                outage.append(pr.influx)
-                print(pr.influx or "InfluxDB answers again: sending the spooled points", flush=True)
-
-        orch = Orchestrator(p, folder, link, influx, bed.drive, bed.sim, ask, progress, bed.identity)
-        signal.signal(signal.SIGTERM, lambda *_: orch.stop.set())
         try:
-            orch.run(state)
-        except KeyboardInterrupt:
-            orch.stop.set()
+            orch = run_on_rig(
+                p,
+                folder,
+                state,
+                bed.port,
+                bed.drive,
+                bed.sim,
+                bed.identity,
+                influx,
+                ask,
+                _progress_printer(c.name, console, live),
+                lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
+            )
+        except CampaignInterrupted as stopped:
             live.stop()
             console.print(
-                f"[yellow]campaign interrupted[/]: rig safe, data {'spooled' if orch.unsent else 'flushed'}; "
+                f"[yellow]campaign interrupted[/]: rig safe, data {'spooled' if stopped.unsent else 'flushed'}; "
                 f"`thermrig run {campaign_file} --resume` continues"
             )
-            _say_unsent(console, orch.unsent)
+            _say_unsent(console, stopped.unsent)
             raise typer.Exit(130) from None
-        except FioError as exc:
-            raise CampaignError(str(exc)) from exc
-        finally:
-            with contextlib.suppress(Exception):
-                link.command("SAFE")
     _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
         console.print(

@@ -4,6 +4,7 @@ simulation, inject faults, and read what its actuators really do."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from thermrig.dut.faults import FaultKind
@@ -30,6 +31,11 @@ class SimulationControl(Protocol):
     def set_pacing(self, pacing: Pacing) -> None: ...
 
     def advance(self, seconds: float) -> None: ...
+
+    def watch_clock(self, listener: Callable[[Any, float], None]) -> None:
+        """Tell listener the clock's pace (a link's ClockPace) and the UTC it runs from, now and at
+        every speed change: the host's time sync restarts its fit there (RigLink.follow_pace)."""
+        ...
 
     def actuators(self) -> tuple[float, list[float]]:
         """The heater's and the fans' duty (0-1) the plant receives, whatever the link says."""
