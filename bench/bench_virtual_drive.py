@@ -2,11 +2,15 @@
 the model says the drive does at that block size and queue depth (modelled), per second, for 128K
 sequential read and write, 4K random read, write and 70/30 mix at QD1 and QD32, and 32 MiB reads at
 QD16; the CPU nbdkit spends serving (and the simulated rig's process: plant, model ticks), each at scale
-1 and at the campaign default. Then the largest fio numjobs that connects every job, and nbdkit's
-memory with eight 32 MiB reads a client leaves unread.
+1 and at the campaign default. Beside each case, the same fio job against nbdkit's own `null` plugin
+(no model, no waiting) in the same minute: the wire's ceiling for that job on this machine now, so a
+case whose modelled rate is above it cannot reach 1.00 whatever the server does. Each pass prints the
+load average when it starts and ends (the machine is shared). Then the largest fio numjobs that
+connects every job, and nbdkit's memory with eight 32 MiB reads a client leaves unread.
 
     python bench/bench_virtual_drive.py                 every case, both scales
     python bench/bench_virtual_drive.py --scale 0.2     every case at scale 0.2 only
+    python bench/bench_virtual_drive.py --repeat 2      every case twice (report the repeat)
     python bench/bench_virtual_drive.py "4K rand read"  the cases whose names start so"""
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.virtual_drive.drive_model import DriveModel
-from thermrig.virtual_drive.served import VirtualDrive
+from thermrig.virtual_drive.served import THREADS, VirtualDrive
 
 RUNTIME_S = 6
 TICK = os.sysconf("SC_CLK_TCK")
@@ -104,6 +108,21 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def null_rate(case: Case, tmp: Path) -> float:
+    """Requests a second nbdkit's `null` plugin serves to the same fio job (same threads, no log), now."""
+    jobfile = tmp / "null.fio"
+    jobfile.write_text(job(case, "${uri}", "").replace("write_iops_log=\n", "").replace("log_avg_msec=1000\n", ""))
+    cmd = ["nbdkit", "-U", "-", "--threads", str(THREADS), "null", "size=16G", "--run"]
+    cmd += [f"export uri; fio --output-format=json {jobfile}"]  # nbdkit sets uri, unexported
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    result = json.loads(out[out.index("{") :])["jobs"][0]
+    return float(result["read"]["iops"] + result["write"]["iops"])
+
+
 def run_case(case: Case, scale: float, tmp: Path) -> None:
     model_iops = modelled_iops(case)
     with (
@@ -118,37 +137,23 @@ def run_case(case: Case, scale: float, tmp: Path) -> None:
         result = run_fio(job(case, sim.drive.uri, str(folder / "fio")), folder)
         wall = time.monotonic() - wall0
         cpu, own = cpu_s(nbdkit) - cpu0, time.process_time() - own0
+    wire = null_rate(case, tmp)
     per_second: dict[int, float] = {}
     for p in result.iops:  # reads and writes of a mix log separately: add them per second
         per_second[p.timestamp_ms // 1000] = per_second.get(p.timestamp_ms // 1000, 0.0) + p.value
     full = [v for _, v in sorted(per_second.items())][1:-1]  # the first and last seconds are partial
     expected = model_iops * scale
     ratios = [v / expected for v in full] or [0.0]
-    unit = f"{expected * case.bs / 1e6:,.0f} MB/s" if case.bs > 4096 else f"{expected:,.0f} IOPS"
+
+    def rate(iops: float) -> str:
+        return f"{iops * case.bs / 1e6:,.0f} MB/s" if case.bs > 4096 else f"{iops:,.0f} IOPS"
+
     figure(
         f"{case.name} at scale {scale:g}: served / modelled, median (worst s)",
         f"{statistics.median(ratios):.2f} ({min(ratios):.2f})",
-        f"mean {statistics.fmean(ratios):.2f}; modelled {unit} on the wire; nbdkit {cpu / wall * 100:.0f} %, "
-        f"rig process {own / wall * 100:.0f} % of a core",
+        f"mean {statistics.fmean(ratios):.2f}; modelled {rate(expected)} on the wire, null plugin {rate(wire)} "
+        f"({wire / expected:.1f}x); nbdkit {cpu / wall * 100:.0f} %, rig process {own / wall * 100:.0f} % of a core",
     )
-
-
-def null_ceiling() -> None:
-    """What nbdkit's own `null` plugin (no model, no sleeping) serves to the same fio on this machine now:
-    the wire's ceiling, for the scale 1 figures."""
-    for name, rw, bs, qd in (
-        ("128K seq read", "read", "128k", 32),
-        ("128K seq write", "write", "128k", 32),
-        ("4K rand read", "randread", "4k", 32),
-        ("4K rand read", "randread", "4k", 1),
-    ):
-        fio = f'fio --name=n --ioengine=nbd --uri="$uri" --rw={rw} --bs={bs} --iodepth={qd} --size=16g'
-        fio += f" --time_based=1 --runtime={RUNTIME_S} --output-format=json"
-        cmd = ["nbdkit", "-U", "-", "--threads", "32", "null", "size=16G", "--run", fio]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
-        job = json.loads(out[out.index("{") :])["jobs"][0]["write" if "write" in rw else "read"]
-        got = f"{job['bw_bytes'] / 1e6:,.0f} MB/s" if bs != "4k" else f"{job['iops']:,.0f} IOPS"
-        figure(f"nbdkit null plugin, {name} QD{qd}", got, "the wire's ceiling on this machine now")
 
 
 def largest_numjobs() -> None:
@@ -203,17 +208,24 @@ def unread_replies_memory() -> None:
 def main() -> None:
     args = sys.argv[1:]
     scales = [1.0, DriveSpec.scale]  # the drive's own rates, and the campaign default
+    repeat = 1
     if "--scale" in args:
         i = args.index("--scale")
         scales = [float(args[i + 1])]
         del args[i : i + 2]
+    if "--repeat" in args:
+        i = args.index("--repeat")
+        repeat = int(args[i + 1])
+        del args[i : i + 2]
     with tempfile.TemporaryDirectory() as tmp:
-        for scale in dict.fromkeys(scales):
-            for case in CASES:
-                if not args or any(case.name.startswith(w) for w in args):
-                    run_case(case, scale, Path(tmp))
+        for n in range(repeat):
+            for scale in dict.fromkeys(scales):
+                print(f"pass {n + 1} of {repeat}, scale {scale:g}: {load()}", flush=True)
+                for case in CASES:
+                    if not args or any(case.name.startswith(w) for w in args):
+                        run_case(case, scale, Path(tmp))
+                print(f"pass {n + 1} of {repeat}, scale {scale:g} done: {load()}", flush=True)
     if not args:
-        null_ceiling()
         largest_numjobs()
         unread_replies_memory()
 

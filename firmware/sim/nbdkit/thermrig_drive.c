@@ -96,8 +96,14 @@ static unsigned in_flight; /* requests taken and not yet replied to, every conne
 
 #define RING 64 /* >= the threads per connection: replies a connection can have outstanding */
 
+/* A reply of a connection not yet followed by a request: when the drive completed it on its own
+ * timeline (virtual), and when the plugin handed it to nbdkit (real, for the idle gap). */
+struct reply {
+  double due, at;
+};
+
 struct handle {
-  double replies[RING]; /* when this connection's replies were due, oldest first, not yet followed by a request */
+  struct reply replies[RING]; /* oldest first */
   unsigned head, n;
 };
 
@@ -168,8 +174,10 @@ static void map_trim(uint64_t offset, uint64_t length) {
 }
 
 /* One request arrived at `now`: its service from this tick's figures, the work it did counted, and
- * the wire time at which it completes. kind: 0 read, 1 write, 2 trim or write-zeroes. */
-static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t count, double now) {
+ * the wire time at which the drive completes it (*due, on the drive's own timeline, which may lie in
+ * the past while the drive catches up with a late host); returns when its reply goes out:
+ * max(now, *due). kind: 0 read, 1 write, 2 trim or write-zeroes. */
+static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t count, double now, double *due) {
   pthread_mutex_lock(&lock);
   struct figures f = read_figures();
   if (f.reset != seen_reset) {
@@ -180,14 +188,16 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
   /* A client that keeps its queue full sends one request per reply: pair each request with the
    * oldest reply of its connection not yet followed by one. The gap from that reply's due time is
    * this machine's turnaround (a late wake-up, nbdkit, libnbd, fio), where a real host spends a few
-   * microseconds: the request is taken as sent at that due time. */
-  while (h->n > 0 && now - h->replies[h->head] >= TURNAROUND_MAX_S) { /* idle time, not turnaround */
+   * microseconds: the request is taken as sent at that due time, on the drive's timeline, so a
+   * late reply or a late request costs the stream nothing (up to catch_up_s behind the wire clock).
+   * A gap of TURNAROUND_MAX_S from the reply's real hand-over is idle time: the stream starts afresh. */
+  while (h->n > 0 && now - h->replies[h->head].at >= TURNAROUND_MAX_S) {
     h->head = (h->head + 1) % RING;
     h->n--;
   }
   double sent = now;
   if (h->n > 0) {
-    sent = h->replies[h->head];
+    sent = fmax(h->replies[h->head].due, now - f.catch_up_s);
     h->head = (h->head + 1) % RING;
     h->n--;
   }
@@ -240,20 +250,20 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
    * interval of length T the drive completes at most (T + catch_up_s) seconds of work at its ceiling. */
   double start = fmax(free_at, busy ? fmin(sent, now - f.catch_up_s) : sent);
   free_at = start + occupancy / f.scale;
-  double done = fmax(fmax(now, sent + latency / f.scale), free_at);
+  *due = fmax(sent + latency / f.scale, free_at);
   pthread_mutex_unlock(&lock);
-  return done;
+  return fmax(now, *due);
 }
 
-/* The request due at `due` has been completed (its reply goes to nbdkit now, or a little later on a
- * loaded machine: that lateness counts into the turnaround). */
-static void replied(struct handle *h, double due) {
+/* The request the drive completed at `due` (its timeline) is handed to nbdkit at `at` (a loaded
+ * machine's late wake-up counts into the turnaround, not into the drive's time). */
+static void replied(struct handle *h, double due, double at) {
   pthread_mutex_lock(&lock);
   if (h->n == RING) { /* forget the oldest */
     h->head = (h->head + 1) % RING;
     h->n--;
   }
-  h->replies[(h->head + h->n) % RING] = due;
+  h->replies[(h->head + h->n) % RING] = (struct reply){due, at};
   h->n++;
   in_flight--;
   __atomic_add_fetch(&hdr->acc.replies, 1, __ATOMIC_RELAXED);
@@ -273,9 +283,9 @@ static int serve(void *handle, int kind, uint32_t count, uint64_t offset) {
   if (!aligned(count, offset))
     return -1;
   struct handle *h = handle;
-  double due = schedule(h, kind, offset, count, now_s());
-  sleep_until(due);
-  replied(h, due);
+  double due, reply = schedule(h, kind, offset, count, now_s(), &due);
+  sleep_until(reply);
+  replied(h, due, now_s());
   return 0;
 }
 
