@@ -118,12 +118,12 @@ lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
-# The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so it
-# is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
+# The Python and conformance tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests
+# share one, so it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 2
 pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
-	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q
+	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -n $(PYTEST_WORKERS)
 
 # The receive path and the virtual-wires codec under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
 # 600), `make fuzz-smoke` (part of make test) for a short one.
