@@ -120,7 +120,7 @@ lint: venv
 
 # The Python and conformance tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests
 # share one, so it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 4
 pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -n $(PYTEST_WORKERS)
