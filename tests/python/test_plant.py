@@ -44,7 +44,7 @@ def test_controller_sits_above_the_board_by_its_power_over_its_conductance() -> 
     p = make_plant()
     p.drive_power_w = 6.0
     run(p, 3000)
-    d = p.drive
+    d = p.drive_thermal
     local = p.slot_air_c
     p_ctrl = 6.0 * d.ctrl_power_fraction
     g_ctrl_air = p.h_conv() * d.ctrl_area

@@ -54,7 +54,7 @@ class ThermalState:
 class Plant:
     chassis: ChassisParams
     slot: SlotParams
-    drive: DriveThermalParams
+    drive_thermal: DriveThermalParams  # the drive's thermal figures with its cooling (heatsink, board)
     room_c: float | None = None  # None: the chassis profile's room temperature
     drive_power_w: float = field(default=0.0)
     t: float = 0.0
@@ -62,7 +62,7 @@ class Plant:
     def __post_init__(self) -> None:
         if self.room_c is None:
             self.room_c = self.chassis.room_c
-        self.drive_power_w = self.drive.idle_power_w
+        self.drive_power_w = self.drive_thermal.idle_power_w
         r = self.room_c
         self.state = ThermalState(heater=r, air=r, sink=r, board=r, ctrl=r)
         self.fans = [FanModel(self.chassis), FanModel(self.chassis)]
@@ -82,7 +82,7 @@ class Plant:
         return self.slot.v_chassis_fan * self.fans[0].airflow + self.slot.v_slot_fan * self.fans[1].airflow
 
     def h_conv(self) -> float:
-        d = self.drive
+        d = self.drive_thermal
         return d.h_still + d.h_forced * math.sqrt(self.air_speed)
 
     # --- integration ---------------------------------------------------------------------------
@@ -91,7 +91,7 @@ class Plant:
         """Advance dt seconds with the current actuator values."""
         for fan, duty in zip(self.fans, self.fan_duty, strict=True):
             fan.step(duty, dt)
-        c, d, s = self.chassis, self.drive, self.state
+        c, d, s = self.chassis, self.drive_thermal, self.state
         h = self.h_conv()
         g_air_room = c.g_still + c.g_fan * self.fans[0].airflow
         g_board_air = h * d.board_area + d.g_board_connector

@@ -142,7 +142,7 @@ class SimulatedRig:
         if slot is not None:
             self.plant.slot = load_slot(slot)
         if heatsink is not None:
-            self.plant.drive = self._thermal(heatsink)
+            self.plant.drive_thermal = self._thermal(heatsink)
 
     def _thermal(self, heatsink: str) -> DriveThermalParams:
         base = load_drive_thermal(heatsink)
