@@ -72,9 +72,7 @@ def open_testbed(c: Campaign, local: tuple[LocalDrive, Identity] | None, stack: 
     sim = stack.enter_context(SimulatedRig(sim_config(c)))
     if local is not None:
         return Testbed(sim.port, sim, *local)
-    prof = load_drive_profile(c.drive.profile)
-    identity = {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
-    return Testbed(sim.port, sim, SimulatedDrive(sim), identity)
+    return Testbed(sim.port, sim, SimulatedDrive(sim), load_drive_profile(c.drive.profile).identity())
 
 
 # The chassis parameters `thermrig rig tune --sim` may scale (option name: ChassisParams field).

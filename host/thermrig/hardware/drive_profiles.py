@@ -51,6 +51,10 @@ class DriveProfile:
     post_cache_write_bps: float = 0.0  # writes once the cache is full (written since idle beyond its size)
     cache_fold_bps: float = 0.0  # while idle, the cache folds back into TLC at this rate
 
+    def identity(self) -> dict[str, str | None]:
+        """What a run's manifest records of the drive, as nvme-cli would say it of a real one."""
+        return {"device_serial": self.serial, "device_model": self.model, "device_firmware": self.firmware}
+
     def thermal(self, base: DriveThermalParams) -> DriveThermalParams:
         """The plant's drive nodes with this drive's own package and board figures."""
         return replace(

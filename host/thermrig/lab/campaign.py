@@ -153,8 +153,7 @@ def _identity(plan: Plan) -> dict[str, str | None]:
     d = plan.campaign.drive
     if not d.is_virtual:
         return {"device_serial": d.serial}
-    prof = load_drive_profile(d.profile)
-    return {"device_serial": prof.serial, "device_model": prof.model, "device_firmware": prof.firmware}
+    return load_drive_profile(d.profile).identity()
 
 
 def _needs(plan: Plan, runs: list[RunSpec]) -> list[RunNeed]:
