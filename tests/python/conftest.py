@@ -42,7 +42,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """A worker whose xdist no longer groups (pytest 9.2 with xdist 3.8: pytest-xdist issue 1386) would
     record the campaign once per worker, silently: refuse instead (host/pyproject.toml pins pytest)."""
-    if not session.config.getvalue("loadgroup"):
+    option = session.config.option  # xdist's options exist only where xdist is loaded, and not always both
+    if getattr(option, "dist", None) != "loadgroup" and not getattr(option, "loadgroup", False):
         return
     ungrouped = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
     if ungrouped:

@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, run_args, run_ids, start_run, thermrig
 
 from thermrig.campaign.equilibrium import EquilibriumWatch
@@ -71,14 +72,18 @@ def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSetting
     assert again.returncode == 1 and "pass --resume" in again.stderr
 
 
-def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx_env: dict[str, str]) -> None:
+@pytest.mark.timeout(900)  # three runs and a resume on a loaded machine
+def test_a_killed_campaign_resumes_where_it_stopped(
+    tmp_path: Path, influx: InfluxSettings, influx_env: dict[str, str]
+) -> None:
     path = campaign(tmp_path, "resume", "top", "bottom", "underside")
     out = tmp_path / "runs"
     proc = start_run(path, out, influx_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = out / "state.json"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if state.exists() and json.loads(state.read_text())["completed"]:
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:  # one run done and the next one begun
+        done = json.loads(state.read_text())["completed"] if state.exists() else []
+        if done and any(m.get("status") == "running" for m in manifests(out).values()):
             break
         time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
@@ -86,11 +91,25 @@ def test_a_killed_campaign_resumes_where_it_stopped(tmp_path: Path, influx_env: 
     done_before = json.loads(state.read_text())["completed"]
     assert 1 <= len(done_before) < 3
     first = manifests(out)[done_before[0]]
+    killed = {run: m for run, m in manifests(out).items() if run not in done_before}  # the run cut short
+    assert len(killed) == 1
     r = thermrig(*run_args(path, out), "--resume", env=influx_env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    assert set(json.loads(state.read_text())["completed"]) == run_ids(out, "resume", 3)
-    assert manifests(out)[done_before[0]]["start_utc"] == first["start_utc"]  # not run twice
-    assert all(m["status"] == "ok" for m in manifests(out).values())
+    plan_ids = run_ids(out, "resume", 3)
+    assert set(json.loads(state.read_text())["completed"]) == plan_ids
+    after = manifests(out)
+    assert after[done_before[0]]["start_utc"] == first["start_utc"]  # not run twice
+    # A run cut short keeps its folder and its points under its own ID; its retry records under ID.2, so no
+    # run ID holds two attempts' telemetry and fio logs.
+    for run, m in killed.items():
+        assert after[run]["start_utc"] == m["start_utc"] and after[run]["status"] == "running"
+        retry = after[f"{run}.2"]
+        assert retry["status"] == "ok" and retry["attempt"] == 2 and retry["plan_run"] == run
+    assert set(after) == plan_ids | {f"{run}.2" for run in killed}
+    assert all(after[run]["status"] == "ok" for run in set(after) - set(killed))
+    for run in set(after) - set(killed):
+        [s] = influxql(influx, f"SELECT count(detail) FROM run_events WHERE run = '{run}' AND kind = 'run_start'")
+        assert s.values[0][1] == 1, run
 
 
 def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(

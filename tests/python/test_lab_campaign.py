@@ -116,8 +116,9 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert "6 of 6 runs ok" in again.stdout
     rerun = manifests(out)
-    assert rerun[lost_run]["status"] == "ok"
-    assert {r: m["start_utc"] for r, m in rerun.items() if r != lost_run} == {
+    assert rerun[lost_run] == runs[lost_run]  # the lost attempt keeps its record; the retry is its own run ID
+    assert rerun[f"{lost_run}.2"]["status"] == "ok" and rerun[f"{lost_run}.2"]["plan_run"] == lost_run
+    assert {r: m["start_utc"] for r, m in rerun.items() if not r.startswith(lost_run)} == {
         r: m["start_utc"] for r, m in others.items()
     }  # only the failed run ran again
     assert set(holders(lab).values()) == {None}

@@ -27,6 +27,7 @@ class ThrottleRow:
     plateau_bps: float | None  # at the drive's scale (the virtual drive's wire scale undone)
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
+    status: str | None = "ok"  # how the run ended (its run_stop: ok, failed, aborted); None: never stopped
 
     def published(self) -> PugetCell | None:
         return next((c for c in PUGET if c.slot == self.slot and c.profile == self.profile), None)
@@ -57,6 +58,7 @@ def row_of(data: RunData) -> ThrottleRow:
         plateau_bps=th.plateau_bps,
         note="; ".join(notes),
         hctm=t.get("hctm") or "-",
+        status=data.status,
     )
 
 

@@ -46,6 +46,7 @@ from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import load_drive_profile
 
+RESUMES = 2  # times a campaign that stopped (a rig fault, a lost host) is resumed before it counts as failed
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
 QUICK_CELLS = (("top", "dual_gpu_load"), ("upright", "single_gpu_idle"))
@@ -195,14 +196,16 @@ def groups(quick: bool = False, seeds: bool = True, only_seeds: bool = False) ->
 class Outcome:
     rows: dict[str, list[ThrottleRow]] = field(default_factory=dict)  # campaign -> rows
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
-    failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed
+    failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed, resumes spent
+    resumed: dict[str, int] = field(default_factory=dict)  # campaign -> times it was resumed after failing
     drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
     seeds: list[CalibrationCheck] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
     wall_s: float = 0.0
 
 
 def _done(folder: Path) -> int:
-    return sum(1 for _ in folder.glob("*/manifest.json"))
+    """Runs ended ok (a manifest says `running` until its run ends, `failed` or `aborted` for an attempt)."""
+    return sum(1 for p in folder.glob("*/manifest.json") if '"status": "ok"' in p.read_text())
 
 
 def run_groups(
@@ -224,6 +227,7 @@ def run_groups(
             settings = server.settings()
             env = {**os.environ, "THERMRIG_INFLUX_URL": url, "XDG_DATA_HOME": str(Path(tmp) / "data")}
             pending = list(chosen)
+            by_name = {g.name: g for g in chosen}
             running: dict[str, subprocess.Popen[bytes]] = {}
             try:
                 while pending or running:
@@ -231,10 +235,16 @@ def run_groups(
                         g = pending.pop(0)
                         running[g.name] = _launch(g, out, speed, scale, env)
                     for name, proc in list(running.items()):
-                        if proc.poll() is not None:
-                            if proc.returncode != 0:
-                                outcome.failed.append(name)
-                            del running[name]
+                        if proc.poll() is None:
+                            continue
+                        del running[name]
+                        if proc.returncode != 0 and outcome.resumed.get(name, 0) < RESUMES:
+                            # a starved simulation (HOST_LOST on a loaded machine) measures the machine,
+                            # not the model: go on from the run it stopped in, retried under ID.2
+                            outcome.resumed[name] = outcome.resumed.get(name, 0) + 1
+                            running[name] = _launch(by_name[name], out, speed, scale, env, resume=True)
+                        elif proc.returncode != 0:
+                            outcome.failed.append(name)
                     if on_progress is not None:
                         on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
                     time.sleep(1.0)
@@ -243,8 +253,8 @@ def run_groups(
                     proc.terminate()
                 for proc in running.values():
                     proc.wait()
-            for g in chosen:
-                outcome.rows[g.name] = throttle_table(settings, g.name)
+            for g in chosen:  # a failed or cut-short attempt is no measurement; its retry is
+                outcome.rows[g.name] = [r for r in throttle_table(settings, g.name) if r.status == "ok"]
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
                 if g.name.endswith("sm951-random"):
                     outcome.iops = _iops(settings, g.name)
@@ -256,14 +266,20 @@ def run_groups(
     return outcome
 
 
-def _launch(g: Group, out: Path, speed: float, scale: float, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _launch(
+    g: Group, out: Path, speed: float, scale: float, env: dict[str, str], resume: bool = False
+) -> subprocess.Popen[bytes]:
     spec = out / f"{g.name}.toml"
-    spec.write_text(g.toml(speed, scale))
     folder = out / g.name
-    shutil.rmtree(folder, ignore_errors=True)  # generated: each check starts its campaigns afresh
+    if not resume:
+        spec.write_text(g.toml(speed, scale))
+        shutil.rmtree(folder, ignore_errors=True)  # generated: each check starts its campaigns afresh
     cmd = [sys.executable, "-m", "thermrig.cli", "run", str(spec), "--no-prompt", "--out", str(folder)]
-    with (out / f"{g.name}.log").open("wb") as log:
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with (out / f"{g.name}.log").open("ab" if resume else "wb") as log:
+        if resume:
+            log.write(b"\n--- the campaign stopped (above); resumed with --resume ---\n")
+            log.flush()
+        return subprocess.Popen(cmd + (["--resume"] if resume else []), stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:

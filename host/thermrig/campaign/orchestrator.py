@@ -27,7 +27,7 @@ from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.recorded_trace import resolve_recorded_traces
 from thermrig.campaign.recording import RunRecording, manifest_for, run_tags
-from thermrig.campaign.rundir import CampaignState
+from thermrig.campaign.rundir import CampaignState, attempt_id
 from thermrig.campaign.spec import CampaignError
 from thermrig.campaign.summaries import analyse_campaign, analyse_run
 from thermrig.db.settings import InfluxSettings
@@ -145,13 +145,16 @@ class Orchestrator:
             self.display.show()
 
     def _run_one(self, spec: RunSpec) -> str:
-        run_dir = self.folder / spec.run_id
+        run_id, attempt = attempt_id(self.folder, spec.run_id)  # a retried run records under ID.N
+        run_dir = self.folder / run_id
         manifest = manifest_for(self.plan, spec, self.link, self.drive, self.drive_identity)
+        if attempt > 1:
+            manifest.update(run=run_id, attempt=attempt, plan_run=spec.run_id)
         if self.point_tags:
             manifest["lab"] = dict(self.point_tags)
         recording = RunRecording(
             run_dir,
-            dataclasses.replace(run_tags(self.plan, spec), **self.point_tags),
+            dataclasses.replace(run_tags(self.plan, spec), run=run_id, **self.point_tags),
             self.link,
             self.influx,
             self.drive.telemetry(),
@@ -177,7 +180,7 @@ class Orchestrator:
                     self.link.command("SAFE")
             else:
                 recording.manifest["analysed"] = False  # until its full summary is written
-                self.unanalysed.append(spec.run_id)
+                self.unanalysed.append(run_id)
             if not recording.finish(status, error):
                 with self._draining_lock:
                     self.draining.append(recording)

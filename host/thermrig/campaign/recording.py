@@ -91,6 +91,8 @@ class RunRecording:
         )
 
     def start(self) -> None:
+        self.manifest["status"] = "running"  # until finish(): a manifest that still says so was cut short
+        write_manifest(self.run_dir, self.manifest)
         self.session.start()
         if self.monitor is not None:
             self.monitor.start()

@@ -55,6 +55,23 @@ class CampaignState:
         self.save()
 
 
+def attempt_id(folder: Path, run_id: str) -> tuple[str, int]:
+    """The ID a run records under at this attempt, and the attempt's number: the run's own ID the first
+    time, `ID.N` at its N-th. A failed, aborted or killed attempt keeps its folder and its points in
+    InfluxDB under its own ID, so one run ID never holds two attempts' telemetry and fio logs."""
+    n, name = 1, run_id
+    while (folder / name).exists():
+        n += 1
+        name = f"{run_id}.{n}"
+    return name, n
+
+
+def last_attempt(folder: Path, run_id: str) -> Path:
+    """The folder of the run's latest attempt (its own ID's folder when it has had one attempt or none)."""
+    _, n = attempt_id(folder, run_id)
+    return folder / (run_id if n <= 2 else f"{run_id}.{n - 1}")
+
+
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     _write_json(run_dir / "manifest.json", manifest)

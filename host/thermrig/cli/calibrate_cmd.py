@@ -223,11 +223,17 @@ def check(
                 "checks": [asdict(c) for c in checks],
                 "wall_s": outcome.wall_s,
                 "failed": outcome.failed,
+                "resumed": outcome.resumed,
                 "drive_smart": outcome.drive_smart,
             },
             indent=2,
         )
     )
+    for name, times in outcome.resumed.items():
+        console.print(
+            f"{name} stopped and was resumed {times}x (its log says why; the run it stopped in was retried)",
+            markup=False,
+        )
     if outcome.failed:
         console.print(f"campaigns that failed: {', '.join(outcome.failed)} (logs in {out})", markup=False)
     if outcome.failed or not all(c.ok for c in checks):

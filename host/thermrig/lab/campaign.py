@@ -20,7 +20,7 @@ from typing import Protocol
 from thermrig.campaign.orchestrator import Orchestrator
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress
-from thermrig.campaign.rundir import CampaignState, read_manifest
+from thermrig.campaign.rundir import CampaignState, last_attempt, read_manifest
 from thermrig.campaign.summaries import analyse_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.errors import ThermrigError
@@ -320,7 +320,7 @@ class LabCampaign:
         for spec in self.plan.runs:
             if spec.run_id in self.state.completed:
                 continue
-            manifest = read_manifest(self.state.folder / spec.run_id) or {}
+            manifest = read_manifest(last_attempt(self.state.folder, spec.run_id)) or {}
             if manifest.get("status") == "failed":
                 where = manifest.get("lab", {}).get("place", "?")
                 outcome.failed[spec.run_id] = f"{where}: {_without_place(where, manifest.get('error') or 'failed')}"
