@@ -21,6 +21,7 @@ from waiting import wait_for
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
+from thermrig.lab.rig_place import tag_value
 from thermrig.paths import REPO_ROOT
 from thermrig.sim.simulated_rig import SimulatedRig
 
@@ -114,6 +115,11 @@ def holders(lab: Lab) -> dict[str, str | None]:
         return {p.name: p.acquired for p in client.places()}
 
 
+def firmware_tag(lab: Lab, place: str) -> str:
+    with LabClient(lab.address) as client:
+        return client.place(place).tags.get("firmware", "")
+
+
 def nothing_of_ours(lab: Lab, env: dict[str, str]) -> None:
     assert set(holders(lab).values()) == {None}
     assert not list(Path(env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))
@@ -134,6 +140,7 @@ def test_flash_a_nucleo_place_uploads_on_its_test_pc_and_checks_the_version(
         "-f interface/stlink.cfg -f target/stm32f4x.cfg -c program firmware.elf verify reset exit"
     ]
     assert not list(Path("/tmp").glob("thermrig-flash.*/firmware.elf"))  # the test PC's folder removed
+    assert firmware_tag(lab, "nuc") == tag_value(version)  # what `lab status` compares
     nothing_of_ours(lab, env)
 
 
@@ -181,6 +188,7 @@ def test_a_rig_still_reporting_an_older_version_after_the_upload_is_named(
         "the rig is left in its safe state"
     )
     assert (testpc["old"] / "received" / "firmware.elf").read_bytes() == b"image"  # the upload itself ran
+    assert firmware_tag(lab, "old") == tag_value(OLD)  # what the rig runs, for `lab status`
     nothing_of_ours(lab, env)
 
 

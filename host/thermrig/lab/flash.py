@@ -21,7 +21,7 @@ from thermrig.flash.base import FlashError
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
 from thermrig.flash.runner import COMEBACK_S, wait_for_rig
-from thermrig.lab.acquired import HeldPlace, held_place
+from thermrig.lab.acquired import HeldPlace, holding, note_firmware
 from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError, PlaceTaken
 from thermrig.lab.locks import LockRecord
@@ -154,7 +154,7 @@ def flash_place(
     board = view.tags.get("board", "")
     say(f"building the {board} firmware" if image is None else f"sending {image}")
     upload = prepare(board, place, image)
-    with held_place(coordinator, place, "flash", on_stale=on_stale) as held:
+    with LabClient(coordinator) as client, holding(client, "flash", places=[place], on_stale=on_stale) as (held,):
         _safe(held.serial_url)
         say(f"uploading {upload.version} on test PC {held.ssh.host if held.ssh else '-'} ({board})")
         send(upload, held, key)
@@ -163,6 +163,7 @@ def flash_place(
             info = wait_for_rig(held.serial_url, timeout)
         except FlashError as exc:
             raise FlashError(f"place {place}: {exc}") from exc
+        note_firmware(client, place, info.version)  # what the rig runs now, right or wrong (`lab status`)
         if info.version != upload.version:
             raise FlashError(
                 f"place {place}: version after upload is {info.version}, not {upload.version} (this checkout's); "
