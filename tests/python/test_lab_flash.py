@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, CAMPAIGN_RIG, Lab, Proc, simulated_lab
+from lab_world import BIN, CAMPAIGN_RIG, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
 from thermrig.firmware_identity import checkout_version
@@ -227,3 +227,19 @@ def test_ctrl_c_during_the_upload_releases_the_place(
         proc.stop()
     nothing_of_ours(lab, env)
     (testpc["nuc"] / "go").unlink()
+
+
+def test_a_campaign_warns_of_a_rig_older_than_this_host_and_status_shows_it(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "older", lab.address, runs=1, ssh_key=lab.ssh_key)
+    path.write_text(path.read_text().replace('board = "sim"', 'board = "nucleo_f446re"'))
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(tmp_path / "runs")]
+    done = subprocess.run(cmd, env=influx_env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    warned = [x for x in done.stdout.splitlines() if x.startswith("place old: the rig runs firmware ")]
+    assert len(warned) == 1 and f"firmware {OLD}, older than this host" in warned[0], done.stdout
+    cmd = [sys.executable, "-m", "thermrig.cli", "lab", "status", "-x", lab.address]
+    status = subprocess.run(cmd, env={**influx_env, "COLUMNS": "400"}, capture_output=True, text=True, timeout=120)
+    row = next(x for x in status.stdout.splitlines() if x.split()[1:2] == ["old"])
+    assert f"{tag_value(OLD)}: differs" in row and "free" in row, row

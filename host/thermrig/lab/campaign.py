@@ -3,7 +3,9 @@ campaign's runs assigned to them (thermrig.lab.assign: a run whose physical fact
 hardware has goes there with no operator prompt) and run on every place at once, one worker per place:
 each an Orchestrator with the place's rig (its RFC 2217 port) and the drive in its test PC (fio in
 client/server mode, thermrig.lab.test_pc_drive), every point tagged with the rig, place, test PC and
-firmware. A place lost mid-run (its exporter, its fio server or its rig gone) ends that place's share:
+firmware. A place that fails its start check is left out (the campaign fails only when none is left);
+each place's comment on the coordinator says how far it is (`lab status`). A place lost mid-run (its
+exporter, its fio server or its rig gone) ends that place's share:
 the run it was in is named failed, the runs it had not started go to the places still working, the
 campaign goes on. Every place is released at the end, on Ctrl-C and after an error; the campaign's
 results are written once, when every place is done."""
