@@ -35,7 +35,9 @@ FAKE_TOOL = """#!/bin/sh
 # Stands in for {tool} on the test PC: records its arguments and what lies beside it; fails when told.
 echo "$*" >> {folder}/{tool}.log
 mkdir -p {folder}/received && cp -r . {folder}/received/
-if [ -e {folder}/hang ]; then touch {folder}/hanging; while [ ! -e {folder}/go ]; do sleep 0.05; done; fi
+if [ -e {folder}/hang ]; then
+  touch {folder}/hanging; while [ ! -e {folder}/go ]; do sleep 0.05; done; touch {folder}/resumed
+fi
 if [ -e {folder}/fail ]; then echo "Error: open failed" >&2; echo "** OpenOCD init failed **" >&2; exit 1; fi
 exit 0
 """
@@ -85,7 +87,8 @@ def testpc(lab: Lab) -> Iterator[dict[str, Path]]:
 
     def clear() -> None:
         for folder in folders.values():
-            subprocess.run(["rm", "-rf", *(str(folder / n) for n in ("received", "fail", "hang", "hanging"))])
+            marks = ("received", "fail", "hang", "hanging", "go", "resumed")
+            subprocess.run(["rm", "-rf", *(str(folder / n) for n in marks)])
             for log in folder.glob("*.log"):
                 log.unlink()
 
@@ -223,10 +226,11 @@ def test_ctrl_c_during_the_upload_releases_the_place(
         os.kill(proc.popen.pid, signal.SIGINT)
         assert proc.popen.wait(60) != 0, proc.output()
     finally:
-        (testpc["nuc"] / "go").touch()  # the fake tool on the test PC ends too
+        (testpc["nuc"] / "go").touch()  # the fake tool on the test PC ends too (ssh gone, it runs on)
         proc.stop()
+    assert wait_for((testpc["nuc"] / "resumed").exists, 30)
+    assert wait_for(lambda: not list(Path("/tmp").glob("thermrig-flash.*/firmware.elf")), 30)  # its folder gone
     nothing_of_ours(lab, env)
-    (testpc["nuc"] / "go").unlink()
 
 
 def test_a_campaign_warns_of_a_rig_older_than_this_host_and_status_shows_it(
@@ -234,7 +238,7 @@ def test_a_campaign_warns_of_a_rig_older_than_this_host_and_status_shows_it(
 ) -> None:
     path = campaign(tmp_path, "older", lab.address, runs=1, ssh_key=lab.ssh_key)
     path.write_text(path.read_text().replace('board = "sim"', 'board = "nucleo_f446re"'))
-    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(tmp_path / "runs")]
+    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(tmp_path / "runs"), "--no-prompt"]
     done = subprocess.run(cmd, env=influx_env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     warned = [x for x in done.stdout.splitlines() if x.startswith("place old: the rig runs firmware ")]
