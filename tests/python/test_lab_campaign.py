@@ -27,6 +27,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.link.rig_link import RigLink
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -148,6 +149,9 @@ def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
     assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
     assert len(runs) == 6 and set(holders(lab).values()) == {None}
     assert wait_for(lambda: lab.rigs["rig-a"].actuators()[0] == 0.0, 60)  # the rig went safe on its own
+    with RigLink(lab.rigs["rig-a"].port) as link:  # its host-lost fault latched: cleared as an operator would
+        link.hello()
+        link.command("CLEAR")
 
 
 def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(

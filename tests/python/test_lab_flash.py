@@ -22,7 +22,9 @@ from waiting import wait_for
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
+from thermrig.protocol.messages import Fault
 from thermrig.sim.simulated_rig import SimulatedRig
 
 pytestmark = pytest.mark.timeout(600)
@@ -247,3 +249,36 @@ def test_a_campaign_warns_of_a_rig_older_than_this_host_and_status_shows_it(
     status = subprocess.run(cmd, env={**influx_env, "COLUMNS": "400"}, capture_output=True, text=True, timeout=120)
     row = next(x for x in status.stdout.splitlines() if x.split()[1:2] == ["old"])
     assert f"{tag_value(OLD)}: differs" in row and "free" in row, row
+
+
+def test_a_rig_with_latched_faults_fails_its_start_check(lab: Lab, tmp_path: Path, influx_env: dict[str, str]) -> None:
+    """Left heating by a host that went away, the rig latches HOST_LOST and would refuse to heat: the place's
+    start check names it (the only place: the campaign fails in that one line, nothing locked)."""
+    port = lab.rigs["pi"].port
+    rig = lab.rigs["pi"]
+    with RigLink(port) as link:
+        link.hello()
+        link.set(air=4000, hlim=500, heat=1)
+        assert wait_for(lambda: rig.actuators()[0] > 0.0, 30)  # heating
+
+    def host_lost() -> bool:
+        with RigLink(port) as link:
+            link.hello()
+            return bool(link.next_telemetry(5.0).faults & Fault.HOST_LOST)
+
+    try:
+        assert wait_for(lambda: rig.actuators()[0] == 0.0, 60)  # the host gone, the rig went safe by itself
+        assert host_lost()
+        path = campaign(tmp_path, "tripped", lab.address, runs=1, ssh_key=lab.ssh_key)
+        path.write_text(path.read_text().replace('board = "sim"', 'board = "pico"'))
+        cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--out", str(tmp_path / "runs"), "--no-prompt"]
+        done = subprocess.run(cmd, env=influx_env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=300)  # fmt: skip
+        line = one_error_line(done)
+        assert line.startswith("error: place pi: its rig at rfc2217://127.0.0.1:") and "latched faults" in line, line
+        assert "HOST_LOST" in line and "`thermrig rig clear --port rfc2217://127.0.0.1:" in line, line
+        nothing_of_ours(lab, influx_env)
+    finally:
+        with RigLink(port) as link:
+            link.hello()
+            link.command("CLEAR")

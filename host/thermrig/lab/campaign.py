@@ -130,10 +130,16 @@ def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.Exi
         info = link.hello()  # refuses a rig of another protocol
         stack.callback(_safe, link)
         link.start_keepalive()
+        faults = link.next_telemetry(5.0).faults  # latched: it would refuse to heat (NAK STATE)
     except LabError:
         raise
     except (ThermrigError, OSError) as exc:
         raise LabError(f"place {held.name}: {exc}") from exc
+    if faults:
+        raise LabError(
+            f"place {held.name}: its rig at {held.serial_url} has latched faults {faults.name}: "
+            f"`thermrig rig clear --port {held.serial_url}` once they are seen to"
+        )
     tags = {k: v for k, v in held.point_tags(info.version).items() if v}
     smart = None
     if held.ssh is not None:
