@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,7 +24,10 @@ from waiting import wait_for
 from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
+from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
+from thermrig.lab.rig_place import tag_value
+from thermrig.link.rig_link import RigLink
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -146,14 +150,27 @@ def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
     assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
     assert len(runs) == 6 and set(holders(lab).values()) == {None}
     assert wait_for(lambda: lab.rigs["rig-a"].actuators()[0] == 0.0, 60)  # the rig went safe on its own
+    with RigLink(lab.rigs["rig-a"].port) as link:  # its host-lost fault latched: cleared as an operator would
+        link.hello()
+        link.command("CLEAR")
 
 
 def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
+    """Also `lab status` while it runs: how far a place is and the firmware its rig said it runs."""
     path = campaign(tmp_path, "stopped", lab.address, runs=3, runtime_s=30, ssh_key=lab.ssh_key)
     proc = Proc.start(run_cmd(path, tmp_path / "runs"), tmp_path, influx_env)
     try:
+        in_workload = wait_for(lambda: any(": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        place = next(x for x in proc.lines if ": workload" in x).split(":")[0]  # in its 30 s workload now
+        assert wait_for(lambda: "workload" in comments(lab)[place], 30), (comments(lab), proc.output())
+        row = lab_status(lab, influx_env)[place]
+        fw = tag_value(rigsim_version())
+        verdict = "current" if fw == tag_value(checkout_version()) else "differs"
+        assert f"thermrig run stopped (pid {proc.popen.pid}): run 1 of 1 here (stopped-" in row, row
+        assert re.search(r"workload; \d/3 done", row) and f"{fw}: {verdict}" in row, row
         assert wait_for(lambda: sum(": workload" in x for x in proc.lines) == 3, 300), proc.output()
         me = {h for h in holders(lab).values()}
         assert len(me) == 1 and None not in me  # all three held by us
@@ -197,6 +214,47 @@ def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
     assert set(holders(lab).values()) == {None}
 
 
+def rigsim_version() -> str:
+    """The version stamp the simulated rigs' rigsim was built with (what their HELLO says)."""
+    header = Path(os.environ["THERMRIG_RIGSIM"]).parent / "rig_version.h"
+    return header.read_text().split('"')[1]
+
+
+def comments(lab: Lab) -> dict[str, str]:
+    with LabClient(lab.address) as client:
+        return {p.name: p.comment for p in client.places()}
+
+
+def lab_status(lab: Lab, env: dict[str, str]) -> dict[str, str]:
+    """`thermrig lab status`'s row of each place, on one line each."""
+    cmd = [sys.executable, "-m", "thermrig.cli", "lab", "status", "-x", lab.address]
+    done = subprocess.run(cmd, env={**env, "COLUMNS": "400"}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return {line.split()[1]: line for line in done.stdout.splitlines() if line.split()[1:2] and "rig-" in line}
+
+
+def test_a_place_that_fails_its_start_check_is_left_out_and_the_others_run(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    path = campaign(tmp_path, "leftout", lab.address, runs=2, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    lab.fio_servers["rig-c"].stop()
+    try:
+        done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=400)  # fmt: skip
+    finally:
+        lab.start_fio_server("rig-c")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    fio_port = lab.ports["rig-c"][0]
+    left = [x for x in done.stdout.splitlines() if x.startswith("place rig-c left out: ")]
+    assert len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in left[0], left
+    assert "campaign leftout finished on rig-a, rig-b: 2 of 2 runs ok" in done.stdout, done.stdout
+    runs = manifests(out)
+    assert len(runs) == 2 and {m["lab"]["place"] for m in runs.values()} <= {"rig-a", "rig-b"}
+    assert all(m["status"] == "ok" for m in runs.values())
+    assert set(holders(lab).values()) == {None}
+
+
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
@@ -230,18 +288,20 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
         "over it: pass --destroy"
     )
     path.write_text(text)
+    # no place passes its start check (rig-b's SSH down, rig-a's and rig-c's fio servers): one line naming each
     lab.ssh_servers["rig-b"].stop()
-    try:
-        line = run(path)
-    finally:
-        lab.start_test_pc_ssh("rig-b")
-    assert line.startswith(f"error: place rig-b: its test PC's SSH at {getpass.getuser()}@127.0.0.1:"), line
+    lab.fio_servers["rig-a"].stop()
     lab.fio_servers["rig-c"].stop()
     try:
         line = run(path)
     finally:
+        lab.start_test_pc_ssh("rig-b")
+        lab.start_fio_server("rig-a")
         lab.start_fio_server("rig-c")
-    fio_port = lab.ports["rig-c"][0]
-    assert line.startswith(f"error: place rig-c: its test PC's fio server at 127.0.0.1,{fio_port} does not answer")
+    assert line.startswith("error: no place passed its start check: place rig-"), line
+    assert f"place rig-b: its test PC's SSH at {getpass.getuser()}@127.0.0.1:" in line
+    for place in ("rig-a", "rig-c"):
+        fio_port = lab.ports[place][0]
+        assert f"place {place}: its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in line
     assert set(holders(lab).values()) == {None}
     assert not list(Path(influx_env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))  # our lock records gone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,8 +16,12 @@ from thermrig.flash.runner import flash as run_flash
 @user_errors
 def flash(
     board: Annotated[
-        str, typer.Option(help=f"Board: {', '.join(BOARDS)} (qemu: the running `thermrig sim --firmware zephyr`).")
-    ] = "nucleo_f411re",
+        str | None,
+        typer.Option(
+            help=f"Board: {', '.join(BOARDS)} (qemu: the running `thermrig sim --firmware zephyr`). "
+            "Default: nucleo_f411re; with --lab, the place's board tag."
+        ),
+    ] = None,
     port: Annotated[
         str | None,
         typer.Option(help="Serial port the rig answers on after flashing (default: as `thermrig rig` finds it)."),
@@ -25,14 +30,33 @@ def flash(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would be built and uploaded, do nothing.")
     ] = False,
+    lab: Annotated[
+        str | None,
+        typer.Option("--lab", help="Flash a place of this labgrid coordinator (HOST:PORT) instead: see --place."),
+    ] = None,
+    place: Annotated[str | None, typer.Option("--place", "-p", help="With --lab: the place to flash.")] = None,
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --lab: upload this image (a Nucleo ELF, a Pico firmware folder), not a build."),
+    ] = None,
+    ssh_key: Annotated[str, typer.Option("--ssh-key", help="With --lab: the key that logs in to the test PC.")] = "",
 ) -> None:
     """Build the firmware of this checkout for a board, upload it, and check the rig reports that version.
 
     Nucleo boards upload with PlatformIO over their ST-LINK; `--board qemu` restarts the running
     emulated rig on the new image. The rig is left in its safe state whatever happens.
+
+    With --lab and --place, the place is acquired, the image uploaded on its test PC over SSH (OpenOCD
+    over a Nucleo's ST-LINK, mpremote over a Pico's USB), HELLO's version checked through the place's
+    serial port, and the place released (docs/lab.md).
     """
     console = Console()
-    f = flasher(board)
+    if lab is not None or place is not None:
+        _flash_place(console, lab, place, board, image, ssh_key, timeout)
+        return
+    if image is not None:
+        raise typer.BadParameter("--image goes with --lab and --place", param_hint="--image")
+    f = flasher(board or "nucleo_f411re")
     target = f.resolve_port(port)
     if dry_run:
         for step in f.steps(target):
@@ -43,4 +67,33 @@ def flash(
         info = run_flash(f, target, lambda text: status.update(text), timeout)
     console.print(
         f"[green]flashed[/]: {info.firmware} {info.version} on {info.board}, {target}", soft_wrap=True, highlight=False
+    )
+
+
+def _flash_place(
+    console: Console,
+    lab: str | None,
+    place: str | None,
+    board: str | None,
+    image: Path | None,
+    key: str,
+    timeout: float,
+) -> None:
+    if not lab or not place:
+        raise typer.BadParameter("--lab and --place go together", param_hint="--lab")
+    if board is not None:
+        raise typer.BadParameter("with --lab the board is the place's board tag", param_hint="--board")
+    from thermrig.cli.lab_common import labgrid_modules, named_stale
+
+    labgrid_modules()
+    from thermrig.lab.flash import flash_place
+
+    with console.status("flashing") as status:
+        held, info = flash_place(lab, place, image, key, lambda text: status.update(text), timeout, named_stale)
+    test_pc = held.ssh.host if held.ssh else "-"
+    console.print(
+        f"[green]flashed[/]: {info.firmware} {info.version} on place {held.name} ({info.board}, test PC {test_pc}); "
+        "released",
+        soft_wrap=True,
+        highlight=False,
     )

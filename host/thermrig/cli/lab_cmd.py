@@ -115,8 +115,10 @@ def export(
 def status(coordinator: CoordOpt) -> None:
     """The lab's places: who holds each and since when, their tags, firmware and what runs on them.
 
-    The firmware column compares each place's firmware tag with this checkout's (`lab check` asks the
-    rig itself)."""
+    The firmware column compares each place's firmware tag with this checkout's: the tag is what the
+    rig said in the last HELLO thermrig saw through the place (a lab campaign's start, `lab check`,
+    `flash --lab`). The running column says what holds the place and, for a lab campaign, how far it
+    is (run i of n on that place, the phase, the campaign's runs done)."""
     from thermrig.firmware_identity import checkout_version
 
     checkout = checkout_version()
@@ -126,7 +128,7 @@ def status(coordinator: CoordOpt) -> None:
         table.add_column(column)
     for row in rows:
         table.add_row(row.name, row.holder or "free", row.since, row.tags, row.firmware or "-", row.running)
-    Console(width=220).print(table)
+    Console(width=max(220, Console().width)).print(table)  # a row a line: COLUMNS widens it
 
 
 app.command("info")(lab_place_cmds.info)

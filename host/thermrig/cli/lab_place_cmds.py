@@ -58,10 +58,15 @@ def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "
     from thermrig.lab.services import check_ssh
 
     failed = []
-    with labgrid_modules().acquired.held_place(coordinator, place, "check", on_stale=named_stale) as held:
+    lab = labgrid_modules()
+    with (
+        lab.client.LabClient(coordinator) as client,
+        lab.acquired.holding(client, "check", places=[place], on_stale=named_stale) as (held,),
+    ):
         try:
             with _rig(held) as link:
                 assert link.info is not None
+                lab.acquired.note_firmware(client, place, link.info.version)  # `lab status` shows it
                 _, verdict = checkout_verdict(link.info.version, checkout_version())
                 typer.echo(f"rig: {link.info.firmware} {link.info.version} on {held.serial_url}; current: {verdict}")
         except LabError as exc:

@@ -36,13 +36,14 @@ class PicoFlasher(Flasher):
         except ConfigError as exc:
             raise FlashError("no port for the Pico: pass --port (e.g. /dev/ttyACM0)") from exc
 
-    def copy_command(self, port: str) -> list[str]:
+    def copy_command(self, port: str, tool: str = "") -> list[str]:
         """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
-        feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy."""
-        return [mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
+        feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy. tool:
+        mpremote as named on the machine that runs it (default: this host's)."""
+        return [tool or mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
 
-    def reset_command(self, port: str) -> list[str]:
-        return [mpremote_binary(), "connect", port, "resume", "reset"]
+    def reset_command(self, port: str, tool: str = "") -> list[str]:
+        return [tool or mpremote_binary(), "connect", port, "resume", "reset"]
 
     def steps(self, port: str) -> list[str]:
         return [

@@ -3,6 +3,8 @@ ST-LINK; the rig then answers on its serial port (the ST-LINK's virtual COM port
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from thermrig.config import ConfigError, resolve_port
 from thermrig.flash.base import Flasher, FlashError, run_tool, stamped_version
 from thermrig.paths import REPO_ROOT
@@ -34,6 +36,10 @@ class PlatformIOFlasher(Flasher):
         run_tool([pio(), "run", "-e", self.board], "build", REPO_ROOT)
         stamps = sorted((REPO_ROOT / ".pio" / "build" / self.board).rglob("rig_version.h"))
         return stamped_version(stamps[0] if stamps else None)
+
+    def image(self) -> Path:
+        """The image the build leaves (platformio.ini's build_dir), what an ST-LINK tool programs."""
+        return REPO_ROOT / "build" / "pio" / self.board / "firmware.elf"
 
     def upload(self, port: str) -> None:
         run_tool([pio(), "run", "-e", self.board, "-t", "upload"], "upload", REPO_ROOT)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from thermrig.lab.client import Endpoint, LabClient
 from thermrig.lab.errors import NoSuchPlace
 from thermrig.lab.locks import LockBook, LockRecord
-from thermrig.lab.rig_place import FIO_RESOURCE, SERIAL_RESOURCE, SSH_RESOURCE
+from thermrig.lab.rig_place import FIO_RESOURCE, SERIAL_RESOURCE, SSH_RESOURCE, tag_value
 
 POLL_S = 1.0  # how often a waiting reservation is polled (it expires 60 s after the last poll)
 
@@ -53,6 +53,7 @@ def release_stale(client: LabClient, book: LockBook) -> list[LockRecord]:
     released = []
     for record in book.stale(client.address):
         if record.holder == client.identity() and client.release(record.place, record.holder):
+            client.set_comment(record.place, "")  # what the dead process said it ran, how far
             released.append(record)
         book.remove(record)
     return released
@@ -67,7 +68,7 @@ def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterat
     client.acquire(place)
     record = book.write(client.address, place, client.identity(), purpose)
     try:
-        client.set_comment(place, f"thermrig {purpose} (pid {os.getpid()})")
+        client.set_comment(place, comment(purpose))
         serial = client.endpoint(place, SERIAL_RESOURCE)
         fio = client.endpoint(place, FIO_RESOURCE) if _has(client, place, FIO_RESOURCE) else None
         ssh = client.endpoint(place, SSH_RESOURCE) if _has(client, place, SSH_RESOURCE) else None
@@ -125,12 +126,45 @@ def held_places(
     on_wait: Callable[[str], None] = lambda message: None,
 ) -> Iterator[list[HeldPlace]]:
     """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held."""
+    with (
+        LabClient(coordinator) as client,
+        holding(client, purpose, places, tags, count, book, on_stale, on_wait) as held,
+    ):
+        yield held
+
+
+@contextmanager
+def holding(
+    client: LabClient,
+    purpose: str,
+    places: list[str] | None = None,
+    tags: dict[str, str] | None = None,
+    count: int = 1,
+    book: LockBook | None = None,
+    on_stale: Callable[[LockRecord], None] = lambda record: None,
+    on_wait: Callable[[str], None] = lambda message: None,
+) -> Iterator[list[HeldPlace]]:
+    """held_places through a client the caller keeps (to tag and comment the places it holds, from the
+    thread that opened it)."""
     book = book or LockBook()
-    with LabClient(coordinator) as client, ExitStack() as stack:
+    with ExitStack() as stack:
         for record in release_stale(client, book):
             on_stale(record)
         names = places or stack.enter_context(_reserved(client, tags or {}, count, on_wait))
         yield [stack.enter_context(_held(client, book, name, purpose)) for name in names]
+
+
+def comment(purpose: str) -> str:
+    """What a held place's comment says (`lab status`): what holds it, and which process."""
+    return f"thermrig {purpose} (pid {os.getpid()})"
+
+
+def note_firmware(client: LabClient, place: str, version: str) -> None:
+    """The place's firmware tag set to what its rig said in HELLO (`lab status` compares it with this
+    checkout's; campaigns select on it)."""
+    tags = client.place(place).tags
+    if tags.get("firmware") != tag_value(version):
+        client.set_tags(place, {**tags, "firmware": tag_value(version)})
 
 
 @contextmanager

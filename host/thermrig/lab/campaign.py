@@ -3,7 +3,9 @@ campaign's runs assigned to them (thermrig.lab.assign: a run whose physical fact
 hardware has goes there with no operator prompt) and run on every place at once, one worker per place:
 each an Orchestrator with the place's rig (its RFC 2217 port) and the drive in its test PC (fio in
 client/server mode, thermrig.lab.test_pc_drive), every point tagged with the rig, place, test PC and
-firmware. A place lost mid-run (its exporter, its fio server or its rig gone) ends that place's share:
+firmware. A place that fails its start check is left out (the campaign fails only when none is left);
+each place's comment on the coordinator says how far it is (`lab status`). A place lost mid-run (its
+exporter, its fio server or its rig gone) ends that place's share:
 the run it was in is named failed, the runs it had not started go to the places still working, the
 campaign goes on. Every place is released at the end, on Ctrl-C and after an error; the campaign's
 results are written once, when every place is done."""
@@ -25,9 +27,11 @@ from thermrig.campaign.summaries import analyse_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.errors import ThermrigError
 from thermrig.fio.runner import FioError
+from thermrig.firmware_identity import older_than_host
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.lab.acquired import HeldPlace, held_places
+from thermrig.lab.acquired import HeldPlace, comment, holding, note_firmware
 from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign
+from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError
 from thermrig.lab.locks import LockRecord
 from thermrig.lab.remote_fio import check_fio_server
@@ -105,6 +109,7 @@ class _Place:
     link: RigLink
     drive: TestPcDrive
     tags: dict[str, str]  # what every point recorded there carries
+    version: str  # the rig's firmware, as its HELLO said
 
     @property
     def name(self) -> str:
@@ -125,10 +130,16 @@ def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.Exi
         info = link.hello()  # refuses a rig of another protocol
         stack.callback(_safe, link)
         link.start_keepalive()
+        faults = link.next_telemetry(5.0).faults  # latched: it would refuse to heat (NAK STATE)
     except LabError:
         raise
     except (ThermrigError, OSError) as exc:
         raise LabError(f"place {held.name}: {exc}") from exc
+    if faults:
+        raise LabError(
+            f"place {held.name}: its rig at {held.serial_url} has latched faults {faults.name}: "
+            f"`thermrig rig clear --port {held.serial_url}` once they are seen to"
+        )
     tags = {k: v for k, v in held.point_tags(info.version).items() if v}
     smart = None
     if held.ssh is not None:
@@ -136,7 +147,7 @@ def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.Exi
         smart = SmartOverSsh(held.ssh, device, held.name, ssh_key).start()
         stack.callback(smart.stop)
     drive = TestPcDrive(held.name, plan.campaign.drive, held.fio, smart.telemetry() if smart else None)
-    return _Place(held, link, drive, tags)
+    return _Place(held, link, drive, tags, info.version)
 
 
 def _without_place(place: str, message: str) -> str:
@@ -175,19 +186,60 @@ class LabCampaign:
         self._orchestrators: list[Orchestrator] = []
         self._unsent: list[str] = []  # every place's runs whose points wait in their spool
         self._unanalysed: list[str] = []
+        self._client: LabClient | None = None  # the coordinator, from the main thread only
+        self._status: dict[str, str] = {}  # place -> how far it is, from its worker
+        self._posted: dict[str, str] = {}  # place -> what its comment on the coordinator says
+        self._status_lock = threading.Lock()
+
+    @property
+    def purpose(self) -> str:
+        return f"run {self.plan.campaign.name}"
 
     def run(self) -> LabOutcome:
-        """Hold, run, release. KeyboardInterrupt (after every place has stopped and been released) when
-        stopped; LabError before any run when a place, its rig or its test PC does not answer."""
+        """Hold, check, run, release. A place that fails its start check is left out (said in one line);
+        LabError before any run when no place is left. KeyboardInterrupt (after every place has stopped
+        and been released) when stopped."""
         with contextlib.ExitStack() as stack:
             held = stack.enter_context(self._held())
-            places = [_open_place(h, self.plan, self.request.ssh_key, stack) for h in held]
+            places = self._checked(held, stack)
             outcome = LabOutcome(sorted(p.name for p in places))
             self._rounds(places, outcome)
         self._conclude(outcome)
         if outcome.aborted:
             raise KeyboardInterrupt
         return outcome
+
+    def _checked(self, held: list[HeldPlace], stack: contextlib.ExitStack) -> list[_Place]:
+        """Each held place opened and checked (its rig's HELLO noted in its firmware tag, a rig older than
+        this host warned of); a place that fails is left out, in one line."""
+        places, failed = [], []
+        for h in held:
+            try:
+                place = _open_place(h, self.plan, self.request.ssh_key, stack)
+            except LabError as exc:
+                failed.append(str(exc))
+                if len(held) > 1:
+                    self.events.note(f"place {h.name} left out: {_without_place(h.name, str(exc))}")
+                continue
+            places.append(place)
+            if self._client is not None:
+                with contextlib.suppress(LabError):
+                    note_firmware(self._client, place.name, place.version)
+            if (warning := older_than_host(place.version)) is not None:
+                self.events.note(f"place {place.name}: {warning}")
+        if not places:
+            raise LabError(failed[0] if len(failed) == 1 else "no place passed its start check: " + "; ".join(failed))
+        return places
+
+    def _post_status(self) -> None:
+        """Each place's comment on the coordinator says how far it is (`lab status`), as it changes."""
+        with self._status_lock:
+            changed = {p: t for p, t in self._status.items() if self._posted.get(p) != t}
+        for place, text in changed.items():
+            if self._client is not None:
+                with contextlib.suppress(LabError):
+                    self._client.set_comment(place, text)
+            self._posted[place] = text
 
     @contextlib.contextmanager
     def _held(self) -> Iterator[list[HeldPlace]]:
@@ -196,15 +248,16 @@ class LabCampaign:
                 f"released stale lock on place {record.place} (left by pid {record.pid}, {record.purpose})"
             )
 
-        with held_places(
-            self.request.coordinator,
-            f"run {self.plan.campaign.name}",
-            tags=self.request.tags,
-            count=self.request.places,
-            on_stale=stale,
-            on_wait=self.events.note,
-        ) as held:
-            yield held
+        with LabClient(self.request.coordinator) as client:
+            self._client = client
+            try:
+                with holding(
+                    client, self.purpose, tags=self.request.tags, count=self.request.places, on_stale=stale,
+                    on_wait=self.events.note,
+                ) as held:  # fmt: skip
+                    yield held
+            finally:
+                self._client = None
 
     def _rounds(self, places: list[_Place], outcome: LabOutcome) -> None:
         """Assign what is left to the places still working, run them all at once; again while a place was
@@ -254,6 +307,7 @@ class LabCampaign:
             for t in threads:
                 while t.is_alive():
                     t.join(JOIN_S)
+                    self._post_status()
                     if self.stop.is_set():
                         self._stop_all()
         except KeyboardInterrupt:
@@ -273,6 +327,13 @@ class LabCampaign:
         def progress(pr: Progress) -> None:
             if pr.run is not None and (not share.started or share.started[-1] != pr.run.run_id):
                 share.started.append(pr.run.run_id)
+            if pr.run is not None and pr.phase != "done":
+                done = len(self.state.completed)
+                with self._status_lock:
+                    self._status[place.name] = (
+                        f"{comment(self.purpose)}: run {len(share.started)} of {len(share.runs)} here "
+                        f"({pr.run.run_id}), {pr.phase}; {done}/{len(self.plan.runs)} done"
+                    )
             self.events.progress(place.name, pr)
 
         def prompt(message: str) -> None:  # only where the place does not fix the run's hardware

@@ -164,6 +164,10 @@ class LabClient:
             self._call(f"adding match {match} to place {name}", "AddPlaceMatch", request)
         self._call(f"tagging place {name}", "SetPlaceTags", pb2.SetPlaceTagsRequest(placename=name, tags=tags))
 
+    def set_tags(self, name: str, tags: dict[str, str]) -> None:
+        """Replace the place's tags."""
+        self._call(f"tagging place {name}", "SetPlaceTags", pb2.SetPlaceTagsRequest(placename=name, tags=tags))
+
     def set_comment(self, name: str, comment: str) -> None:
         request = pb2.SetPlaceCommentRequest(placename=name, comment=comment)
         self._call(f"commenting place {name}", "SetPlaceComment", request)

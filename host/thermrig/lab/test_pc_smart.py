@@ -16,7 +16,7 @@ from thermrig.drive.smart import SmartError, parse_smart_log
 from thermrig.dut.drive import DriveTelemetry
 from thermrig.lab.client import Endpoint
 from thermrig.lab.errors import LabError
-from thermrig.settings import runtime_dir
+from thermrig.lab.test_pc_ssh import ssh_argv, ssh_where
 
 FIRST_SAMPLE_S = 15.0  # how long the first smart-log may take (SSH handshake, sudo)
 
@@ -46,18 +46,11 @@ class SmartOverSsh:
 
     @property
     def where(self) -> str:
-        return f"place {self.place}: its test PC's SSH at {self.ssh.user}@{self.ssh.host}:{self.ssh.port}"
+        return ssh_where(self.ssh, self.place)
 
     def command(self) -> list[str]:
-        known = runtime_dir() / "lab" / "known_hosts"
-        known.parent.mkdir(parents=True, exist_ok=True)
         loop = f"while :; do sudo -n nvme smart-log -o json {self.device} || exit 1; echo; sleep 1; done"
-        return [
-            "ssh", "-p", str(self.ssh.port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new",
-            "-o", f"UserKnownHostsFile={known}", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
-            *(["-i", str(Path(self.key).expanduser()), "-o", "IdentitiesOnly=yes"] if self.key else []),
-            f"{self.ssh.user}@{self.ssh.host}" if self.ssh.user else self.ssh.host, loop,
-        ]  # fmt: skip
+        return ssh_argv(self.ssh, loop, self.key)
 
     def start(self) -> SmartOverSsh:
         """LabError naming the place when no smart-log comes back."""
