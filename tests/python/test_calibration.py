@@ -168,3 +168,18 @@ def test_the_fit_never_returns_worse_than_its_start() -> None:
     assert result.start_cost == pytest.approx(start)
     assert result.cost <= result.start_cost
     assert result.cost == pytest.approx(cost(evaluate(plant_replay, chassis, result.fitted)))
+
+
+def test_crossval_states_its_refit_effort_and_refuses_starts_it_does_not_have() -> None:
+    from typer.testing import CliRunner
+
+    from thermrig.calibration.fit import GAIN_STARTS
+    from thermrig.cli.main import app
+
+    runner = CliRunner()
+    help_text = runner.invoke(app, ["calibrate", "crossval", "--help"], terminal_width=200).output
+    assert "--starts" in help_text and "[default: 1]" in help_text  # one Powell start a fold unless asked
+    for starts in (0, 2 + len(GAIN_STARTS)):
+        r = runner.invoke(app, ["calibrate", "crossval", "--starts", str(starts)])
+        assert r.exit_code == 2, r.output
+        assert f"1 to {1 + len(GAIN_STARTS)}" in r.output

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from thermrig.analysis.published import PugetCell
 from thermrig.calibration.crossval import Fold, crossval, summarise
-from thermrig.calibration.fit import CellResult, fit, fit_sm951
+from thermrig.calibration.fit import GAIN_STARTS, CellResult, fit, fit_sm951
 from thermrig.calibration.parameters import MODELS
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
@@ -109,15 +109,25 @@ def crossval_cmd(
         str, typer.Option(help="identified (what make fit fits) or free (all 22 numbers).")
     ] = "identified",
     maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
+    starts: Annotated[
+        int,
+        typer.Option(
+            help="Powell starts per fold, sharing the evaluations: 1 = from the profiles' values only; "
+            f"2-{1 + len(GAIN_STARTS)} add make fit's restarts at the throttle gain's basins {GAIN_STARTS}."
+        ),
+    ] = 1,
 ) -> None:
     """Leave-one-cell-out over the 14 Puget cells on the replay: each fold refits the model on the other
     13 from the profiles' values, then predicts the cell left out."""
     if model not in MODELS:
         raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
+    if not 1 <= starts <= 1 + len(GAIN_STARTS):
+        raise typer.BadParameter(f"--starts: 1 to {1 + len(GAIN_STARTS)}")
     chosen = MODELS[model]
     console = _console()
     table = Table(
-        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, {maxfev} evaluations a fold"
+        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, {maxfev} evaluations a fold, "
+        f"{starts} start{'s' if starts > 1 else ''}"
     )
     for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost"):
         table.add_column(col)
@@ -125,7 +135,7 @@ def crossval_cmd(
     def show(_: PugetCell, f: Fold) -> None:
         console.print(f"{f.cell.slot} / {f.cell.profile}: held out {_cell(f.held_out)}", markup=False)
 
-    folds = crossval(model_replay(), chosen, maxfev=maxfev, report=show)
+    folds = crossval(model_replay(), chosen, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], report=show)
     for f in folds:
         table.add_row(
             f"{f.cell.slot} / {f.cell.profile}",
@@ -141,7 +151,8 @@ def crossval_cmd(
     console.print(
         f"{s.held_out_ok} of {s.cells} held-out cells within tolerance (in sample {s.in_sample_ok} of {s.cells}); "
         f"mean onset error {s.onset_error[0]:.2f} -> {s.onset_error[1]:.2f} of its tolerance, "
-        f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters",
+        f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters, "
+        f"{maxfev} evaluations a fold in {starts} start{'s' if starts > 1 else ''}",
         markup=False,
     )
 
