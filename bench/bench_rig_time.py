@@ -42,6 +42,16 @@ VARIANTS["after-fit-active"] = {
     "equilibrium": {"rule": "fit"},
     "cooldown": {"mode": "active"},
 }
+VARIANTS["after-driven"] = {  # the changes of condition driven, no cool-down before one
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit", "transition": "driven"},
+    "cooldown": {"mode": "active", "before_change": "skip"},
+}
+VARIANTS["after-driven-wait"] = {  # driven, every cool-down kept
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit", "transition": "driven"},
+    "cooldown": {"mode": "active"},
+}
 VARIANTS["after-active"] = {"campaign": {"order": "blocks"}, "cooldown": {"mode": "active"}}
 VARIANTS["after-fit"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "fit"}}
 VARIANTS["after-trend"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "trend"}}
@@ -157,7 +167,7 @@ def project_matrix(folder: Path, variant: str, history: Path) -> None:
     """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs, with
     the variant's options in place of the example's own."""
     text = (REPO / "examples" / "puget-slots-gpu-heat.toml").read_text()
-    text = re.sub(r"^(order|rule|mode|baseline|carry) = .*\n", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^(order|rule|mode|baseline|carry|transition|before_change) = .*\n", "", text, flags=re.MULTILINE)
     path = folder / f"puget-matrix-{variant}.toml"
     path.write_text(with_options(text, VARIANTS[variant]))
     c = load_campaign(path)
