@@ -20,9 +20,9 @@ from thermrig.toml_file import TomlError, TomlFile
 
 _WORKLOAD_KEYS = ("name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds")
 _WORKLOAD_KEYS += ("job",)  # kind "fio"
-EQUILIBRIUM_RULES = ("trend", "fit")
-COOLDOWN_MODES = ("passive", "active")
-TRANSITIONS = ("passive", "driven")  # a change of chassis condition: waited out, or driven (campaign.transition)
+EQUILIBRIUM_RULES = ("fit", "trend")  # the first is the default
+COOLDOWN_MODES = ("active", "passive")
+TRANSITIONS = ("driven", "passive")  # a change of chassis condition: waited out, or driven (campaign.transition)
 BEFORE_CHANGE = ("wait", "skip")  # the cool-down of a run the next run's condition differs from
 BASELINES = ("tail", "after")  # the baseline from the equilibrium's settled tail, or recorded after it
 ORDERS = ("random", "blocks")  # within a hardware configuration: runs at random, or chassis conditions in blocks
@@ -44,9 +44,9 @@ class Equilibrium:
     window_s: float = 60.0
     timeout_s: float = 1800.0
     channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
-    rule: str = "trend"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
+    rule: str = "fit"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
     carry: bool = True  # a run in the condition the previous one cooled down in starts with that telemetry
-    transition: str = "passive"  # TRANSITIONS: "driven": heater or fans pushed until the drive nears the new level
+    transition: str = "driven"  # TRANSITIONS: "driven": heater or fans pushed until the drive nears the new level
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Cooldown:
 
     margin_c: float = 1.0
     timeout_s: float = 1800.0
-    mode: str = "passive"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
+    mode: str = "active"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
     before_change: str = "wait"  # BEFORE_CHANGE: "skip": none when the next run is in another condition
 
 
