@@ -132,7 +132,7 @@ def transition(driven: bool) -> tuple[float, float, float, list[Telemetry]]:
         drive = drive_for(
             level_of({}, idle, idle.set_args(), before), level_of({}, load, load.set_args(), 0.0), {**load.set_args()}
         )
-        assert drive is not None and drive.hotter and drive.push["air"] > load.set_args()["air"]
+        assert drive is not None and drive.warms and drive.push["air"] > load.set_args()["air"]
         if driven:
             link.set(**drive.push)
             while not drive.done(frames[-1].named("drive_ctrl").value):
@@ -156,6 +156,26 @@ def test_a_driven_change_of_condition_settles_sooner_at_the_same_level() -> None
     tolerance = 0.2 * 60 / 60
     for judged in (passive_at, driven_at):  # both within the rule's tolerance and a thermocouple step
         assert abs(judged - final) <= tolerance + 0.25
+
+
+def test_a_transition_pushes_the_drive_toward_its_new_level_from_either_side() -> None:
+    idle, load = load_profile("single_gpu_idle"), load_profile("dual_gpu_load")
+    step = load.air_c - idle.air_c  # type: ignore[operator]
+    was_idle = level_of({"slot": "top"}, idle, idle.set_args(), 40.0)
+    was_load = level_of({"slot": "top"}, load, load.set_args(), 60.0)
+    warm = drive_for(was_idle, level_of({"slot": "top"}, load, load.set_args(), 40.5), load.set_args())
+    assert warm is not None and warm.warms and warm.until_c == 40.0 + step
+    assert warm.push["air"] == round((load.air_c + 3) * 100) and warm.push["fan1"] == load.set_args()["fan1"]
+    # hotter, but a skipped cool-down left the drive above its new level: the slot fan cools it, the heater
+    # and the chassis fan on the new profile
+    hot = drive_for(was_idle, level_of({"slot": "top"}, load, load.set_args(), 70.0), load.set_args())
+    assert hot is not None and not hot.warms and hot.push == {**load.set_args(), "fan1": 1000}
+    cool = drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 61.0), idle.set_args())
+    assert cool is not None and not cool.warms and cool.until_c == 60.0 - step
+    assert cool.push == {**idle.set_args(), "fan0": 1000, "fan1": 1000}
+    assert drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 30.0), idle.set_args()) is None
+    elsewhere = level_of({"slot": "bottom"}, load, load.set_args(), 40.0)
+    assert drive_for(was_idle, elsewhere, load.set_args()) is None  # another set-up: waited out
 
 
 def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path: Path) -> None:
@@ -351,9 +371,9 @@ def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path,
     profiles = [m["factors"]["profile"] for m in ms]
     assert profiles[:4] == [profiles[0]] * 4 and profiles[4:] == [profiles[4]] * 4
     driven = ms[4]["equilibrium"]["driven"]
-    assert driven["reached"] and driven["hotter"] == (profiles[4] == "dual_gpu_load")
+    assert driven["reached"] and driven["warms"] == (profiles[4] == "dual_gpu_load")
     assert ms[4]["equilibrium"]["after_s"] >= driven["after_s"] > 0  # its rig time counted in the equilibrium's
-    step = 46.7 - 35.5 if driven["hotter"] else 35.5 - 46.7
+    step = 46.7 - 35.5 if driven["warms"] else 35.5 - 46.7
     assert driven["until_drive_ctrl_c"] == round(ms[3]["baseline_drive_ctrl_c"] + step, 2)
     # the planner learns from them: the same campaign is now estimated from its own rig's history
     plan = thermrig("plan", str(path), "--history", str(out), env=influx_env)

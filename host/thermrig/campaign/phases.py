@@ -112,10 +112,12 @@ class Phases:
         condition = condition_of(spec)
         carried, self._carry = self._carry, None
         previous, self._level = self._level, None
-        drive = drive_for(previous, level_of(spec.physical, profile, args, 0.0), args)
         driven = None
-        if drive is not None and self.campaign.equilibrium.transition == "driven":
-            driven = self._drive_transition(recorder, drive, args, spec.profile)
+        if previous is not None and self.campaign.equilibrium.transition == "driven":
+            now_c = self._frames(0.0)[-1].named(COOLDOWN_CHANNEL).value  # where the drive is now
+            drive = drive_for(previous, level_of(spec.physical, profile, args, now_c), args)
+            if drive is not None:
+                driven = self._drive_transition(recorder, drive, args, spec.profile)
         self.link.set(**args)
         self._phase(recorder, "equilibrium", spec.profile)
         out["equilibrium"] = self._wait_equilibrium(carried[1] if carried and carried[0] == condition else None)
@@ -180,7 +182,7 @@ class Phases:
                 self.link.set(**args)
         seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
         reached = bool(frames) and drive.done(frames[-1].named(COOLDOWN_CHANNEL).value)
-        out = {"after_s": seconds, "until_drive_ctrl_c": round(drive.until_c, 2), "hotter": drive.hotter}
+        out = {"after_s": seconds, "until_drive_ctrl_c": round(drive.until_c, 2), "warms": drive.warms}
         return {**out, "reached": reached}
 
     def _lead_in(self, player: TracePlayer, recorder: Recorder, spec: RunSpec, profile: ChassisProfile) -> None:
