@@ -3,12 +3,16 @@ the demo campaign (examples/demo-virtual-950pro.toml) and a Puget-like sample (e
 puget-slots-gpu-heat.toml's rules, profiles and workloads on the simulated rig with the virtual 950 Pro:
 one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8 of its 64 runs)), each run
 by `thermrig run` into a private influxd. "before" is the original rules (`rule = "trend"`,
-`baseline = "after"`, passive cool-down, random order); "after" the new defaults and `order = "blocks"`.
+`baseline = "after"`, passive cool-down and transitions, random order); "after" the defaults (the fit,
+the active cool-down, driven transitions) and `order = "blocks"`; "after-fit-active" the Puget example as
+it was before driven transitions; "after-driven" the Puget example now (driven, no cool-down before a
+change of profile). `--seed` and `--profiles` draw another sample (more changes of profile).
 Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
 time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
 "after" demo's and sample's history against what was measured, and the demo's onset/depth table.
 
-    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300] [--keep DIR [--reuse]]
+    python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300]
+        [--seed N] [--profiles '"single_gpu_idle", "dual_gpu_idle"'] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -34,17 +38,40 @@ from thermrig.db.local_server import LocalInflux
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("equilibrium", "baseline", "workload", "cooldown")
 BEFORE = {"campaign": {"baseline": "after", "order": "random"}, "equilibrium": {"rule": "trend", "carry": "false"}}
+BEFORE["equilibrium"]["transition"] = "passive"
 BEFORE["cooldown"] = {"mode": "passive"}
 AFTER: dict[str, dict[str, str]] = {"campaign": {"order": "blocks"}}  # the defaults otherwise
 VARIANTS = {"before": BEFORE, "after": AFTER}
-VARIANTS["after-fit-active"] = {
+VARIANTS["after-fit-active"] = {  # the Puget example before driven transitions (main c6e3de7)
     "campaign": {"order": "blocks"},
-    "equilibrium": {"rule": "fit"},
+    "equilibrium": {"rule": "fit", "transition": "passive"},
     "cooldown": {"mode": "active"},
 }
-VARIANTS["after-active"] = {"campaign": {"order": "blocks"}, "cooldown": {"mode": "active"}}
-VARIANTS["after-fit"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "fit"}}
-VARIANTS["after-trend"] = {"campaign": {"order": "blocks"}, "equilibrium": {"rule": "trend"}}
+VARIANTS["after-driven"] = {  # the changes of condition driven, no cool-down before one
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit", "transition": "driven"},
+    "cooldown": {"mode": "active", "before_change": "skip"},
+}
+VARIANTS["after-driven-wait"] = {  # driven, every cool-down kept
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit", "transition": "driven"},
+    "cooldown": {"mode": "active"},
+}
+VARIANTS["after-active"] = {
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "trend", "transition": "passive"},
+    "cooldown": {"mode": "active"},
+}
+VARIANTS["after-fit"] = {
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "fit", "transition": "passive"},
+    "cooldown": {"mode": "passive"},
+}
+VARIANTS["after-trend"] = {
+    "campaign": {"order": "blocks"},
+    "equilibrium": {"rule": "trend", "transition": "passive"},
+    "cooldown": {"mode": "passive"},
+}
 
 
 def demo_text(speed: int) -> str:
@@ -52,13 +79,13 @@ def demo_text(speed: int) -> str:
     return (REPO / "examples" / "demo-virtual-950pro.toml").read_text().replace("speed = 20 ", f"speed = {speed} ")
 
 
-def puget_text(runtime_s: int, repeats: int, speed: int) -> str:
+def puget_text(runtime_s: int, repeats: int, speed: int, seed: int = 2016, profiles: str = "") -> str:
     """The Puget campaign's rules and factors, one slot and two profiles, on the simulated rig."""
     return f"""
 [campaign]
 name = "puget-sample"
 repeats = {repeats}
-seed = 2016
+seed = {seed}
 baseline_s = 30
 
 [rig]
@@ -83,7 +110,7 @@ timeout_s = 1800
 [factors]
 slot = ["top"]
 heatsink = ["none"]
-profile = ["single_gpu_idle", "dual_gpu_load"]
+profile = [{profiles or '"single_gpu_idle", "dual_gpu_load"'}]
 
 [[workload]]
 name = "seqread"
@@ -128,6 +155,15 @@ def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # ty
         figure(f"  {p} per run (rig s, mean)", f"{per[p]:.1f}")
     figure("  per run (rig s, mean)", f"{total / len(ok):.1f}")
     figure("  campaign (rig s)", f"{total:.0f}")
+    for m in sorted(ok, key=lambda m: m["index"]):  # each run: the condition, and what each phase took
+        rt, driven = m["rig_time_s"], m["equilibrium"].get("driven")
+        how = f" (driven {driven['after_s']:.0f})" if driven else ""
+        skipped = " (skipped)" if m["cooldown"].get("skipped") else ""
+        print(
+            f"    run {m['index']} {m['factors'].get('slot', '-')} {m['factors']['profile']} {m['workload']['kind']}: "
+            f"equilibrium {rt['equilibrium']:.0f}{how}, cooldown {rt['cooldown']:.0f}{skipped}, "
+            f"baseline drive_ctrl {m['baseline_drive_ctrl_c']:.2f} °C"
+        )
     return {**per, "total": total, "runs": len(ok)}
 
 
@@ -157,7 +193,7 @@ def project_matrix(folder: Path, variant: str, history: Path) -> None:
     """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs, with
     the variant's options in place of the example's own."""
     text = (REPO / "examples" / "puget-slots-gpu-heat.toml").read_text()
-    text = re.sub(r"^(order|rule|mode|baseline|carry) = .*\n", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^(order|rule|mode|baseline|carry|transition|before_change) = .*\n", "", text, flags=re.MULTILINE)
     path = folder / f"puget-matrix-{variant}.toml"
     path.write_text(with_options(text, VARIANTS[variant]))
     c = load_campaign(path)
@@ -182,6 +218,10 @@ def main() -> None:
     ap.add_argument("--speed", type=int, default=4, help="[rig] speed (the demo: 20; HOST_LOST when loaded)")
     ap.add_argument("--repeats", type=int, default=2, help="the Puget-like sample's repeats (8 runs with 2)")
     ap.add_argument("--runtime", type=int, default=300, help="the Puget-like sample's workload seconds")
+    ap.add_argument("--seed", type=int, default=2016, help="the Puget-like sample's seed (its order)")
+    ap.add_argument(
+        "--profiles", default="", help='the sample\'s profiles, e.g. \'"single_gpu_idle", "dual_gpu_idle"\''
+    )
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
     ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
     args = ap.parse_args()
@@ -194,7 +234,10 @@ def main() -> None:
         env = {**os.environ, "THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
         env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_DATA_HOME=str(folder / "data"), COLUMNS="160")
         try:
-            suites = [("demo", demo_text(args.speed)), ("puget", puget_text(args.runtime, args.repeats, args.speed))]
+            suites = [
+                ("demo", demo_text(args.speed)),
+                ("puget", puget_text(args.runtime, args.repeats, args.speed, args.seed, args.profiles)),
+            ]
             for suite, text in suites:
                 if args.only and suite != args.only:
                     continue

@@ -1,7 +1,9 @@
 """Less waiting for the same result (docs/campaigns.md, "Less waiting"): the exponential-fit equilibrium
 and the baseline from the equilibrium's tail judged on a chassis heat step of the stepped simulated rig;
-the blocked run order; the planner's estimates from recorded runs; a campaign on the simulated rig
-with the new options end to end (manifests: rig time per phase, the design, the carried telemetry)."""
+a driven change of chassis condition against one waited out on it; the blocked run order; the planner's
+estimates from recorded runs; a campaign on the simulated rig with the new options end to end
+(manifests: rig time per phase, the design, the driven transition, the skipped cool-down; the ETA's
+source)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, t
 from thermrig.campaign.history import History
 from thermrig.campaign.plan import make_plan
 from thermrig.campaign.spec import Equilibrium, load_campaign
+from thermrig.campaign.transition import drive_for, level_of
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.link.rig_link import RigLink
@@ -95,6 +98,115 @@ def test_baseline_from_the_equilibrium_tail_equals_one_recorded_after_it(step: l
     assert tail_mean(watch.samples, "drive_ctrl", 120) is None  # the watch holds one window: no longer tail
 
 
+def transition(driven: bool) -> tuple[float, float, float, list[Telemetry]]:
+    """single_gpu_idle to equilibrium, then dual_gpu_load (driven or waited out) to equilibrium by the fit
+    rule on the stepped rig: the rig seconds from the change to the equilibrium, the drive controller's
+    level the rule stopped at (its last 30 s), its level 600 s later, and every frame."""
+    rule = Equilibrium(rate_c_per_min=0.2, window_s=60, channels=CHANNELS)
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames: list[Telemetry] = []
+
+        def second() -> list[Telemetry]:
+            link.ping()
+            sim.advance(1.0)
+            new: list[Telemetry] = []
+            deadline = time.monotonic() + 5
+            while len(new) < 10 and time.monotonic() < deadline:
+                new += link.drain_telemetry()
+            frames.extend(new)
+            return new
+
+        def settle(args: dict[str, int]) -> FitWatch:
+            link.set(**args)
+            watch = FitWatch(rule)
+            while not watch.reached() and len(frames) < 40_000:
+                for tel in second():
+                    watch.add(tel)
+            return watch
+
+        idle, load = load_profile("single_gpu_idle"), load_profile("dual_gpu_load")
+        before = settle(idle.set_args()).tail_mean("drive_ctrl", 30)
+        assert before is not None
+        changed = len(frames)
+        drive = drive_for(
+            level_of({}, idle, idle.set_args(), before), level_of({}, load, load.set_args(), 0.0), {**load.set_args()}
+        )
+        assert drive is not None and drive.warms and drive.push["air"] > load.set_args()["air"]
+        if driven:
+            link.set(**drive.push)
+            while not drive.done(frames[-1].named("drive_ctrl").value):
+                second()
+        judged = settle(load.set_args()).tail_mean("drive_ctrl", 30)
+        seconds = (frames[-1].uptime_ms - frames[changed].uptime_ms) / 1000
+        for _ in range(600):
+            second()
+        final = float(np.mean([f.named("drive_ctrl").value for f in frames[-1200:]]))
+        assert judged is not None
+        return seconds, judged, final, frames
+
+
+def test_a_driven_change_of_condition_settles_sooner_at_the_same_level() -> None:
+    passive_s, passive_at, final, passive_frames = transition(driven=False)
+    driven_s, driven_at, driven_final, driven_frames = transition(driven=True)
+    assert not any(f.faults for f in passive_frames + driven_frames)  # the firmware's safety never stepped in
+    assert abs(driven_final - final) <= 0.25  # the same condition in the end: the same level
+    # the air 3 °C above its target while the drive catches up: the drive's lag shortened by a minute or more
+    assert driven_s < passive_s - 60
+    tolerance = 0.2 * 60 / 60
+    for judged in (passive_at, driven_at):  # both within the rule's tolerance and a thermocouple step
+        assert abs(judged - final) <= tolerance + 0.25
+
+
+def test_a_transition_pushes_the_drive_toward_its_new_level_from_either_side() -> None:
+    idle, load = load_profile("single_gpu_idle"), load_profile("dual_gpu_load")
+    step = load.air_c - idle.air_c  # type: ignore[operator]
+    was_idle = level_of({"slot": "top"}, idle, idle.set_args(), 40.0)
+    was_load = level_of({"slot": "top"}, load, load.set_args(), 60.0)
+    warm = drive_for(was_idle, level_of({"slot": "top"}, load, load.set_args(), 40.5), load.set_args())
+    assert warm is not None and warm.warms and warm.until_c == 40.0 + step
+    assert warm.push["air"] == round((load.air_c + 3) * 100) and warm.push["fan1"] == load.set_args()["fan1"]
+    # hotter, but a skipped cool-down left the drive above its new level: the slot fan cools it, the heater
+    # and the chassis fan on the new profile
+    hot = drive_for(was_idle, level_of({"slot": "top"}, load, load.set_args(), 70.0), load.set_args())
+    assert hot is not None and not hot.warms and hot.push == {**load.set_args(), "fan1": 1000}
+    cool = drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 61.0), idle.set_args())
+    assert cool is not None and not cool.warms and cool.until_c == 60.0 - step
+    assert cool.push == {**idle.set_args(), "fan0": 1000, "fan1": 1000}
+    assert drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 30.0), idle.set_args()) is None
+    elsewhere = level_of({"slot": "bottom"}, load, load.set_args(), 40.0)
+    assert drive_for(was_idle, elsewhere, load.set_args()) is None  # another set-up: waited out
+
+
+def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path: Path) -> None:
+    path = campaign_file(tmp_path, "skip", 'order = "blocks"', 'before_change = "skip"', slots='["top", "upright"]')
+    plan = make_plan(load_campaign(path), 3)
+    skipped = [r.index for r in plan.runs if plan.skips_cooldown(r)]
+    changes = [
+        a.index
+        for a, b in zip(plan.runs, plan.runs[1:], strict=False)
+        if (a.physical, a.profile) != (b.physical, b.profile)
+    ]
+    assert skipped == changes and len(skipped) == 3  # 4 blocks: 3 changes; the last run cools down
+    assert all(plan.phases(plan.runs[i - 1]).cooldown_s == 0.0 for i in skipped)
+    assert all(plan.phases(r).cooldown_s == 300.0 for r in plan.runs if r.index not in skipped)
+    kept = make_plan(load_campaign(campaign_file(tmp_path, "kept", 'order = "blocks"', slots='["top", "upright"]')), 3)
+    assert not any(kept.skips_cooldown(r) for r in kept.runs)
+
+
+def test_a_run_says_what_its_eta_is_estimated_from(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+    path = campaign_file(tmp_path, "eta")
+    path.write_text(path.read_text().replace('port = "sim"', 'port = "/dev/thermrig-no-such-port"'))
+    out = tmp_path / "campaigns" / "eta"
+    none = thermrig(*run_args(path, out), env=isolated_env)
+    assert "ETA no recorded runs of rig rig1 under" in " ".join(none.stdout.split()), none.stdout + none.stderr
+    history = tmp_path / "history" / "past" / "past-001"
+    history.mkdir(parents=True)
+    (history / "manifest.json").write_text(json.dumps(manifest(1, "single_gpu_load", "top", 400.0, 200.0)))
+    again = thermrig(*run_args(path, tmp_path / "again"), "--history", str(tmp_path / "history"), env=isolated_env)
+    assert "ETA from 1 recorded runs of rig rig1 under" in " ".join(again.stdout.split()), again.stdout
+
+
 CAMPAIGN = """
 [campaign]
 name = "{name}"
@@ -117,6 +229,7 @@ rate_c_per_min = 1.0
 window_s = 20
 timeout_s = 900
 channels = ["chassis_air", "drive_ctrl"]
+{equilibrium}
 
 [cooldown]
 margin_c = 1.0
@@ -139,10 +252,15 @@ runtime_s = 2
 """
 
 
-def campaign_file(folder: Path, name: str, campaign: str = "", cooldown: str = "", slots: str = '["top"]') -> Path:
+def campaign_file(
+    folder: Path, name: str, campaign: str = "", cooldown: str = "", slots: str = '["top"]', equilibrium: str = ""
+) -> Path:
     path = folder / f"{name}.toml"
     target = file_drive(folder, "32m")["target"]
-    path.write_text(CAMPAIGN.format(name=name, campaign=campaign, cooldown=cooldown, slots=slots, target=target))
+    text = CAMPAIGN.format(
+        name=name, campaign=campaign, cooldown=cooldown, slots=slots, target=target, equilibrium=equilibrium
+    )
+    path.write_text(text)
     return path
 
 
@@ -177,8 +295,8 @@ def manifest(run: int, profile: str, slot: str, eq: float, cd: float, kind: str 
         "rig": {"name": "rig1"},
         "factors": {"slot": slot, "profile": profile, "fan1_pct": None},
         "workload": {"kind": kind, "runtime_s": 2},
-        "equilibrium": {"after_s": eq, "rule": "trend"},
-        "cooldown": {"after_s": cd, "mode": "passive"},
+        "equilibrium": {"after_s": eq, "rule": "fit", "transition": "driven"},
+        "cooldown": {"after_s": cd, "mode": "active"},
         "rig_time_s": {"equilibrium": eq, "baseline": 0.0, "workload": 2.5, "cooldown": cd},
     }
 
@@ -235,20 +353,30 @@ def _hms(seconds: float) -> str:
 
 
 def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path, influx_env: dict[str, str]) -> None:
-    path = campaign_file(tmp_path, "shorter", 'order = "blocks"', 'mode = "active"')
+    path = campaign_file(
+        tmp_path, "shorter", 'order = "blocks"', 'before_change = "skip"', equilibrium='transition = "driven"'
+    )
     out = tmp_path / "out"
     result = thermrig(*run_args(path, out), env=influx_env, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     ms = sorted(manifests(out).values(), key=lambda m: m["index"])
     assert len(ms) == 8 and all(m["status"] == "ok" for m in ms)
-    for m in ms:
+    for m in ms:  # the defaults (the fit, the active cool-down) and driven transitions
         assert m["design"]["order"] == "blocks"
         assert set(m["rig_time_s"]) == {"equilibrium", "baseline", "workload", "cooldown"}
         assert m["rig_time_s"]["baseline"] == 0.0  # the equilibrium's tail: 5 s of a 20 s window
-        assert m["cooldown"]["mode"] == "active" and m["cooldown"]["back_to_baseline"]
-        assert m["rig_time_s"]["workload"] >= 2
+        assert m["equilibrium"]["rule"] == "fit" and m["equilibrium"]["transition"] == "driven"
+        assert m["cooldown"]["mode"] == "active"
+        assert m["cooldown"]["back_to_baseline"] == (m["index"] != 4)  # run 4: the next is another condition
+        assert m["cooldown"].get("skipped", False) == (m["index"] == 4) and m["rig_time_s"]["workload"] >= 2
+        assert ("driven" in m["equilibrium"]) == (m["index"] == 5)  # the one change of chassis condition
     profiles = [m["factors"]["profile"] for m in ms]
     assert profiles[:4] == [profiles[0]] * 4 and profiles[4:] == [profiles[4]] * 4
+    driven = ms[4]["equilibrium"]["driven"]
+    assert driven["reached"] and driven["warms"] == (profiles[4] == "dual_gpu_load")
+    assert ms[4]["equilibrium"]["after_s"] >= driven["after_s"] > 0  # its rig time counted in the equilibrium's
+    step = 46.7 - 35.5 if driven["warms"] else 35.5 - 46.7
+    assert driven["until_drive_ctrl_c"] == round(ms[3]["baseline_drive_ctrl_c"] + step, 2)
     # the planner learns from them: the same campaign is now estimated from its own rig's history
     plan = thermrig("plan", str(path), "--history", str(out), env=influx_env)
     assert "8 of 8 runs estimated from 8 recorded runs" in " ".join(plan.stdout.split()), plan.stdout

@@ -27,6 +27,8 @@ class RunRecord:
     equilibrium_s: float
     baseline_s: float | None
     cooldown_s: float
+    transition: str = "passive"  # how a change of chassis condition was taken: waited out or driven
+    cooldown_skipped: bool = False  # no cool-down: the next run was in another condition
 
 
 def workload_key(workload: dict[str, Any]) -> str:
@@ -46,6 +48,8 @@ def _record(m: dict[str, Any], before: str) -> RunRecord | None:
             equilibrium_s=float(m["equilibrium"]["after_s"]),
             baseline_s=None if baseline is None else float(baseline),
             cooldown_s=float(m["cooldown"]["after_s"]),
+            transition=m["equilibrium"].get("transition", "passive"),
+            cooldown_skipped=bool(m["cooldown"].get("skipped", False)),
         )
     except (KeyError, TypeError, ValueError):  # an aborted or failed run, or another shape: not history
         return None
@@ -93,11 +97,15 @@ class History:
     def _median(self, values: list[float]) -> float | None:
         return statistics.median(values) if values else None
 
-    def equilibrium_s(self, before: str, profile: str, rule: str, cooldown_mode: str) -> float | None:
+    def equilibrium_s(
+        self, before: str, profile: str, rule: str, cooldown_mode: str, transition: str = "passive"
+    ) -> float | None:
         """By transition (from the previous condition to this one); else by whether the condition changed.
         Runs judged by the same rule after the same kind of cool-down only (an active one leaves the drive
-        cooler than the profile keeps it)."""
-        runs = [r for r in self.runs if r.rule == rule and r.cooldown_mode == cooldown_mode]
+        cooler than the profile keeps it), their changes of condition taken the same way."""
+        runs = [
+            r for r in self.runs if r.rule == rule and r.cooldown_mode == cooldown_mode and r.transition == transition
+        ]
         same = [r.equilibrium_s for r in runs if r.before == before and r.profile == profile]
         if same:
             return self._median(same)
@@ -110,8 +118,8 @@ class History:
         return self._median([s for s in known if (s == 0) == (baseline == "tail")])
 
     def cooldown_s(self, profile: str, workload: str, mode: str) -> float | None:
-        """By profile and workload; else by workload; else by profile."""
-        runs = [r for r in self.runs if r.cooldown_mode == mode]
+        """By profile and workload; else by workload; else by profile (cool-downs that were not skipped)."""
+        runs = [r for r in self.runs if r.cooldown_mode == mode and not r.cooldown_skipped]
         for match in (
             lambda r: r.profile == profile and r.workload == workload,
             lambda r: r.workload == workload,

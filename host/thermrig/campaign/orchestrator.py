@@ -94,13 +94,13 @@ class Orchestrator:
         watcher = threading.Thread(target=self._watch_drains, name="drain-watch", daemon=True)
         watcher.start()
         try:
-            for spec in self.plan.runs:
+            for i, spec in enumerate(self.plan.runs):
                 if spec.run_id in state.completed:
                     continue
                 self.progress.run = spec
                 remaining = [r for r in self.plan.runs if r.run_id not in state.completed and r.index >= spec.index]
                 self.progress.eta_s = sum(self.plan.estimate_s(r) for r in remaining)
-                status = self._run_one(spec)
+                status = self._run_one(spec, self.plan.runs[i + 1] if i + 1 < len(self.plan.runs) else None)
                 if status == "aborted":
                     raise KeyboardInterrupt
                 if status == "ok":
@@ -144,7 +144,7 @@ class Orchestrator:
             self.progress.influx = ""
             self.display.show()
 
-    def _run_one(self, spec: RunSpec) -> str:
+    def _run_one(self, spec: RunSpec, next_run: RunSpec | None = None) -> str:
         run_id, attempt = attempt_id(self.folder, spec.run_id)  # a retried run records under ID.N
         run_dir = self.folder / run_id
         manifest = manifest_for(self.plan, spec, self.link, self.drive, self.drive_identity)
@@ -165,7 +165,7 @@ class Orchestrator:
         status, error = "failed", None
         recording.start()
         try:
-            manifest.update(self.phases.run(spec, run_dir, recording.recorder, recording.tags))
+            manifest.update(self.phases.run(spec, run_dir, recording.recorder, recording.tags, next_run))
             status = "ok"
         except KeyboardInterrupt:
             status = "aborted"

@@ -7,7 +7,10 @@ Less waiting for the same result (docs/campaigns.md): the baseline is the equili
 (`baseline = "tail"`) rather than baseline_s recorded after it; a run whose chassis
 condition is the one the previous run cooled down in starts its equilibrium with that cool-down's
 telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the
-slot fan full with the chassis fan and heater held at the profile, then sets the profile again."""
+slot fan full with the chassis fan and heater held at the profile, then sets the profile again; a change of
+chassis condition is driven (`transition = "driven"`, campaign.transition) and its rig time counted in the
+equilibrium's; a run the next one changes condition after has no cool-down (`before_change = "skip"`): the
+next run's transition and equilibrium take the drive from where the workload left it."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
 from thermrig.campaign.plan import RunSpec
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
+from thermrig.campaign.transition import Drive, Level, drive_for, level_of
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
@@ -37,6 +41,11 @@ from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
 FULL = 1000  # a fan's duty in SET's units (0.1 %): full
+
+
+def condition_of(spec: RunSpec) -> tuple[Any, ...]:
+    """A run's chassis condition: its set-up, profile and slot fan level."""
+    return (tuple(sorted(spec.physical.items())), spec.profile, spec.fan1_pct)
 
 
 class Phases:
@@ -63,6 +72,7 @@ class Phases:
         self.drive = drive
         self._carry: tuple[tuple[Any, ...], list[Telemetry]] | None = None  # the last cool-down's condition, frames
         self._last_watch: Watch | None = None
+        self._level: Level | None = None  # where the previous run left the chassis and the drive
         self._uptime_ms = 0  # of the latest frame seen
         self._phase_ns = 0  # when the latest phase began (UTC ns)
         self.workload = WorkloadPhase(campaign, drive, display, stop)
@@ -80,13 +90,18 @@ class Phases:
         sync = self.link.sync
         return None if sync.fit is None else round(sync.to_utc(uptime_ms * 1000) * 1e9)
 
-    def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
+    def run(
+        self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags, next_run: RunSpec | None = None
+    ) -> dict[str, Any]:
         """Every phase of one run, the run's HCTM level set on the drive throughout (the drive's own value
-        restored after); what each measured and the drive's thermal configuration, for the manifest."""
+        restored after); what each measured and the drive's thermal configuration, for the manifest.
+        next_run: the run after this one, if any (whether its chassis condition differs)."""
         with run_thermal(self.drive, spec.hctm, recorder.append, tags) as thermal:
-            return {"drive_thermal": thermal, **self._phases(spec, run_dir, recorder, tags)}
+            return {"drive_thermal": thermal, **self._phases(spec, run_dir, recorder, tags, next_run)}
 
-    def _phases(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags) -> dict[str, Any]:
+    def _phases(
+        self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags, next_run: RunSpec | None
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         rig_time: dict[str, float] = {}
         self._setup_physical(spec)
@@ -94,13 +109,25 @@ class Phases:
         args = profile.set_args()
         if spec.fan1_pct is not None:
             args["fan1"] = round(spec.fan1_pct * 10)
-        condition = (tuple(sorted(spec.physical.items())), spec.profile, spec.fan1_pct)
+        condition = condition_of(spec)
         carried, self._carry = self._carry, None
+        previous, self._level = self._level, None
+        driven = None
+        if previous is not None and self.campaign.equilibrium.transition == "driven":
+            now_c = self._frames(0.0)[-1].named(COOLDOWN_CHANNEL).value  # where the drive is now
+            drive = drive_for(previous, level_of(spec.physical, profile, args, now_c), args)
+            if drive is not None:
+                driven = self._drive_transition(recorder, drive, args, spec.profile)
         self.link.set(**args)
         self._phase(recorder, "equilibrium", spec.profile)
         out["equilibrium"] = self._wait_equilibrium(carried[1] if carried and carried[0] == condition else None)
+        out["equilibrium"]["transition"] = self.campaign.equilibrium.transition
+        if driven is not None:  # its rig time is the equilibrium's: the planner learns the two as one
+            out["equilibrium"]["driven"] = driven
+            out["equilibrium"]["after_s"] += driven["after_s"]
         rig_time["equilibrium"] = out["equilibrium"]["after_s"]
         baseline, rig_time["baseline"] = self._baseline(recorder)
+        self._level = level_of(spec.physical, profile, args, baseline)
         out["baseline_drive_ctrl_c"] = baseline
         player = TracePlayer(self.link, profile.trace) if profile.trace is not None else None
         workload_from = self._uptime_ms
@@ -115,15 +142,48 @@ class Phases:
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference
-        self._phase(recorder, "cooldown", self.campaign.cooldown.mode)
-        out["cooldown"], frames = self._cooldown(baseline, args)
+        if self._skip_cooldown(condition, next_run):
+            self._phase(recorder, "cooldown", "skipped: the next run is in another chassis condition")
+            frames = self._frames(0.0)
+            out["cooldown"] = {"back_to_baseline": False, "after_s": 0.0, "mode": self.campaign.cooldown.mode}
+            out["cooldown"]["skipped"] = True
+        else:
+            self._phase(recorder, "cooldown", self.campaign.cooldown.mode)
+            out["cooldown"], frames = self._cooldown(baseline, args)
         if frames:
             rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
         rig_time["cooldown"] = out["cooldown"]["after_s"]
         out["rig_time_s"] = rig_time
-        if self.campaign.equilibrium.carry and self.campaign.cooldown.mode == "passive":
+        if (
+            self.campaign.equilibrium.carry
+            and out["cooldown"]["mode"] == "passive"
+            and "skipped" not in out["cooldown"]
+        ):
             self._carry = (condition, frames)  # an active cool-down's frames are of another condition
         return out
+
+    def _skip_cooldown(self, condition: tuple[Any, ...], next_run: RunSpec | None) -> bool:
+        return (
+            self.campaign.cooldown.before_change == "skip"
+            and next_run is not None
+            and condition_of(next_run) != condition
+        )
+
+    def _drive_transition(self, recorder: Recorder, drive: Drive, args: dict[str, int], profile: str) -> dict[str, Any]:
+        """Push the chassis toward the new condition until the drive nears its level, then the profile's
+        own settings again (set by the caller too, before the equilibrium is judged)."""
+        self._phase(recorder, "transition", f"{profile}: {drive.describe()}")
+        self.link.set(**drive.push)
+        try:
+            timeout = self.campaign.equilibrium.timeout_s
+            frames = self._frames(timeout, lambda t: drive.done(t.named(COOLDOWN_CHANNEL).value))
+        finally:
+            with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
+                self.link.set(**args)
+        seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
+        reached = bool(frames) and drive.done(frames[-1].named(COOLDOWN_CHANNEL).value)
+        out = {"after_s": seconds, "until_drive_ctrl_c": round(drive.until_c, 2), "warms": drive.warms}
+        return {**out, "reached": reached}
 
     def _lead_in(self, player: TracePlayer, recorder: Recorder, spec: RunSpec, profile: ChassisProfile) -> None:
         """Play the profile's trace from here; the workload starts workload_at_s into it (rig time)."""

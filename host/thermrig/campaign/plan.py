@@ -72,15 +72,20 @@ class Plan:
         workload_s = float(run.workload.duration_s(target_bytes))
         guess_baseline = 0.0 if c.baseline == "tail" else c.baseline_s
         h = self.history
+        guess_cooldown = 0.0 if self.skips_cooldown(run) else COOLDOWN_GUESS_S
         if h is None or not h.runs:
-            return PhaseEstimate(EQUILIBRIUM_GUESS_S, guess_baseline, workload_s, COOLDOWN_GUESS_S, False)
+            return PhaseEstimate(EQUILIBRIUM_GUESS_S, guess_baseline, workload_s, guess_cooldown, False)
         prev = self.runs[run.index - 2] if run.index > 1 else None
         before = prev.profile if prev is not None and prev.physical == run.physical else START
         if prev is not None and prev.fan1_pct != run.fan1_pct:
             before = START
-        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode)
+        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode, c.equilibrium.transition)
         base = h.baseline_s(c.baseline)
-        cd = h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode)
+        cd = (
+            0.0
+            if self.skips_cooldown(run)
+            else h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode)
+        )
         return PhaseEstimate(
             EQUILIBRIUM_GUESS_S if eq is None else eq,
             guess_baseline if base is None else base,
@@ -88,6 +93,13 @@ class Plan:
             COOLDOWN_GUESS_S if cd is None else cd,
             eq is not None and cd is not None,
         )
+
+    def skips_cooldown(self, run: RunSpec) -> bool:
+        """`before_change = "skip"` and the next run in another chassis condition (or set-up)."""
+        if self.campaign.cooldown.before_change != "skip" or run.index >= len(self.runs):
+            return False
+        after = self.runs[run.index]
+        return (run.physical, run.profile, run.fan1_pct) != (after.physical, after.profile, after.fan1_pct)
 
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
         return self.phases(run, target_bytes).total_s

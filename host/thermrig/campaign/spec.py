@@ -20,8 +20,10 @@ from thermrig.toml_file import TomlError, TomlFile
 
 _WORKLOAD_KEYS = ("name", "kind", "runtime_s", "bs", "iodepth", "span", "steps", "fill", "score_window_s", "max_rounds")
 _WORKLOAD_KEYS += ("job",)  # kind "fio"
-EQUILIBRIUM_RULES = ("trend", "fit")
-COOLDOWN_MODES = ("passive", "active")
+EQUILIBRIUM_RULES = ("fit", "trend")  # the first is the default
+COOLDOWN_MODES = ("active", "passive")
+TRANSITIONS = ("passive", "driven")  # a change of chassis condition: waited out, or driven (campaign.transition)
+BEFORE_CHANGE = ("wait", "skip")  # the cool-down of a run the next run's condition differs from
 BASELINES = ("tail", "after")  # the baseline from the equilibrium's settled tail, or recorded after it
 ORDERS = ("random", "blocks")  # within a hardware configuration: runs at random, or chassis conditions in blocks
 _ORDER_KEYS = ("baseline", "order")
@@ -42,8 +44,9 @@ class Equilibrium:
     window_s: float = 60.0
     timeout_s: float = 1800.0
     channels: tuple[str, ...] = ("chassis_air", "drive_ctrl")
-    rule: str = "trend"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
+    rule: str = "fit"  # EQUILIBRIUM_RULES: "trend" (the slope over the window) or "fit" (an exponential fit)
     carry: bool = True  # a run in the condition the previous one cooled down in starts with that telemetry
+    transition: str = "passive"  # TRANSITIONS: "driven": heater or fans pushed until the drive nears the new level
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,8 @@ class Cooldown:
 
     margin_c: float = 1.0
     timeout_s: float = 1800.0
-    mode: str = "passive"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
+    mode: str = "active"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
+    before_change: str = "wait"  # BEFORE_CHANGE: "skip": none when the next run is in another condition
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,7 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
 
 
 def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
-    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels", "rule", "carry"})
+    r.known(d, "equilibrium", {"rate_c_per_min", "window_s", "timeout_s", "channels", "rule", "carry", "transition"})
     channels = tuple(
         r.get(d, "equilibrium", "channels", list, "a list of the rig's channel names", list(Equilibrium.channels))
     )
@@ -212,6 +216,7 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
         channels=channels,
         rule=_choice(r, d, "equilibrium", "rule", EQUILIBRIUM_RULES),
         carry=r.get(d, "equilibrium", "carry", bool, "true or false", True),
+        transition=_choice(r, d, "equilibrium", "transition", TRANSITIONS),
     )
     if eq.rate_c_per_min <= 0 or eq.window_s <= 0 or eq.timeout_s < eq.window_s:
         raise r.fail(
@@ -224,11 +229,12 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
 
 
 def _cooldown(r: TomlFile, d: dict) -> Cooldown:
-    r.known(d, "cooldown", {"margin_c", "timeout_s", "mode"})
+    r.known(d, "cooldown", {"margin_c", "timeout_s", "mode", "before_change"})
     cd = Cooldown(
         margin_c=float(r.get(d, "cooldown", "margin_c", (int, float), "°C", 1.0)),
         timeout_s=float(r.get(d, "cooldown", "timeout_s", (int, float), "seconds", 1800.0)),
         mode=_choice(r, d, "cooldown", "mode", COOLDOWN_MODES),
+        before_change=_choice(r, d, "cooldown", "before_change", BEFORE_CHANGE),
     )
     if cd.margin_c <= 0 or cd.timeout_s <= 0:
         raise r.fail("cooldown", None, "non-positive margin or timeout", "margin_c > 0 and timeout_s > 0")

@@ -92,7 +92,14 @@ def plan(
     )
 
 
-def _view(progress: Progress) -> Group:
+def _eta_basis(h: History, where: Path) -> str:
+    """What the running campaign's ETA is estimated from, for the live view."""
+    if not h.runs:
+        return f"no recorded runs of rig {h.rig} under {where}: equilibrium and cool-down are guesses of 300 s"
+    return f"from {len(h.runs)} recorded runs of rig {h.rig} under {where}"
+
+
+def _view(progress: Progress, eta_basis: str = "") -> Group:
     r = progress.run
     current = min(progress.done + 1, progress.total)
     head = f"run {current}/{progress.total}" + (f" [bold]{r.run_id}[/]" if r else "")
@@ -103,7 +110,7 @@ def _view(progress: Progress) -> Group:
     if progress.phase == "done":
         t.add_row("ETA", "finished")
     else:
-        t.add_row("ETA", f"about {_hms(progress.eta_s)} left (estimate: equilibrium and cool-down are measured)")
+        t.add_row("ETA", f"about {_hms(progress.eta_s)} left ({eta_basis or 'estimate'})")
     if progress.influx:
         t.add_row("InfluxDB", f"[yellow]{escape(progress.influx)}[/]")
     if progress.latest:
@@ -127,14 +134,14 @@ def _say_unsent(console: Console, runs: list[str]) -> None:
         )
 
 
-def _progress_printer(name: str, console: Console, live: Live) -> Callable[[Progress], None]:
+def _progress_printer(name: str, console: Console, live: Live, eta_basis: str = "") -> Callable[[Progress], None]:
     """The live view on a terminal; otherwise a log, one line per phase and one when InfluxDB stops or
     starts answering."""
     shown: list[tuple[str, str]] = []
     outage = [""]
 
     def progress(pr: Progress) -> None:
-        live.update(_view(pr))
+        live.update(_view(pr, eta_basis))
         if console.is_terminal:
             return
         key = (pr.run.run_id if pr.run else "", pr.phase)
@@ -163,6 +170,10 @@ def run(
         str | None,
         typer.Option("--lab", metavar="COORDINATOR", help="Run on a lab's places (labgrid HOST:PORT; docs/lab.md)."),
     ] = None,
+    history: Annotated[
+        Path | None,
+        typer.Option(help="Campaign folders the ETA learns from (this rig's runs; default: the campaign folder's)."),
+    ] = None,
 ) -> None:
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
@@ -172,7 +183,9 @@ def run(
     if state is not None and not resume:
         raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
     seed, started = (state.seed, state.started) if state else (None, instance_stamp())
-    p = make_plan(c, seed, started)
+    where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
+    h = History.read(where, c.rig_name)
+    p = make_plan(c, seed, started, history=h)
     state = state or CampaignState(folder, p.seed, started=started)
     state.save()
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
@@ -184,7 +197,7 @@ def run(
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
-        f"folder {folder}; data to {influx.describe()}"
+        f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(h, where)}"
     )
     with contextlib.ExitStack() as stack:
         bed = open_testbed(c, local_drive, stack)
@@ -207,7 +220,7 @@ def run(
                 bed.identity,
                 influx,
                 ask,
-                _progress_printer(c.name, console, live),
+                _progress_printer(c.name, console, live, _eta_basis(h, where)),
                 lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
             )
         except CampaignInterrupted as stopped:

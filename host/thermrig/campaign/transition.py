@@ -1,0 +1,80 @@
+"""A change of chassis condition driven rather than waited out (`[equilibrium] transition = "driven"`).
+
+The drive follows the chassis air with a lag of minutes; the air itself reaches a new target in a minute
+or two. Under the same fans the drive's excess over the air (its own heat over the airflow's conductance)
+stays the same, so the level it will settle at is known before it gets there: the previous run's baseline
+plus the step in the air target. Going hotter, the air target is set AIR_OVERSHOOT_C above the new one
+with the heater's limit full, so the air leads the drive further; going cooler, both fans run full (the
+air cools faster, the drive gives its heat to more air); a drive already above that level (a skipped
+cool-down) is cooled with the slot fan full under the new air target. Either until the drive controller
+reaches that level; then the profile is set and the equilibrium judged as ever, on the profile's own settings. The
+firmware's limits and safety are untouched: these are ordinary SET values it checks like any other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from thermrig.hardware.chassis_profiles import ChassisProfile
+
+AIR_OVERSHOOT_C = 3.0  # going hotter: the air target this far above the new one while the drive catches up
+AIR_TARGET_MAX_C = 65.0  # the firmware's highest accepted air target (RIG_AIR_TARGET_MAX_CC)
+MIN_STEP_C = 1.0  # a smaller step in the air target is waited out
+FULL = 1000  # a fan's duty, a heater limit: full, in SET's units (0.1 %)
+
+
+@dataclass(frozen=True)
+class Level:
+    """Where a run left the chassis and the drive: its set-up, air target, fans and the drive's baseline."""
+
+    physical: tuple[tuple[str, Any], ...]
+    air_c: float | None
+    fans: tuple[int, int]
+    drive_ctrl_c: float
+
+
+@dataclass(frozen=True)
+class Drive:
+    """How a transition is driven: the SET values meanwhile, and the drive controller level to stop at."""
+
+    push: dict[str, int]
+    until_c: float
+    warms: bool  # the push warms the drive (else it cools it)
+
+    def done(self, drive_ctrl_c: float) -> bool:
+        return drive_ctrl_c >= self.until_c if self.warms else drive_ctrl_c <= self.until_c
+
+    def describe(self) -> str:
+        if self.warms:
+            how = f"air target +{AIR_OVERSHOOT_C:g} °C, heater limit full"
+        else:
+            how = "both fans full" if self.push.get("fan0") == FULL else "the slot fan full"
+        return f"{how} until drive_ctrl {'>=' if self.warms else '<='} {self.until_c:.2f} °C"
+
+
+def level_of(physical: dict[str, Any], profile: ChassisProfile, args: dict[str, int], drive_ctrl_c: float) -> Level:
+    air = None if profile.trace is not None else profile.air_c
+    return Level(tuple(sorted(physical.items())), air, (args["fan0"], args["fan1"]), drive_ctrl_c)
+
+
+def drive_for(previous: Level | None, now: Level, args: dict[str, int]) -> Drive | None:
+    """How to drive from the previous run's level to this profile's, now.drive_ctrl_c being the drive
+    controller's temperature now; None when it is waited out: no previous run, another set-up, a profile
+    without a fixed air target (heater off or a trace), other fans (the drive's excess over the air
+    changes), a step under MIN_STEP_C, or a cooler profile with the drive already at or below its level.
+    A drive above its new level (going cooler, or hotter after a skipped cool-down left it hot) is cooled:
+    both fans full going cooler (the heater idles), going hotter only the slot fan, the heater and the
+    chassis fan holding the new air target as the active cool-down does."""
+    if previous is None or previous.physical != now.physical or previous.fans != now.fans:
+        return None
+    if previous.air_c is None or now.air_c is None or abs(now.air_c - previous.air_c) < MIN_STEP_C:
+        return None
+    step = now.air_c - previous.air_c
+    level = previous.drive_ctrl_c + step
+    if now.drive_ctrl_c > level:
+        push = {**args, "fan1": FULL} if step > 0 else {**args, "fan0": FULL, "fan1": FULL}
+        return Drive(push, level, warms=False)
+    if step < 0:
+        return None
+    air = min(now.air_c + AIR_OVERSHOOT_C, AIR_TARGET_MAX_C)
+    return Drive({**args, "air": round(air * 100), "hlim": FULL}, level, warms=True)
