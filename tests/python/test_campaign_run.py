@@ -122,7 +122,7 @@ def test_ctrl_c_leaves_the_run_aborted_and_the_data_flushed(
     before = []
     for line in proc.stdout:  # into a pipe, the run prints a line as each phase starts
         before.append(line)
-        if ": equilibrium" in line:
+        if "run 1/1" in line and ": equilibrium" in line:
             break
     assert before and ": equilibrium" in before[-1], "".join(before)
     proc.send_signal(signal.SIGINT)  # inside the equilibrium phase

@@ -194,16 +194,16 @@ def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path
     assert not any(kept.skips_cooldown(r) for r in kept.runs)
 
 
-def test_a_run_says_what_its_eta_is_estimated_from(tmp_path: Path, isolated_env: dict[str, str]) -> None:
+def test_a_run_says_what_its_eta_is_estimated_from(tmp_path: Path, influx_env: dict[str, str]) -> None:
     path = campaign_file(tmp_path, "eta")
     path.write_text(path.read_text().replace('port = "sim"', 'port = "/dev/thermrig-no-such-port"'))
     out = tmp_path / "campaigns" / "eta"
-    none = thermrig(*run_args(path, out), env=isolated_env)
+    none = thermrig(*run_args(path, out), env=influx_env)
     assert "ETA no recorded runs of rig rig1 under" in " ".join(none.stdout.split()), none.stdout + none.stderr
     history = tmp_path / "history" / "past" / "past-001"
     history.mkdir(parents=True)
     (history / "manifest.json").write_text(json.dumps(manifest(1, "single_gpu_load", "top", 400.0, 200.0)))
-    again = thermrig(*run_args(path, tmp_path / "again"), "--history", str(tmp_path / "history"), env=isolated_env)
+    again = thermrig(*run_args(path, tmp_path / "again"), "--history", str(tmp_path / "history"), env=influx_env)
     assert "ETA from 1 recorded runs of rig rig1 under" in " ".join(again.stdout.split()), again.stdout
 
 
@@ -295,7 +295,7 @@ def manifest(run: int, profile: str, slot: str, eq: float, cd: float, kind: str 
         "rig": {"name": "rig1"},
         "factors": {"slot": slot, "profile": profile, "fan1_pct": None},
         "workload": {"kind": kind, "runtime_s": 2},
-        "equilibrium": {"after_s": eq, "rule": "fit", "transition": "driven"},
+        "equilibrium": {"after_s": eq, "rule": "fit", "transition": "passive"},
         "cooldown": {"after_s": cd, "mode": "active"},
         "rig_time_s": {"equilibrium": eq, "baseline": 0.0, "workload": 2.5, "cooldown": cd},
     }

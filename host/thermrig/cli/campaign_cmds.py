@@ -95,7 +95,7 @@ def plan(
 def _eta_basis(h: History, where: Path) -> str:
     """What the running campaign's ETA is estimated from, for the live view."""
     if not h.runs:
-        return f"no recorded runs of rig {h.rig} under {where}: equilibrium and cool-down are guesses of 300 s"
+        return f"no recorded runs of rig {h.rig} under {where} (equilibrium and cool-down guessed at 300 s each)"
     return f"from {len(h.runs)} recorded runs of rig {h.rig} under {where}"
 
 
