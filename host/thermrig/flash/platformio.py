@@ -34,7 +34,7 @@ class PlatformIOFlasher(Flasher):
 
     def build(self) -> str:
         run_tool([pio(), "run", "-e", self.board], "build", REPO_ROOT)
-        stamps = sorted((REPO_ROOT / "build" / "pio" / self.board).rglob("rig_version.h"))  # platformio.ini build_dir
+        stamps = sorted((REPO_ROOT / ".pio" / "build" / self.board).rglob("rig_version.h"))
         return stamped_version(stamps[0] if stamps else None)
 
     def image(self) -> Path:
