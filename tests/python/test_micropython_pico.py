@@ -31,7 +31,7 @@ class Board:
         self.proc.stdin.write(encode(self.seq, type_, list(args)))
         self.proc.stdin.flush()
 
-    def frame(self, timeout: float = 10.0) -> Frame:
+    def frame(self, timeout: float = 30.0) -> Frame:
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buf:
