@@ -95,6 +95,9 @@ static void apply_set(rig_t *rig, const int32_t *val, const bool *given)
     }
     if (given[K_HLIM]) {
         rig->heat_limit_pm = (uint16_t)val[K_HLIM];
+        if (rig->out.heater_pm > rig->heat_limit_pm) {
+            rig->out.heater_pm = rig->heat_limit_pm; /* a lower limit holds from now, not the next step */
+        }
     }
     if (given[K_HEAT]) {
         bool on = val[K_HEAT] == 1;
