@@ -99,6 +99,8 @@ def _set(rig, f, reply):
         rig.air_target_cc = given[_AIR]
     if given[_HLIM] is not None:
         rig.heat_limit_pm = given[_HLIM]
+        if rig.heater_pm > rig.heat_limit_pm:
+            rig.heater_pm = rig.heat_limit_pm  # a lower limit holds from now, not the next step
     if given[_HEAT] is not None:
         if given[_HEAT] == 1 and not rig.heat_enabled:
             rig.pid.reset()
