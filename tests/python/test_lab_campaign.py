@@ -50,6 +50,12 @@ def holders(lab: Lab) -> dict[str, str | None]:
         return {p.name: p.acquired for p in client.places()}
 
 
+def campaign_reservations(lab: Lab) -> int:
+    """How many reservations at the coordinator this user (the campaign's) has."""
+    with LabClient(lab.address) as client:
+        return sum(owner.endswith("/" + getpass.getuser()) for owner, _token in client.reservations())
+
+
 def series(influx: InfluxSettings, measurement: str, name: str) -> dict[tuple[str, ...], int]:
     """Points per (place, rig, test_pc, firmware) of a campaign's measurement."""
     query = (
@@ -240,15 +246,27 @@ def test_a_place_that_fails_its_start_check_is_left_out_and_the_others_run(
     out = tmp_path / "runs"
     lab.fio_servers["rig-c"].stop()
     try:
-        done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=400)  # fmt: skip
+        with subprocess.Popen(run_cmd(path, out), env=influx_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, stdin=subprocess.DEVNULL) as proc:  # fmt: skip
+            assert proc.stdout is not None
+            said = []
+            while not (said and said[-1].startswith("place rig-c left out: ")):
+                line = proc.stdout.readline()
+                assert line, "".join(said) + proc.communicate()[1]
+                said.append(line)
+            # Let go at once, while the campaign runs on the others: free for another user, no reservation.
+            free, ours = holders(lab)["rig-c"], campaign_reservations(lab)
+            running = proc.poll() is None
+            stdout, stderr = proc.communicate(timeout=400)
+            stdout = "".join(said) + stdout
     finally:
         lab.start_fio_server("rig-c")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    assert running and free is None and ours == 2, (running, free, ours)
     fio_port = lab.ports["rig-c"][0]
-    left = [x for x in done.stdout.splitlines() if x.startswith("place rig-c left out: ")]
+    left = [x for x in stdout.splitlines() if x.startswith("place rig-c left out: ")]
     assert len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in left[0], left
-    assert "campaign leftout finished on rig-a, rig-b: 2 of 2 runs ok" in done.stdout, done.stdout
+    assert "campaign leftout finished on rig-a, rig-b: 2 of 2 runs ok" in stdout, stdout
     runs = manifests(out)
     assert len(runs) == 2 and {m["lab"]["place"] for m in runs.values()} <= {"rig-a", "rig-b"}
     assert all(m["status"] == "ok" for m in runs.values())

@@ -2,12 +2,12 @@
 places named, or as many as match the tags reserved through the coordinator's queue (waiting while
 others hold them); each acquired (or one line naming who holds it), its serial port's RFC 2217 URL and
 its test PC handed out; every place released and every reservation cancelled at the end, on Ctrl-C and
-on any error."""
+on any error. One place can be let go before the others (a campaign's place that failed its start check)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
@@ -86,14 +86,16 @@ def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterat
 @contextmanager
 def _reserved(
     client: LabClient, tags: dict[str, str], count: int, on_wait: Callable[[str], None]
-) -> Iterator[list[str]]:
-    """Reserve up to `count` places matching the tags (as many as match) and wait until each is allocated."""
+) -> Iterator[dict[str, str]]:
+    """Reserve up to `count` places matching the tags (as many as match) and wait until each is allocated:
+    place -> its reservation's token. A token taken out of the dict is the taker's to cancel."""
     matching = client.matching(tags)
     if not matching:
         wanted = ", ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "any place"
         known = ", ".join(sorted(p.name for p in client.places())) or "none"
         raise NoSuchPlace(f"no place at {client.address} matches {wanted} (places: {known})")
     tokens = [client.reserve(tags) for _ in range(min(count, len(matching)) if count > 0 else len(matching))]
+    reserved: dict[str, str] = {}
     try:
         allocated: dict[str, str] = {}
         waiting_said = False
@@ -108,10 +110,31 @@ def _reserved(
                 on_wait(f"waiting for {len(tokens) - len(allocated)} of {len(tokens)} places matching the tags")
                 waiting_said = True
             client.pause(POLL_S)
-        yield [allocated[t] for t in tokens]
+        reserved.update((allocated[t], t) for t in tokens)
+        tokens = []  # from here the dict holds the tokens still ours to cancel
+        yield reserved
     finally:
-        for token in tokens:
+        for token in [*tokens, *reserved.values()]:
             client.cancel(token)
+
+
+class HeldPlaces(Sequence[HeldPlace]):
+    """The places `holding` holds, in order; `let_go` releases one before the others."""
+
+    def __init__(self) -> None:
+        self.places: list[HeldPlace] = []
+        self.stacks: dict[str, ExitStack] = {}
+
+    def __getitem__(self, i: int) -> HeldPlace:  # type: ignore[override]
+        return self.places[i]
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+    def let_go(self, name: str) -> None:
+        """Release the place and cancel its reservation now, so others can have it while we go on."""
+        self.places = [p for p in self.places if p.name != name]
+        self.stacks.pop(name).close()
 
 
 @contextmanager
@@ -124,7 +147,7 @@ def held_places(
     book: LockBook | None = None,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
     on_wait: Callable[[str], None] = lambda message: None,
-) -> Iterator[list[HeldPlace]]:
+) -> Iterator[HeldPlaces]:
     """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held."""
     with (
         LabClient(coordinator) as client,
@@ -143,15 +166,26 @@ def holding(
     book: LockBook | None = None,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
     on_wait: Callable[[str], None] = lambda message: None,
-) -> Iterator[list[HeldPlace]]:
+) -> Iterator[HeldPlaces]:
     """held_places through a client the caller keeps (to tag and comment the places it holds, from the
     thread that opened it)."""
     book = book or LockBook()
     with ExitStack() as stack:
         for record in release_stale(client, book):
             on_stale(record)
-        names = places or stack.enter_context(_reserved(client, tags or {}, count, on_wait))
-        yield [stack.enter_context(_held(client, book, name, purpose)) for name in names]
+        reserved = (
+            {name: "" for name in places}
+            if places
+            else stack.enter_context(_reserved(client, tags or {}, count, on_wait))
+        )
+        held = HeldPlaces()
+        for name in list(reserved):
+            # Each place's own stack: its reservation cancelled after its release, whenever that is.
+            one = held.stacks[name] = stack.enter_context(ExitStack())
+            if token := reserved.pop(name):
+                one.callback(client.cancel, token)
+            held.places.append(one.enter_context(_held(client, book, name, purpose)))
+        yield held
 
 
 def comment(purpose: str) -> str:

@@ -3,10 +3,10 @@ campaign's runs assigned to them (thermrig.lab.assign: a run whose physical fact
 hardware has goes there with no operator prompt) and run on every place at once, one worker per place:
 each an Orchestrator with the place's rig (its RFC 2217 port) and the drive in its test PC (fio in
 client/server mode, thermrig.lab.test_pc_drive), every point tagged with the rig, place, test PC and
-firmware. A place that fails its start check is left out (the campaign fails only when none is left);
-each place's comment on the coordinator says how far it is (`lab status`). A place lost mid-run (its
-exporter, its fio server or its rig gone) ends that place's share:
-the run it was in is named failed, the runs it had not started go to the places still working, the
+firmware. A place that fails its start check is left out and released at once (the campaign fails
+only when none is left); each place's comment on the coordinator says how far it is (`lab status`). A
+place lost mid-run (its exporter, its fio server or its rig gone) ends that place's share: the run it
+was in is named failed, the runs it had not started go to the places still working, the
 campaign goes on. Every place is released at the end, on Ctrl-C and after an error; the campaign's
 results are written once, when every place is done."""
 
@@ -29,7 +29,7 @@ from thermrig.errors import ThermrigError
 from thermrig.fio.runner import FioError
 from thermrig.firmware_identity import older_than_host
 from thermrig.hardware.drive_profiles import load_drive_profile
-from thermrig.lab.acquired import HeldPlace, comment, holding, note_firmware
+from thermrig.lab.acquired import HeldPlace, HeldPlaces, comment, holding, note_firmware
 from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign
 from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError
@@ -209,18 +209,23 @@ class LabCampaign:
             raise KeyboardInterrupt
         return outcome
 
-    def _checked(self, held: list[HeldPlace], stack: contextlib.ExitStack) -> list[_Place]:
+    def _checked(self, held: HeldPlaces, stack: contextlib.ExitStack) -> list[_Place]:
         """Each held place opened and checked (its rig's HELLO noted in its firmware tag, a rig older than
-        this host warned of); a place that fails is left out, in one line."""
-        places, failed = [], []
-        for h in held:
+        this host warned of); a place that fails is left out, in one line, and let go at once: its rig
+        link closed (SAFE first), the place released and its reservation cancelled for others to have."""
+        places, failed, several = [], [], len(held) > 1
+        for h in list(held):
+            opened = contextlib.ExitStack()
             try:
-                place = _open_place(h, self.plan, self.request.ssh_key, stack)
+                place = _open_place(h, self.plan, self.request.ssh_key, opened)
             except LabError as exc:
+                opened.close()
+                held.let_go(h.name)
                 failed.append(str(exc))
-                if len(held) > 1:
+                if several:
                     self.events.note(f"place {h.name} left out: {_without_place(h.name, str(exc))}")
                 continue
+            stack.enter_context(opened)
             places.append(place)
             if self._client is not None:
                 with contextlib.suppress(LabError):
@@ -242,7 +247,7 @@ class LabCampaign:
             self._posted[place] = text
 
     @contextlib.contextmanager
-    def _held(self) -> Iterator[list[HeldPlace]]:
+    def _held(self) -> Iterator[HeldPlaces]:
         def stale(record: LockRecord) -> None:
             self.events.note(
                 f"released stale lock on place {record.place} (left by pid {record.pid}, {record.purpose})"
