@@ -32,6 +32,7 @@ class Output:
     """A child's stdout, line by line, waited on for the line a phase prints."""
 
     def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         assert proc.stdout is not None
@@ -52,8 +53,9 @@ class Output:
                 line = self._queue.get(timeout=1.0)
             except queue.Empty:
                 continue
-            if line is None:
-                pytest.fail(f"the campaign ended before printing {parts}:\n" + "".join(self.lines[-30:]))
+            if line is None:  # it exited: why is on its stderr
+                said = self.proc.stderr.read()[-3000:] if self.proc.stderr else ""
+                pytest.fail(f"the campaign ended before printing {parts}:\n" + "".join(self.lines[-30:]) + said)
             self.lines.append(line)
         pytest.fail(f"no line with {parts} within {STEP_TIMEOUT_S:.0f} s:\n" + "".join(self.lines[-30:]))
 

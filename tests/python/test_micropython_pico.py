@@ -37,9 +37,17 @@ class Board:
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             assert left > 0 and select.select([self.proc.stdout], [], [], left)[0], "no frame from the board"
-            self._buf += os.read(self.proc.stdout.fileno(), 4096)
+            chunk = os.read(self.proc.stdout.fileno(), 4096)
+            if not chunk:  # the board's stdout closed: it exited, and what it said is on stderr
+                raise AssertionError(f"the board exited ({self.proc.wait()}): {self.said()}")
+            self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
         return decode(line)
+
+    def said(self) -> str:
+        """The board's stderr after it exited: pin events, and a traceback if it crashed."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")[-2000:]
 
     def until(self, type_: str, first_arg: str | None = None) -> Frame:
         for _ in range(200):
