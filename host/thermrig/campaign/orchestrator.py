@@ -174,6 +174,9 @@ class Orchestrator:
         except (CampaignError, DriveLost) as exc:  # the rig faulted or went silent, the drive died: it stops
             error = str(exc)
             raise
+        except Exception as exc:  # anything else stops the campaign too; the manifest still says what
+            error = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             if status != "ok":
                 with contextlib.suppress(Exception):
