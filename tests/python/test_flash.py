@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
 from thermrig.protocol.messages import Telemetry
@@ -25,6 +26,7 @@ from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
 STAMP = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3" / "rig_version.h"
+OLD = "0.0.9+gdeadbee"  # an image built from another checkout
 
 
 def cli(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -124,10 +126,13 @@ def test_flash_the_emulated_board_needs_it_running(isolated_env: dict[str, str])
 
 
 FAKE_PIO = """#!/bin/sh
-# Stands in for PlatformIO: records its arguments; the upload fails when FAKE_PIO_UPLOAD_FAILS is set.
+# Stands in for PlatformIO: records its arguments; a build leaves an image in $PLATFORMIO_BUILD_DIR that
+# carries $FAKE_PIO_VERSION as the core's HELLO literal does; the upload fails when FAKE_PIO_UPLOAD_FAILS is set.
 echo "$*" >> "$FAKE_PIO_LOG"
 case "$*" in
   *upload*) if [ -n "$FAKE_PIO_UPLOAD_FAILS" ]; then echo "Error: No ST-LINK detected"; exit 1; fi ;;
+  "run -e "*) mkdir -p "$PLATFORMIO_BUILD_DIR/$3"; image="$PLATFORMIO_BUILD_DIR/$3/firmware.elf"
+              printf '\\177ELF... fw=thermrig-zephyr ver=%s\\0...' "$FAKE_PIO_VERSION" > "$image" ;;
 esac
 exit 0
 """
@@ -141,7 +146,13 @@ def fake_pio(tmp_path: Path, isolated_env: dict[str, str]) -> dict[str, str]:
     pio.write_text(FAKE_PIO)
     pio.chmod(pio.stat().st_mode | stat.S_IEXEC)
     log = tmp_path / "pio.log"
-    return {**isolated_env, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_PIO_LOG": str(log)}
+    return {
+        **isolated_env,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "FAKE_PIO_LOG": str(log),
+        "PLATFORMIO_BUILD_DIR": str(tmp_path / "pio-build"),
+        "FAKE_PIO_VERSION": checkout_version(),  # what the stand-in board (rigsim built here) reports
+    }
 
 
 @pytest.fixture
@@ -170,6 +181,10 @@ def test_flash_a_nucleo_through_platformio(fake_pio: dict[str, str], fresh_rigsi
         with RigLink(sim.port) as link:
             link.hello()
             link.set(air=4000, hlim=500, heat=1)
+        # The version checked is the image's, not the checkout's: an image stamped otherwise is named.
+        r = cli("flash", "--board", "nucleo_f446re", "--port", sim.port, env={**fake_pio, "FAKE_PIO_VERSION": OLD})
+        one_line_error(r, "version differs", OLD)
+
         r = cli("flash", "--port", sim.port, env={**fake_pio, "FAKE_PIO_UPLOAD_FAILS": "1"})
         one_line_error(r, "upload failed", "-t upload", "No ST-LINK detected")
         with RigLink(sim.port) as link:

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from zephyr_boards import REPO, board_build
 
+from thermrig.firmware_identity import FirmwareVersion, checkout_version
+from thermrig.flash.base import image_version
+
 sys.path.insert(0, str(REPO / "scripts"))
 from report_size import sections  # the same section reader `make size` uses
 
@@ -39,6 +42,18 @@ def test_pio_image_matches_the_cmake_build(env: str) -> None:
     # The core is in it: PlatformIO compiles src_dir itself, not the CMake app's sources.
     symbols = subprocess.run(["arm-none-eabi-nm", str(pio_elf)], capture_output=True, text=True, check=True).stdout
     assert {"rig_init", "rig_step", "rig_rx"} <= {line.split()[-1] for line in symbols.splitlines()}
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_pio_image_carries_this_checkouts_version_stamp(env: str) -> None:
+    """Release, git revision and -dirty, as the CMake build stamps them: PlatformIO runs CMake with a PATH of
+    its own tools (no git) and only when CMakeLists.txt changes; scripts/pio_version_stamp.py stamps every
+    build. Read from the image, as `thermrig flash` reads what HELLO must say after the upload."""
+    pio_elf = REPO / "build" / "pio" / env / "firmware.elf"
+    assert pio_elf.exists(), f"{pio_elf} is missing: run `make pio` (make test does)"
+    stamp = image_version(pio_elf)
+    assert stamp == checkout_version(), f"{pio_elf} says {stamp}: rebuild it with `make pio`"
+    assert FirmwareVersion.parse(stamp).revision is not None
 
 
 def test_unknown_environment_is_one_clear_line() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -45,8 +46,20 @@ def run_tool(cmd: list[str], what: str, cwd: Path) -> None:
         raise FlashError(f"{what} failed: `{' '.join(cmd)}` exited with status {done.returncode}: {last}")
 
 
-def stamped_version(header: Path | None) -> str:
-    """The version a build stamped (its rig_version.h), or this checkout's when the build keeps none."""
-    if header is not None and header.exists():
-        return header.read_text().split('"')[1]
-    return checkout_version()
+# The core's HELLO reply keeps firmware name and version as one string literal (rig_cmd.c).
+_IMAGE_STAMP = re.compile(rb" fw=[\w.-]+ ver=([\w.+-]+)")
+
+
+def image_version(image: Path) -> str | None:
+    """The version a firmware image carries (what its HELLO will say), or None for an image without one
+    (not a thermrig build, or a hex file). Read from the image itself: a build's stamp header can be newer
+    than the objects (PlatformIO does not recompile for a changed force-included header)."""
+    if not image.is_file():
+        return None
+    m = _IMAGE_STAMP.search(image.read_bytes())
+    return m.group(1).decode() if m else None
+
+
+def built_version(image: Path) -> str:
+    """The version an image carries, or this checkout's for an image that carries none."""
+    return image_version(image) or checkout_version()

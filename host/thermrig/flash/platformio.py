@@ -3,10 +3,12 @@ ST-LINK; the rig then answers on its serial port (the ST-LINK's virtual COM port
 
 from __future__ import annotations
 
+import configparser
+import os
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
-from thermrig.flash.base import Flasher, FlashError, run_tool, stamped_version
+from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
 from thermrig.paths import REPO_ROOT
 from thermrig.settings import find_tool
 
@@ -34,12 +36,20 @@ class PlatformIOFlasher(Flasher):
 
     def build(self) -> str:
         run_tool([pio(), "run", "-e", self.board], "build", REPO_ROOT)
-        stamps = sorted((REPO_ROOT / ".pio" / "build" / self.board).rglob("rig_version.h"))
-        return stamped_version(stamps[0] if stamps else None)
+        return built_version(self.image())
 
     def image(self) -> Path:
-        """The image the build leaves (platformio.ini's build_dir), what an ST-LINK tool programs."""
-        return REPO_ROOT / "build" / "pio" / self.board / "firmware.elf"
+        """The image the build leaves, what an ST-LINK tool programs: in $PLATFORMIO_BUILD_DIR, as PlatformIO
+        itself honours it, else platformio.ini's build_dir."""
+        return build_dir() / self.board / "firmware.elf"
 
     def upload(self, port: str) -> None:
         run_tool([pio(), "run", "-e", self.board, "-t", "upload"], "upload", REPO_ROOT)
+
+
+def build_dir() -> Path:
+    if override := os.environ.get("PLATFORMIO_BUILD_DIR"):
+        return Path(override)
+    ini = configparser.ConfigParser(inline_comment_prefixes=(";",))
+    ini.read(REPO_ROOT / "platformio.ini")
+    return REPO_ROOT / ini.get("platformio", "build_dir", fallback=".pio/build")

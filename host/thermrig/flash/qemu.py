@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thermrig.flash.base import Flasher, FlashError, run_tool, stamped_version
+from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
 from thermrig.paths import REPO_ROOT
-from thermrig.settings import ZEPHYR_QEMU_BUILD, RunningSim, find_tool, running_sim
-
-BUILD_DIR = ZEPHYR_QEMU_BUILD
+from thermrig.settings import RunningSim, find_tool, running_sim
 
 
 class QemuFlasher(Flasher):
@@ -40,7 +38,7 @@ class QemuFlasher(Flasher):
 
     def build(self) -> str:
         run_tool(["make", "--no-print-directory", "-C", str(REPO_ROOT), "firmware-qemu"], "build", REPO_ROOT)
-        return stamped_version(BUILD_DIR / "rig_version.h")
+        return built_version(find_tool("zephyr-elf"))
 
     def upload(self, port: str) -> None:
         reply = self._sim().request({"flash": str(find_tool("zephyr-elf"))}, timeout=60)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash.base import FlashError
+from thermrig.flash.base import FlashError, built_version
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
 from thermrig.flash.runner import COMEBACK_S, wait_for_rig
@@ -44,6 +44,11 @@ class Upload:
     commands: tuple[tuple[str, ...], ...]
     version: str
     keep: object = field(default=None, compare=False, repr=False)  # what holds a staged folder alive
+
+    @property
+    def whose(self) -> str:
+        """Whose version the rig must report, for the error that names it."""
+        return "this checkout's" if self.version == checkout_version() else "the image's"
 
     def script(self) -> str:
         """The shell command line run on the test PC, the tar stream on its stdin."""
@@ -73,7 +78,7 @@ def nucleo_upload(board: str, image: Path | None) -> Upload:
         if not image.exists():
             raise FlashError(f"build: {image} is missing after `pio run -e {board}`")
     else:
-        version = checkout_version()
+        version = built_version(image)
     program = f"program {image.name} verify reset exit"
     cmd = ("openocd", "-f", "interface/stlink.cfg", "-f", OPENOCD_TARGETS[board], "-c", program)
     return Upload(board, image, (cmd,), version)
@@ -166,7 +171,7 @@ def flash_place(
         note_firmware(client, place, info.version)  # what the rig runs now, right or wrong (`lab status`)
         if info.version != upload.version:
             raise FlashError(
-                f"place {place}: version after upload is {info.version}, not {upload.version} (this checkout's); "
+                f"place {place}: version after upload is {info.version}, not {upload.version} ({upload.whose}); "
                 "the rig is left in its safe state"
             )
         return held, info
