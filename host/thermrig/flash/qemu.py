@@ -7,7 +7,7 @@ from pathlib import Path
 
 from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
 from thermrig.paths import REPO_ROOT
-from thermrig.settings import RunningSim, find_tool, running_sim
+from thermrig.settings import ZEPHYR_QEMU_BUILD, RunningSim, find_tool, running_sim
 
 
 class QemuFlasher(Flasher):
@@ -38,7 +38,8 @@ class QemuFlasher(Flasher):
 
     def build(self) -> str:
         run_tool(["make", "--no-print-directory", "-C", str(REPO_ROOT), "firmware-qemu"], "build", REPO_ROOT)
-        return built_version(find_tool("zephyr-elf"))
+        # What the build made, not THERMRIG_ZEPHYR_ELF (the upload's image, which may be another).
+        return built_version(ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf")
 
     def upload(self, port: str) -> None:
         reply = self._sim().request({"flash": str(find_tool("zephyr-elf"))}, timeout=60)
