@@ -1,12 +1,13 @@
 """An InfluxDB outage during a campaign, as a user meets it: the real influxd stopped during run 1 and
-started again during run 2 (run 1's points reach it while run 2 goes on), then stopped during run 2's
-cool-down until the campaign has ended. Nothing may go silently missing: one line says InfluxDB is
-unreachable (no client-library warnings), the closing line names the run whose points wait in its
-spool and whose summary is incomplete, `db status` and `db drain` find that spool in the campaign
-folder, and `thermrig throttle` marks the run instead of leaving it out. Run 1's summary is completed
-as soon as its points are in; run 2's and the campaign's results by `db drain`: every run's summary
-ends with the same fields (3 s jobs: no throttle figures, so the campaign's results hold no cells; the
-campaign's own results are checked on the recorded campaign, test_analysis_campaign)."""
+started again during run 2 (run 1's points reach it while run 2 goes on), then stopped again during run
+2's workload (10 s of fio, so the recorder still writes into the outage) until the campaign has ended.
+Nothing may go silently missing: one line says InfluxDB is unreachable (no client-library warnings), the
+closing line names the run whose points wait in its spool and whose summary is incomplete, `db status`
+and `db drain` find that spool in the campaign folder, and `thermrig throttle` marks the run instead of
+leaving it out. Run 1's summary is completed as soon as its points are in; run 2's and the campaign's
+results by `db drain`: every run's summary ends with the same fields (10 s jobs on a file: no throttle figures, so
+the campaign's results hold no cells; the campaign's own results are checked on the recorded campaign,
+test_analysis_campaign)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign_helpers import manifests, run_ids, start_run, thermrig
-from test_campaign_run import campaign
+from campaign_helpers import CampaignFile, file_drive, manifests, run_ids, start_run, thermrig
 
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
@@ -78,7 +78,8 @@ def summary_fields(influx: InfluxSettings, campaign: str) -> dict[str, dict[str,
 def test_an_influxdb_outage_leaves_no_data_silently_missing(
     tmp_path: Path, influx_server: LocalInflux, influx_env: dict[str, str]
 ) -> None:
-    path = campaign(tmp_path, "outage", "top", "underside")
+    spec = CampaignFile("outage", file_drive(tmp_path, "64m"), seed=5, slots=("top", "underside"), runtime_s=10)
+    path = spec.write(tmp_path)
     out = tmp_path / "runs"
     proc = start_run(path, out, influx_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -89,7 +90,7 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
         second_run = lines.wait_for("run 2/2", ": equilibrium")
         influx_server.up()  # the same port: the campaign's writers reach it again
         lines.wait_for("InfluxDB answers again", after=second_run)
-        lines.wait_for("run 2/2", ": cooldown", after=second_run)
+        lines.wait_for("run 2/2", ": workload", after=second_run)
         influx_server.down()
         stdout = lines.rest()
         stderr = proc.stderr.read() if proc.stderr else ""
