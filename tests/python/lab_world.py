@@ -87,9 +87,14 @@ class Proc:
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Proc:
+        """Started with SIGINT's default disposition, which the tests' Ctrl-C needs: a test run started in the
+        background of a non-interactive shell inherits SIGINT ignored (and Python keeps it ignored). Through
+        `env --default-signal`, which then execs the command (the same pid), not a preexec_fn: this process
+        runs gRPC's threads, and a fork that runs Python before exec is not safe beside threads."""
         popen = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-        )
+            ["env", "--default-signal=INT", *cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True,
+        )  # fmt: skip
         proc = cls(popen)
         threading.Thread(target=proc._collect, daemon=True).start()
         return proc
