@@ -48,6 +48,7 @@ ISSUE_20 = {
     "dual_gpu_idle.air_c": 35.4,
     "single_gpu_load.air_c": 36.6,
     "dual_gpu_load.air_c": 48.7,
+    **{f"{slot}.v_heater": 0.0 for slot in ("top", "bottom", "upright", "underside")},  # no exhaust term then
 }
 
 

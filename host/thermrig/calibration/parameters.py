@@ -52,11 +52,18 @@ PROFILE_BOUNDS = {  # chassis air, C: Tom's Hardware 26 C open bench, 39 C close
 SLOT_BOUNDS = (
     Bound("air_coupling", 0.2, 1.2, "share of the chassis-air rise at the slot (EST)"),
     Bound("v_chassis_fan", 0.05, 2.0, "air speed at the slot, m/s, full chassis fan (EST)"),
+    Bound(
+        "v_heater",
+        0.0,
+        4.0,
+        "air speed at the slot, m/s, in the heater's exhaust at its full 400 W (the GPU stand-in's; EST: a "
+        "GPU's exhaust past the board beside it, up to a fan's few m/s)",
+    ),
 )
 
 
 def all_bounds() -> tuple[Bound, ...]:
-    """The 22 calibrated numbers of the 950 Pro fit, in a fixed order."""
+    """The 26 calibrated numbers of the 950 Pro fit, in a fixed order."""
     slots = tuple(replace(b, name=f"{slot}.{b.name}") for slot in SLOTS for b in SLOT_BOUNDS)
     return (*DRIVE_BOUNDS, *slots, *PROFILE_BOUNDS.values())
 
@@ -94,6 +101,7 @@ def read(f: Fitted) -> dict[str, float]:
     for name, p in f.slots.items():
         out[f"{name}.air_coupling"] = p.air_coupling
         out[f"{name}.v_chassis_fan"] = p.v_chassis_fan
+        out[f"{name}.v_heater"] = p.v_heater
     out.update({f"{name}.air_c": air for name, air in f.air_c.items()})
     return out
 
@@ -116,7 +124,12 @@ def build(v: dict[str, float], base: Fitted) -> Fitted:
         states=states,
     )
     slots = {
-        name: replace(p, air_coupling=v[f"{name}.air_coupling"], v_chassis_fan=v[f"{name}.v_chassis_fan"])
+        name: replace(
+            p,
+            air_coupling=v[f"{name}.air_coupling"],
+            v_chassis_fan=v[f"{name}.v_chassis_fan"],
+            v_heater=v[f"{name}.v_heater"],
+        )
         for name, p in base.slots.items()
     }
     return Fitted(d, slots, {name: v[f"{name}.air_c"] for name in base.air_c})
@@ -149,7 +162,13 @@ class Model:
         return [min(b.hi, max(b.lo, v[b.name])) for b in self.free]
 
 
-FREE = Model("free", ())
+FREE = Model(
+    "free",
+    tuple(
+        Fixed(f"{slot}.v_heater", 0.0, "the plant before the heater's exhaust reached a slot (issue 20's)")
+        for slot in SLOTS
+    ),
+)
 IDENTIFIED = Model(
     "identified",
     (
@@ -176,6 +195,24 @@ IDENTIFIED = Model(
             1.0,
             "behind the motherboard tray no intake air dilutes the chassis air (little airflow): the slot "
             "shares the top slot's air, its air speed alone is its own",
+        ),
+        Fixed(
+            "top.v_chassis_fan",
+            0.921,
+            "seeds 000 and 002 run the drive in the top slot on an open bench (no GPU heat, no exhaust), seed 004 "
+            "with one idle GPU: their air speed is the chassis fan's alone. Held at the value the 18-parameter fit "
+            "left, with which all three pass; the exhaust the Puget profiles add comes on top of it",
+        ),
+        Fixed(
+            "upright.v_heater",
+            0.0,
+            "the upright riser stands at the board's edge, far from both GPUs (Puget: its cells barely change "
+            "from one idle GPU to two): no GPU's exhaust passes it",
+        ),
+        Fixed(
+            "underside.v_heater",
+            0.0,
+            "behind the motherboard tray, the board between it and the GPUs: no GPU's exhaust reaches it",
         ),
     ),
 )
