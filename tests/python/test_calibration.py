@@ -48,6 +48,7 @@ ISSUE_20 = {
     "dual_gpu_idle.air_c": 35.4,
     "single_gpu_load.air_c": 36.6,
     "dual_gpu_load.air_c": 48.7,
+    **{f"{slot}.v_heater": 0.0 for slot in ("top", "bottom", "upright", "underside")},  # no exhaust term then
 }
 
 
@@ -183,3 +184,19 @@ def test_crossval_states_its_refit_effort_and_refuses_starts_it_does_not_have() 
         r = runner.invoke(app, ["calibrate", "crossval", "--starts", str(starts)])
         assert r.exit_code == 2, r.output
         assert f"1 to {1 + len(GAIN_STARTS)}" in r.output
+
+
+def test_the_exhaust_models_profiles_hold_every_puget_cell_in_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench/xval_exhaust: the profiles fitted with the top and bottom slots in the heater's exhaust, from
+    # which `calibrate crossval --model exhaust` measured 10 of 14 held out (docs/virtual-drive.md)
+    from thermrig.calibration.parameters import EXHAUST, IDENTIFIED
+
+    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(Path(__file__).resolve().parents[2] / "bench" / "xval_exhaust"))
+    fitted = current()
+    assert fitted.slots["top"].v_heater > 1 and fitted.slots["bottom"].v_heater > 0
+    assert fitted.slots["upright"].v_heater == fitted.slots["underside"].v_heater == 0
+    results = evaluate(plant_replay, load_chassis(), fitted)
+    assert all(all(c.judge(r.onset_s, r.depth_pct)) for c, r in zip(PUGET, results, strict=True))
+    assert len(EXHAUST.free) == 19 and len(IDENTIFIED.free) == 18
+    assert {b.name for b in EXHAUST.free} - {b.name for b in IDENTIFIED.free} == {"top.v_heater", "bottom.v_heater"}
+    assert {b.name for b in IDENTIFIED.free} - {b.name for b in EXHAUST.free} == {"top.v_chassis_fan"}

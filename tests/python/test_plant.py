@@ -145,3 +145,45 @@ def test_malformed_profile_value_is_reported_with_file_and_key(tmp_path, monkeyp
     monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path))
     with pytest.raises(ProfileError, match=r"chassis.toml:\d+: \[heater\] max_w = 'lots', expected a number"):
         load_chassis()
+
+
+def test_the_heaters_exhaust_speeds_the_air_at_a_slot_in_it_with_its_output() -> None:
+    from dataclasses import replace
+
+    ctrl = {}
+    for v_heater in (0.0, 2.0):
+        p = Plant(load_chassis(), replace(load_slot("top"), v_heater=v_heater), load_drive_thermal("none"))
+        p.fan_duty = [0.4, 0.0]
+        p.drive_power_w = 6.0
+        run(p, 30)
+        assert p.heater_output_w == 0.0  # heater off: no exhaust, the chassis fan's air alone
+        assert p.air_speed == pytest.approx(p.slot.v_chassis_fan * p.fans[0].airflow)
+        p.heater_duty = 0.5
+        run(p, 4000)
+        c = p.chassis
+        # at equilibrium the element gives the air what the heater puts in: half its full output
+        assert p.heater_output_w == pytest.approx(0.5 * c.heater_max_w, rel=2e-3)
+        expected = p.slot.v_chassis_fan * p.fans[0].airflow + v_heater * 0.5
+        assert p.air_speed == pytest.approx(expected, rel=2e-3)
+        ctrl[v_heater] = p.state.ctrl
+    assert ctrl[2.0] < ctrl[0.0] - 3  # same air, the faster air past the drive cools it
+
+
+def test_the_replay_holds_the_heater_where_the_rigs_pid_settles_it() -> None:
+    from dataclasses import replace
+
+    from thermrig.dut.replay import condition
+    from thermrig.hardware.drive_profiles import load_drive_profile
+    from thermrig.sim.replay import _settled
+
+    chassis = load_chassis()
+    slot = replace(load_slot("top"), v_heater=2.0)
+    cond = replace(condition(slot, load_drive_thermal("none"), "dual_gpu_load"), air_c=45.0)
+    plant, _, air = _settled(chassis, load_drive_profile("950pro_512"), cond)
+    loss = (chassis.g_still + chassis.g_fan * plant.fans[0].airflow) * (45.0 - plant.room_c)
+    assert air == 45.0
+    assert plant.heater_output_w == pytest.approx(loss)  # what the air loses to the room
+    assert plant.heater_duty == pytest.approx(loss / chassis.heater_max_w)
+    before = (plant.state.air, plant.state.heater)
+    plant.step(1.0)
+    assert (plant.state.air, plant.state.heater) == pytest.approx(before)  # an equilibrium: nothing moves

@@ -59,7 +59,15 @@ def fitted_edits(f: Fitted) -> list[Edit]:
     return [
         ("drives.toml", d.name, drive),
         *(
-            ("slots.toml", name, {"air_coupling": f"{p.air_coupling:.3f}", "v_chassis_fan": f"{p.v_chassis_fan:.3f}"})
+            (
+                "slots.toml",
+                name,
+                {
+                    "air_coupling": f"{p.air_coupling:.3f}",
+                    "v_chassis_fan": f"{p.v_chassis_fan:.3f}",
+                    "v_heater": f"{p.v_heater:.3f}",
+                },
+            )
             for name, p in f.slots.items()
         ),
         *(("chassis_profiles.toml", name, {"air_c": f"{air:.1f}"}) for name, air in f.air_c.items()),

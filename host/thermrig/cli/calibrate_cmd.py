@@ -106,7 +106,11 @@ def _cell(r: CellResult) -> str:
 @user_errors
 def crossval_cmd(
     model: Annotated[
-        str, typer.Option(help="identified (what make fit fits) or free (all 22 numbers).")
+        str,
+        typer.Option(
+            help="identified (what make fit fits), exhaust (top and bottom in the heater's exhaust, measured "
+            "from profiles fitted with it) or free (all 22 numbers of the plant without the exhaust)."
+        ),
     ] = "identified",
     maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
     starts: Annotated[

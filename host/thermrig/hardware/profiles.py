@@ -58,6 +58,7 @@ class SlotParams:
     air_coupling: float
     v_chassis_fan: float
     v_slot_fan: float
+    v_heater: float = 0.0  # m/s at the slot with the heater at its full output (its exhaust passing the slot)
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def load_slot(name: str) -> SlotParams:
         air_coupling=r.number(s, name, "air_coupling", 0, 1.5),
         v_chassis_fan=r.number(s, name, "v_chassis_fan", 0, 10),
         v_slot_fan=r.number(s, name, "v_slot_fan", 0, 10),
+        v_heater=r.number(s, name, "v_heater", 0, 10, 0.0),
     )
 
 

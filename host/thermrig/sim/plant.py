@@ -78,8 +78,17 @@ class Plant:
         return self.room_c + self.slot.air_coupling * (self.state.air - self.room_c)
 
     @property
+    def heater_output_w(self) -> float:
+        """Heat the heater element gives the chassis air now (its fins' exchange, lagging the duty)."""
+        return max(0.0, self.chassis.g_heater_air * (self.state.heater - self.state.air))
+
+    @property
     def air_speed(self) -> float:
-        return self.slot.v_chassis_fan * self.fans[0].airflow + self.slot.v_slot_fan * self.fans[1].airflow
+        """Air speed at the drive, m/s: the chassis fan's, the slot fan's, and the heater's exhaust (the GPU
+        stand-in's) where the slot sits in it, growing with the heat the heater gives off."""
+        s = self.slot
+        exhaust = s.v_heater * self.heater_output_w / self.chassis.heater_max_w
+        return s.v_chassis_fan * self.fans[0].airflow + s.v_slot_fan * self.fans[1].airflow + exhaust
 
     def h_conv(self) -> float:
         d = self.drive_thermal

@@ -33,9 +33,10 @@ def _settled(chassis: ChassisParams, drive: DriveProfile, cond: Condition) -> tu
     air = chassis.room_c if cond.air_c is None else cond.air_c
     s = plant.state
     plant.drive_power_w = drive.idle_power_w
+    heater = _hold(plant, air)
 
     def step(x: np.ndarray) -> np.ndarray:
-        s.air = s.heater = air
+        s.air, s.heater = air, heater
         s.ctrl, s.board, s.sink = (float(v) for v in x)
         plant.step(IDLE_DT)
         return np.array([s.ctrl, s.board, s.sink])
@@ -44,8 +45,18 @@ def _settled(chassis: ChassisParams, drive: DriveProfile, cond: Condition) -> tu
     b = step(origin) - origin
     m = np.column_stack([step(origin + e) - origin - b for e in np.eye(3)])  # one kelvin up each node
     s.ctrl, s.board, s.sink = (float(v) for v in origin + np.linalg.lstsq(np.eye(3) - m, b, rcond=None)[0])
-    s.air = s.heater = air
+    s.air, s.heater = air, heater
     return plant, DriveModel(drive), air
+
+
+def _hold(plant: Plant, air: float) -> float:
+    """The heater as the rig's PID settles it with the chassis air at `air`: its duty giving the air what it
+    loses to the room, its element above the air by that power over the fins' conductance. Returns the
+    element's temperature (the replay holds it there, as it holds the air)."""
+    c = plant.chassis
+    power = (c.g_still + c.g_fan * plant.fans[0].airflow) * max(0.0, air - plant.room_c)
+    plant.heater_duty = min(1.0, power / c.heater_max_w)
+    return air + c.heater_max_w * plant.heater_duty / c.g_heater_air
 
 
 def replay(
@@ -63,6 +74,7 @@ def replay(
     drive's power state at the end of each second."""
     plant, model, air = _settled(chassis, drive, cond)
     s = plant.state
+    heater = s.heater
     model.pattern = pattern
     if preconditioned:
         model.precondition()
@@ -72,7 +84,7 @@ def replay(
     moved = acc = 0.0
     per_second = round(1.0 / TICK_S)
     for k in range(round(runtime_s / TICK_S)):
-        s.air = s.heater = air
+        s.air, s.heater = air, heater
         plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board, moved)
         moved = model.cap_rate() * TICK_S
         plant.step(TICK_S)
@@ -99,13 +111,14 @@ def replay_sweep(
     plant, model, air = _settled(chassis, drive, cond)
     model.fill(passes=2)
     s = plant.state
+    heater = s.heater
     out = []
     per_second = round(1.0 / TICK_S)
     for pct in steps:
         series: list[float] = []
         acc = 0.0
         for k in range(round(step_s / TICK_S)):
-            s.air = s.heater = air
+            s.air, s.heater = air, heater
             reads, writes = model.flow_mix(TICK_S, pct / 100, bs, qd, sequential)
             plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board)
             plant.step(TICK_S)
