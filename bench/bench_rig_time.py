@@ -157,8 +157,10 @@ def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # ty
     figure("  campaign (rig s)", f"{total:.0f}")
     for m in sorted(ok, key=lambda m: m["index"]):  # each run: the condition, and what each phase took
         rt, driven = m["rig_time_s"], m["equilibrium"].get("driven")
-        how = f" (driven {driven['after_s']:.0f})" if driven else ""
+        how = f" (driven {driven['after_s']:.0f}{', stalled' if driven.get('stalled') else ''})" if driven else ""
         skipped = " (skipped)" if m["cooldown"].get("skipped") else ""
+        if "fans_full_s" in m["cooldown"]:  # the slot fan on past the margin, before a run in the same condition
+            skipped = f" (to the margin {m['cooldown']['after_s']:.0f})"
         print(
             f"    run {m['index']} {m['factors'].get('slot', '-')} {m['factors']['profile']} {m['workload']['kind']}: "
             f"equilibrium {rt['equilibrium']:.0f}{how}, cooldown {rt['cooldown']:.0f}{skipped}, "

@@ -8,6 +8,7 @@ source)."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +19,11 @@ from campaign_helpers import file_drive, manifests, run_args, thermrig
 
 from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, tail_mean
 from thermrig.campaign.history import History
+from thermrig.campaign.phases import Phases
 from thermrig.campaign.plan import make_plan
+from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.spec import Equilibrium, load_campaign
-from thermrig.campaign.transition import drive_for, level_of
+from thermrig.campaign.transition import Drive, Push, drive_for, level_of
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.link.rig_link import RigLink
@@ -176,6 +179,157 @@ def test_a_transition_pushes_the_drive_toward_its_new_level_from_either_side() -
     assert drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 30.0), idle.set_args()) is None
     elsewhere = level_of({"slot": "bottom"}, load, load.set_args(), 40.0)
     assert drive_for(was_idle, elsewhere, load.set_args()) is None  # another set-up: waited out
+    # away from the GPUs the slot's air takes its share of the step (slots.toml's coupling: upright 0.272)
+    upright = drive_for(
+        level_of({"slot": "upright"}, load, load.set_args(), 40.0),
+        level_of({"slot": "upright"}, idle, idle.set_args(), 40.5),
+        idle.set_args(),
+    )
+    assert upright is not None and upright.until_c == pytest.approx(40.0 - 0.272 * step)
+
+
+def upright_cooler(until: float | None = None) -> tuple[Drive, Push, float, float, float, list[Telemetry]]:
+    """The demo's case: upright, dual_gpu_load settled, then single_gpu_load driven (both fans full) on the
+    stepped rig, to the predicted level (or `until`), the push given up when it stalls; then the profile
+    and the fit rule. The drive, the push, the push's rig seconds, the level the rule stopped at (its last
+    30 s), the level 900 s later, every frame from the push on."""
+    rule = Equilibrium(rate_c_per_min=0.2, window_s=60, channels=CHANNELS)
+    load, single = load_profile("dual_gpu_load"), load_profile("single_gpu_load")
+    at = {"slot": "upright"}
+    with SimulatedRig(SimConfig(slot="upright", pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames: list[Telemetry] = []
+
+        def second() -> None:
+            link.ping()
+            sim.advance(1.0)
+            new: list[Telemetry] = []
+            deadline = time.monotonic() + 5
+            while len(new) < 10 and time.monotonic() < deadline:
+                new += link.drain_telemetry()
+            frames.extend(new)
+
+        def settle(args: dict[str, int]) -> float:
+            link.set(**args)
+            watch = FitWatch(rule)
+            while not watch.reached() and len(frames) < 60_000:
+                second()
+                for tel in frames[-10:]:
+                    watch.add(tel)
+            level = watch.tail_mean("drive_ctrl", 30)
+            assert level is not None
+            return level
+
+        def ctrl() -> float:
+            return frames[-1].named("drive_ctrl").value
+
+        settle(load.set_args())
+        for _ in range(600):
+            second()
+        before = settle(load.set_args())
+        drive = drive_for(
+            level_of(at, load, load.set_args(), before),
+            level_of(at, single, single.set_args(), ctrl() + 0.5),
+            single.set_args(),
+        )
+        assert drive is not None and not drive.warms
+        if until is not None:
+            drive = Drive(drive.push, until, warms=False)
+        push = Push(drive.until_c, warms=False)
+        link.set(**drive.push)
+        started = len(frames) - 1
+        while not drive.done(ctrl()) and not push.stalled(frames[-1].uptime_ms / 1000, ctrl()):
+            assert frames[-1].uptime_ms - frames[started].uptime_ms < 1_200_000  # the demo's timeout
+            second()
+        pushed_s = (frames[-1].uptime_ms - frames[started].uptime_ms) / 1000
+        judged = settle(single.set_args())
+        for _ in range(900):
+            second()
+        final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
+        return drive, push, pushed_s, judged, final, frames[started:]
+
+
+def test_a_driven_cooler_change_reaches_the_level_the_slots_share_of_the_step_predicts() -> None:
+    drive, _, _, judged, final, frames = upright_cooler()
+    assert not any(f.faults for f in frames)
+    reached = [f for f in frames if drive.done(f.named("drive_ctrl").value)]
+    assert reached  # fans full, it got there (the full step, 11.2 °C, it never would: the next test)
+    tolerance = 0.2 * 60 / 60
+    assert abs(final - drive.until_c) <= tolerance + 0.25  # the prediction is the level it settles at
+    assert abs(judged - final) <= tolerance + 0.25
+
+
+def test_a_push_that_no_longer_approaches_its_level_gives_up_and_the_profile_takes_over() -> None:
+    # the level as predicted before the slot's coupling: the whole step in the air target, out of reach
+    load, single = load_profile("dual_gpu_load"), load_profile("single_gpu_load")
+    _, _, _, _, final_then, _ = upright_cooler()
+    unreachable = final_then - 0.728 * (load.air_c - single.air_c)  # type: ignore[operator]
+    drive, push, pushed_s, judged, final, frames = upright_cooler(until=unreachable)
+    assert not any(f.faults for f in frames)
+    assert not drive.done(min(f.named("drive_ctrl").value for f in frames))  # never got there
+    assert pushed_s < 1200 and push.started_s is not None  # gave up before the demo's timeout ended it
+    tolerance = 0.2 * 60 / 60
+    assert abs(final - final_then) <= 0.25 and abs(judged - final) <= tolerance + 0.25  # the same level
+
+
+def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_the_equilibrium_tolerance(
+    tmp_path: Path,
+) -> None:
+    """Past the margin the recovery figure is read at: the fans set back with the drive's board at its
+    level, so the next equilibrium's rule stops at the level, not on a warm tail."""
+    path = campaign_file(tmp_path, "cooldown")
+    text = path.read_text().replace("rate_c_per_min = 1.0\nwindow_s = 20", "rate_c_per_min = 0.2\nwindow_s = 60")
+    three = 'channels = ["chassis_air", "drive_ctrl", "drive_nand"]'
+    path.write_text(text.replace('channels = ["chassis_air", "drive_ctrl"]', three))
+    campaign = load_campaign(path)
+    rule = campaign.equilibrium
+    tolerance = rule.rate_c_per_min * rule.window_s / 60
+    args = load_profile("single_gpu_idle").set_args()
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames: list[Telemetry] = []
+
+        def second() -> None:
+            link.ping()
+            sim.advance(1.0)
+            new: list[Telemetry] = []
+            deadline = time.monotonic() + 5
+            while len(new) < 10 and time.monotonic() < deadline:
+                new += link.drain_telemetry()
+            frames.extend(new)
+
+        def settle() -> float:
+            link.set(**args)
+            watch = FitWatch(rule)
+            while not watch.reached() and len(frames) < 60_000:
+                second()
+                for tel in frames[-10:]:
+                    watch.add(tel)
+            level = watch.tail_mean("drive_ctrl", 30)
+            assert level is not None
+            return level
+
+        settle()
+        for _ in range(600):
+            second()
+        baseline = settle()
+        idle_w = sim.plant.drive_power_w
+        sim.plant.drive_power_w = 4.0  # a workload's heat
+        for _ in range(240):
+            second()
+        sim.plant.drive_power_w = idle_w
+        phases = Phases(campaign, link, None, ProgressDisplay(Progress(), None), threading.Event())  # type: ignore[arg-type]
+        out, cooled = sim.run_alongside(link, lambda: phases._cooldown(baseline, args))
+        assert out["back_to_baseline"] and out["mode"] == "active"
+        assert 0 < out["after_s"] < out["fans_full_s"]  # the recovery figure at the margin; the fans on past it
+        assert out["fans_full_until_c"] == round(baseline + tolerance, 2)
+        assert cooled[-1].named("drive_ctrl").value <= baseline + tolerance
+        judged = settle()
+        for _ in range(900):
+            second()
+        final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
+        assert not any(f.faults for f in frames)
+        assert abs(judged - final) <= tolerance + 0.25 and abs(final - baseline) <= 0.25
 
 
 def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path: Path) -> None:

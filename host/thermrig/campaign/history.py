@@ -47,7 +47,8 @@ def _record(m: dict[str, Any], before: str) -> RunRecord | None:
             cooldown_mode=m["cooldown"].get("mode", "passive"),
             equilibrium_s=float(m["equilibrium"]["after_s"]),
             baseline_s=None if baseline is None else float(baseline),
-            cooldown_s=float(m["cooldown"]["after_s"]),
+            # its rig time: with an active cool-down's fans full past the margin, more than its after_s
+            cooldown_s=float((m.get("rig_time_s") or {}).get("cooldown", m["cooldown"]["after_s"])),
             transition=m["equilibrium"].get("transition", "passive"),
             cooldown_skipped=bool(m["cooldown"].get("skipped", False)),
         )
