@@ -51,6 +51,19 @@ def step() -> Iterator[list[Telemetry]]:
         yield frames
 
 
+def step_second(sim: SimulatedRig, link: RigLink, frames: list[Telemetry]) -> list[Telemetry]:
+    """One rig second on the stepped rig: the host's ping, the plant advanced a second, its frames (10 at
+    10 Hz, waited for up to 5 s of wall time) added to `frames` and returned."""
+    link.ping()
+    sim.advance(1.0)
+    new: list[Telemetry] = []
+    deadline = time.monotonic() + 5
+    while len(new) < 10 and time.monotonic() < deadline:
+        new += link.drain_telemetry()
+    frames.extend(new)
+    return new
+
+
 def first_reached(watch: EquilibriumWatch | FitWatch, frames: list[Telemetry]) -> int | None:
     for i, tel in enumerate(frames):
         watch.add(tel)
@@ -111,14 +124,7 @@ def transition(driven: bool) -> tuple[float, float, float, list[Telemetry]]:
         frames: list[Telemetry] = []
 
         def second() -> list[Telemetry]:
-            link.ping()
-            sim.advance(1.0)
-            new: list[Telemetry] = []
-            deadline = time.monotonic() + 5
-            while len(new) < 10 and time.monotonic() < deadline:
-                new += link.drain_telemetry()
-            frames.extend(new)
-            return new
+            return step_second(sim, link, frames)
 
         def settle(args: dict[str, int]) -> FitWatch:
             link.set(**args)
@@ -200,14 +206,8 @@ def upright_cooler(until: float | None = None) -> tuple[Drive, Push, float, floa
         link.hello()
         frames: list[Telemetry] = []
 
-        def second() -> None:
-            link.ping()
-            sim.advance(1.0)
-            new: list[Telemetry] = []
-            deadline = time.monotonic() + 5
-            while len(new) < 10 and time.monotonic() < deadline:
-                new += link.drain_telemetry()
-            frames.extend(new)
+        def second() -> list[Telemetry]:
+            return step_second(sim, link, frames)
 
         def settle(args: dict[str, int]) -> float:
             link.set(**args)
@@ -289,14 +289,8 @@ def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_t
         link.hello()
         frames: list[Telemetry] = []
 
-        def second() -> None:
-            link.ping()
-            sim.advance(1.0)
-            new: list[Telemetry] = []
-            deadline = time.monotonic() + 5
-            while len(new) < 10 and time.monotonic() < deadline:
-                new += link.drain_telemetry()
-            frames.extend(new)
+        def second() -> list[Telemetry]:
+            return step_second(sim, link, frames)
 
         def settle() -> float:
             link.set(**args)
