@@ -123,7 +123,7 @@ lint: venv
 PYTEST_WORKERS ?= 4
 pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
-	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -n $(PYTEST_WORKERS)
+	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The receive path and the virtual-wires codec under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
 # 600), `make fuzz-smoke` (part of make test) for a short one.

@@ -25,6 +25,17 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{zephyr_image()} is missing: run `make firmware-qemu` (make test does)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A firmware's checks share its one simulated rig and run in order (latch-and-clear reads the fault
+    heartbeat-failsafe latched): under xdist (`--dist loadgroup`) each firmware's checks go to one worker,
+    the firmwares side by side. Spread over workers, a check met a rig the check before it never touched."""
+    for item in items:
+        firmware = getattr(item, "callspec", None) and item.callspec.params.get("target")
+        if firmware:
+            item.add_marker(pytest.mark.xdist_group(firmware))
+
+
 @pytest.fixture(scope="session", params=FIRMWARES)
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
     with (
