@@ -57,16 +57,15 @@ class Board:
         raise AssertionError(f"no {type_} {first_arg or ''} from the board")
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @contextmanager
 def pico(*argv: str) -> Iterator[Board]:
     env = {**os.environ, "MICROPYPATH": f"{FAKE_PICO}:.frozen"}
-    cmd = [str(micropython_binary()), str(firmware_dir() / "main.py"), *argv]
+    # SIGINT's default disposition through `env --default-signal` (then exec, the same pid), not a preexec_fn:
+    # that forces a fork() that runs gRPC's at-fork handlers when lab tests loaded it in this worker, and the
+    # board (CPython hosting MicroPython) then aborted in gRPC's epoll poller (seen in a clean-clone run).
+    cmd = ["env", "--default-signal=INT", str(micropython_binary()), str(firmware_dir() / "main.py"), *argv]
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    with subprocess.Popen(cmd, **pipes, env=env, preexec_fn=_default_sigint) as proc:
+    with subprocess.Popen(cmd, **pipes, env=env) as proc:
         try:
             yield Board(proc)
         finally:
