@@ -3,8 +3,6 @@ heater off, fans full, until the host sets them (docs/safety.md, boot state)."""
 
 from __future__ import annotations
 
-import time
-
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 from thermrig.sim.faults import FaultKind
@@ -14,12 +12,7 @@ from thermrig.sim.simulated_rig import SimulatedRig
 def frames_after(link: RigLink, sim: SimulatedRig, seconds: float) -> list[Telemetry]:
     link.drain_telemetry()
     sim.advance(seconds)
-    frames: list[Telemetry] = []
-    deadline = time.monotonic() + 5
-    while len(frames) < round(seconds * 10) and time.monotonic() < deadline:
-        frames += link.drain_telemetry()
-        time.sleep(0.005)
-    return frames
+    return link.collect_telemetry(round(seconds * 10), timeout=5)
 
 
 def test_power_on_and_plain_reset_start_with_fans_full(link: RigLink, sim: SimulatedRig) -> None:

@@ -17,7 +17,6 @@ from thermrig.sim.simulated_rig import SimulatedRig
 
 def telemetry_after(link: RigLink, sim: SimulatedRig, seconds: float, ping: bool = True):  # type: ignore[no-untyped-def]
     """Advance virtual time second by second (pinging, as a live host does) and return the telemetry."""
-    frames = []
     remaining = seconds
     while remaining > 1e-9:
         step = min(1.0, remaining)
@@ -25,12 +24,7 @@ def telemetry_after(link: RigLink, sim: SimulatedRig, seconds: float, ping: bool
             link.ping()
         sim.advance(step)
         remaining -= step
-    deadline = time.monotonic() + 2
-    want = round(seconds * 10)
-    while len(frames) < want and time.monotonic() < deadline:
-        frames += link.drain_telemetry()
-        time.sleep(0.005)
-    return frames
+    return link.collect_telemetry(round(seconds * 10), timeout=2)
 
 
 def test_hello_reports_identity_and_channel_map(link: RigLink) -> None:

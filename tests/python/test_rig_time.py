@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,12 +40,8 @@ def step() -> Iterator[list[Telemetry]]:
         link.hello()
         link.set(**load_profile("dual_gpu_load").set_args())
         frames: list[Telemetry] = []
-        for second in range(1, STEP_S + 1):
-            link.ping()
-            sim.advance(1.0)
-            deadline = time.monotonic() + 5
-            while len(frames) < 10 * second and time.monotonic() < deadline:
-                frames += link.drain_telemetry()
+        for _ in range(STEP_S):
+            step_second(sim, link, frames)
         assert not any(f.faults for f in frames)
         yield frames
 
@@ -56,10 +51,7 @@ def step_second(sim: SimulatedRig, link: RigLink, frames: list[Telemetry]) -> li
     10 Hz, waited for up to 5 s of wall time) added to `frames` and returned."""
     link.ping()
     sim.advance(1.0)
-    new: list[Telemetry] = []
-    deadline = time.monotonic() + 5
-    while len(new) < 10 and time.monotonic() < deadline:
-        new += link.drain_telemetry()
+    new = link.collect_telemetry(10, timeout=5)
     frames.extend(new)
     return new
 

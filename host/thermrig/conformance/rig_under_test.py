@@ -49,12 +49,8 @@ class RigUnderTest:
                 time.sleep(seconds / steps)
             frames += self.link.drain_telemetry()
         # The last frames of a stepped advance are on the pty already; give the reader a moment.
-        deadline = time.monotonic() + 0.5
         want = round(seconds * 1000 / self.link.telemetry_period_ms)
-        while len(frames) < want and time.monotonic() < deadline:
-            time.sleep(0.005)
-            frames += self.link.drain_telemetry()
-        return frames
+        return frames + self.link.collect_telemetry(want - len(frames), timeout=0.5)
 
     def room_c(self) -> float:
         frames = self.run_for(0.5)

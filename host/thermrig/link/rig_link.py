@@ -419,6 +419,22 @@ class RigLink:
         except queue.Empty as exc:
             raise RigTimeout(f"no telemetry from {self.port} for {timeout:.1f} s") from exc
 
+    def collect_telemetry(self, count: int, timeout: float) -> list[Telemetry]:
+        """Every frame queued, once `count` are in or `timeout` s have passed, waiting on the queue (not
+        polling it): how a stepped advance's frames are read (on the line already, the reader not yet
+        through them)."""
+        out: list[Telemetry] = []
+        deadline = time.monotonic() + timeout
+        while len(out) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                out.append(self.telemetry_queue.get(timeout=remaining))
+            except queue.Empty:
+                break
+        return out + self.drain_telemetry()
+
     def drain_telemetry(self) -> list[Telemetry]:
         out = []
         while True:
