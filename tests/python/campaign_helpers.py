@@ -4,12 +4,13 @@ manifests. The child's environment (isolated XDG dirs, the private influxd) is c
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from interruptible import with_default_sigint
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
 
@@ -25,16 +26,10 @@ def run_args(path: Path, out: Path) -> list[str]:
     return ["run", str(path), "--no-prompt", "--out", str(out)]
 
 
-def sigint_default() -> None:
-    """In a child the test will Ctrl-C: SIGINT's default disposition. A test run started in the background
-    of a non-interactive shell inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_run(path: Path, out: Path, env: dict[str, str], **popen: object) -> subprocess.Popen[str]:
     """`thermrig run` in the background, for the tests that watch or interrupt it."""
-    cmd = [*THERMRIG, *run_args(path, out)]
-    return subprocess.Popen(cmd, env=env, text=True, preexec_fn=sigint_default, **popen)  # type: ignore[call-overload]
+    cmd = with_default_sigint([*THERMRIG, *run_args(path, out)])
+    return subprocess.Popen(cmd, env=env, text=True, **popen)  # type: ignore[call-overload]
 
 
 def manifests(folder: Path) -> dict[str, dict]:

@@ -16,6 +16,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from interruptible import with_default_sigint
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
@@ -87,12 +88,9 @@ class Proc:
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Proc:
-        """Started with SIGINT's default disposition, which the tests' Ctrl-C needs: a test run started in the
-        background of a non-interactive shell inherits SIGINT ignored (and Python keeps it ignored). Through
-        `env --default-signal`, which then execs the command (the same pid), not a preexec_fn: this process
-        runs gRPC's threads, and a fork that runs Python before exec is not safe beside threads."""
+        """Started with SIGINT's default disposition, which the tests' Ctrl-C needs (interruptible.py)."""
         popen = subprocess.Popen(
-            ["env", "--default-signal=INT", *cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            with_default_sigint(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, start_new_session=True,
         )  # fmt: skip
         proc = cls(popen)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import stat
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interruptible import with_default_sigint
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.link.rig_link import RigLink
@@ -46,12 +46,11 @@ def one_line_error(r: subprocess.CompletedProcess[str], *words: str) -> None:
 def emulated_sim(isolated_env: dict[str, str]) -> Iterator[str]:
     """`thermrig sim --firmware zephyr` as a user runs it; yields its port."""
     proc = subprocess.Popen(
-        [*THERMRIG, "sim", "--firmware", "zephyr"],
+        with_default_sigint([*THERMRIG, "sim", "--firmware", "zephyr"]),
         env=isolated_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout is not None
     port = ""

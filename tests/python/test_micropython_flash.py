@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from interruptible import with_default_sigint
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
@@ -27,10 +28,6 @@ from thermrig.flash.runner import flash
 from thermrig.sim.firmware.micropython import micropython_binary
 
 FAKE_PICO = Path(__file__).with_name("fake_pico")
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(path: Path) -> None:
@@ -51,7 +48,7 @@ def unix_repl_board(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     repl = f"EXEC:{micropython_binary()},pty,raw,echo=0,stderr"
     cmd = ["socat", f"PTY,link={port},raw,echo=0", repl]
     env = {**os.environ, "MICROPYPATH": ".frozen"}
-    with subprocess.Popen(cmd, cwd=fs, env=env, preexec_fn=_default_sigint) as proc:
+    with subprocess.Popen(with_default_sigint(cmd), cwd=fs, env=env) as proc:
         wait_for(port)
         yield str(port), fs
         proc.terminate()

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from interruptible import with_default_sigint
+
 from thermrig.protocol.frame import Frame, decode, encode
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 
@@ -60,10 +62,8 @@ class Board:
 @contextmanager
 def pico(*argv: str) -> Iterator[Board]:
     env = {**os.environ, "MICROPYPATH": f"{FAKE_PICO}:.frozen"}
-    # SIGINT's default disposition through `env --default-signal` (then exec, the same pid), not a preexec_fn:
-    # that forces a fork() that runs gRPC's at-fork handlers when lab tests loaded it in this worker, and the
-    # board (CPython hosting MicroPython) then aborted in gRPC's epoll poller (seen in a clean-clone run).
-    cmd = ["env", "--default-signal=INT", str(micropython_binary()), str(firmware_dir() / "main.py"), *argv]
+    # SIGINT's default disposition without a preexec_fn (interruptible.py: the board aborted so once).
+    cmd = with_default_sigint([str(micropython_binary()), str(firmware_dir() / "main.py"), *argv])
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     with subprocess.Popen(cmd, **pipes, env=env) as proc:
         try:
