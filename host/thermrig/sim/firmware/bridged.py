@@ -3,8 +3,6 @@ plays the serial faults, and the MCU reset is a real reboot the plant asks for o
 
 from __future__ import annotations
 
-import ctypes
-import signal
 import subprocess
 import time
 from abc import abstractmethod
@@ -14,13 +12,14 @@ from thermrig.sim.serial_bridge import SerialBridge
 from thermrig.sim.wires import Garbage, Reset, SerialFault, Silence
 
 CONNECT_TIMEOUT_S = 15.0
-PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when the simulation's process dies, however it dies. rigsim exits when the
-    plant's socket closes; QEMU would keep running, so it is told by the kernel instead."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def die_with_parent(cmd: list[str]) -> list[str]:
+    """The command, told SIGTERM by the kernel when the simulation's process dies, however it dies (rigsim
+    exits when the plant's socket closes; QEMU would keep running). Through util-linux's setpriv, which sets
+    it and execs the command (the same pid), not a preexec_fn: that would make subprocess fork() and run
+    Python in the child before exec, which is not safe in a process where other threads run (gRPC's)."""
+    return ["setpriv", "--pdeathsig", "TERM", *cmd]
 
 
 class BridgedFirmware(Firmware):
@@ -35,12 +34,11 @@ class BridgedFirmware(Firmware):
         ctx.server.sample_hooks.append(self.bridge.on_sample)
         t0_unix_us = time.time_ns() // 1000
         self.proc = subprocess.Popen(
-            self.command(ctx, str(self.bridge.sock_path)),
+            die_with_parent(self.command(ctx, str(self.bridge.sock_path))),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_die_with_parent,
         )
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
         while True:
