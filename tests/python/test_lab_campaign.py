@@ -28,6 +28,7 @@ from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
 from thermrig.link.rig_link import RigLink
+from thermrig.settings import find_tool
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -222,7 +223,7 @@ def test_a_second_campaign_wanting_the_same_places_waits_and_runs_after(
 
 def rigsim_version() -> str:
     """The version stamp the simulated rigs' rigsim was built with (what their HELLO says)."""
-    header = Path(os.environ["THERMRIG_RIGSIM"]).parent / "rig_version.h"
+    header = find_tool("rigsim").parent / "rig_version.h"
     return header.read_text().split('"')[1]
 
 
