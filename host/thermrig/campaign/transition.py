@@ -8,7 +8,8 @@ hardware/profiles/slots.toml: 1 at the top slot, where a profile's air_c is defi
 hotter, the air target is set AIR_OVERSHOOT_C above the new one with the heater's limit full, so the air
 leads the drive further; going cooler, both fans run full (the air cools faster, the drive gives its heat to
 more air). Either until the drive controller reaches that level, or until it stops approaching it (Push:
-an exponential fit of its course under the push says it will not get there); then the profile is set and
+an exponential fit of its course under the push, once the chassis air has reached the push's target, says
+it will not get there); then the profile is set and
 the equilibrium judged as ever, on the profile's own settings. A drive already above that level (a skipped
 cool-down) is cooled with the slot fan full under the new air target. The firmware's limits and safety
 are untouched: these are ordinary SET values it checks like any other."""
