@@ -41,6 +41,7 @@ from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
 FULL = 1000  # a fan's duty in SET's units (0.1 %): full
+AIR_CHANNEL = "chassis_air"  # a driven push is not judged while it is still on its way (Push)
 
 
 def condition_of(spec: RunSpec) -> tuple[Any, ...]:
@@ -175,11 +176,11 @@ class Phases:
         own settings again (set by the caller too, before the equilibrium is judged)."""
         self._phase(recorder, "transition", f"{profile}: {drive.describe()}")
         self.link.set(**drive.push)
-        push = Push(drive.until_c, drive.warms)
+        push = Push(drive.until_c, drive.warms, drive.air_c)
 
         def over(t: Telemetry) -> bool:  # at the level, or no longer getting there
             c = t.named(COOLDOWN_CHANNEL).value
-            return drive.done(c) or push.stalled(t.uptime_ms / 1000, c)
+            return drive.done(c) or push.stalled(t.uptime_ms / 1000, c, t.named(AIR_CHANNEL).value)
 
         try:
             frames = self._frames(self.campaign.equilibrium.timeout_s, over)

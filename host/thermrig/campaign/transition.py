@@ -8,7 +8,8 @@ hardware/profiles/slots.toml: 1 at the top slot, where a profile's air_c is defi
 hotter, the air target is set AIR_OVERSHOOT_C above the new one with the heater's limit full, so the air
 leads the drive further; going cooler, both fans run full (the air cools faster, the drive gives its heat to
 more air). Either until the drive controller reaches that level, or until it stops approaching it (Push:
-an exponential fit of its course under the push says it will not get there); then the profile is set and
+an exponential fit of its course under the push, once the chassis air has reached the push's target, says
+it will not get there); then the profile is set and
 the equilibrium judged as ever, on the profile's own settings. A drive already above that level (a skipped
 cool-down) is cooled with the slot fan full under the new air target. The firmware's limits and safety
 are untouched: these are ordinary SET values it checks like any other."""
@@ -32,6 +33,8 @@ FULL = 1000  # a fan's duty, a heater limit: full, in SET's units (0.1 %)
 STALL_AFTER_S = 30.0  # a push is judged from this much of its telemetry on (the drive's course, fitted)
 STALL_WINDOW_S = 60.0  # over its last this many seconds
 CRAWL = 0.05  # a level within this share of the fitted approach's end (e^-3) is not worth the push
+AIR_NEAR_C = 0.5  # the chassis air this far from the push's air target, and still approaching it: not judged
+AIR_SPAN_S = 5.0  # the air's position: its mean over this long (a thermocouple's steps and noise)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,11 @@ class Drive:
 
     def done(self, drive_ctrl_c: float) -> bool:
         return drive_ctrl_c >= self.until_c if self.warms else drive_ctrl_c <= self.until_c
+
+    @property
+    def air_c(self) -> float | None:
+        """The push's chassis-air target, °C (None: a profile without one)."""
+        return None if "air" not in self.push else self.push["air"] / 100
 
     def describe(self) -> str:
         if self.warms:
@@ -100,19 +108,33 @@ class Push:
     """Whether a push still brings the drive to a level: once it has STALL_AFTER_S of telemetry, an
     exponential fit of the drive controller over the last STALL_WINDOW_S (its course under the push) whose
     final value falls short of the level says it will not get there, and the push is given up (the profile
-    set), so it never holds the drive away from where the profile takes it once it no longer helps."""
+    set), so it never holds the drive away from where the profile takes it once it no longer helps. Not
+    while the chassis air is still on its way to the push's air target (air_c: more than AIR_NEAR_C from it
+    and nearer than STALL_AFTER_S before): the drive's course then answers to air still rising or falling
+    under it, and a fit of it says where the drive would go in the air of now, not in the push's (the Puget
+    sample's push going hotter from above was given up after 30 s, the air still rising under it)."""
 
     until_c: float
     warms: bool
+    air_c: float | None = None
     started_s: float | None = None
     samples: deque[tuple[float, float]] = field(default_factory=deque)
+    air: deque[tuple[float, float]] = field(default_factory=deque)
     fitted_s: float = float("-inf")
 
-    def stalled(self, t_s: float, drive_ctrl_c: float) -> bool:
+    def stalled(self, t_s: float, drive_ctrl_c: float, air_c: float | None = None) -> bool:
         self.started_s = t_s if self.started_s is None else self.started_s
         self.samples.append((t_s, drive_ctrl_c))
         while t_s - self.samples[0][0] > STALL_WINDOW_S:
             self.samples.popleft()
+        if air_c is not None:
+            self.air.append((t_s, air_c))
+            while t_s - self.air[0][0] > STALL_AFTER_S + AIR_SPAN_S:
+                self.air.popleft()
+        if self.air_moving(t_s):  # judged from STALL_AFTER_S after the air arrived, on its course since
+            self.started_s = t_s
+            self.samples = deque([(t_s, drive_ctrl_c)])
+            return False
         if t_s - self.started_s < STALL_AFTER_S or t_s - self.fitted_s < 1.0:
             return False
         self.fitted_s = t_s
@@ -120,3 +142,13 @@ class Push:
         short = fit.final < self.until_c if self.warms else fit.final > self.until_c
         # or the level in the last CRAWL of the approach: more than three time constants away
         return short or abs(self.until_c - fit.final) < CRAWL * abs(fit.excess)
+
+    def air_moving(self, t_s: float) -> bool:
+        """The chassis air more than AIR_NEAR_C from the push's target, and more than that nearer to it than
+        STALL_AFTER_S before (each its mean over AIR_SPAN_S)."""
+        if self.air_c is None or not self.air or t_s - self.air[0][0] < STALL_AFTER_S:
+            return False
+        now = [a for t, a in self.air if t > t_s - AIR_SPAN_S]
+        then = [a for t, a in self.air if t <= self.air[0][0] + AIR_SPAN_S]
+        away_now, away_then = abs(self.air_c - float(np.mean(now))), abs(self.air_c - float(np.mean(then)))
+        return away_now > AIR_NEAR_C and away_then - away_now > AIR_NEAR_C
