@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Fuzz the firmware's two text parsers for a bounded time: the serial receive path (tests/fuzz/fuzz_rig.c)
-# and the virtual-wires codec (tests/fuzz/fuzz_wires.c), SECONDS split between them. Each target first
-# replays its saved regression inputs (tests/vectors/fuzz/<target>/); a crash is copied there as a new one.
+# and the virtual-wires codec (tests/fuzz/fuzz_wires.c), SECONDS split between them, the two side by side
+# (a core each). Each target first replays its saved regression inputs (tests/vectors/fuzz/<target>/); a
+# crash is copied there as a new one.
 # Usage: scripts/fuzz.sh SECONDS
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 targets=(rig wires)
 share=$(( seconds / ${#targets[@]} > 0 ? seconds / ${#targets[@]} : 1 ))
-failed=0
-for target in "${targets[@]}"; do
+
+fuzz_one() {
+  local target=$1 out saved regressions status runs crashes
   out=$root/build/fuzz/$target
   saved=$root/tests/vectors/fuzz/$target
   mkdir -p "$out/corpus" "$out/artifacts"
@@ -38,7 +40,17 @@ for target in "${targets[@]}"; do
       cp "$f" "$saved/$(basename "$f")"
       echo "fuzz $target: saved $(basename "$f") as a regression input in tests/vectors/fuzz/$target/"
     done
-    failed=1
+    return 1
   fi
+}
+
+pids=()
+for target in "${targets[@]}"; do
+  fuzz_one "$target" &
+  pids+=($!)
+done
+failed=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || failed=1
 done
 exit "$failed"
