@@ -23,6 +23,15 @@ class Bound:
 
 
 @dataclass(frozen=True)
+class Tie:
+    """A number the fit sets equal to another one it moves: what the two share."""
+
+    name: str
+    to: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Fixed:
     """A number the fit does not move: its value and where it comes from."""
 
@@ -137,20 +146,23 @@ def build(v: dict[str, float], base: Fitted) -> Fitted:
 
 @dataclass(frozen=True)
 class Model:
-    """Which calibrated numbers the fit moves (within their bounds) and which it holds, and at what."""
+    """Which calibrated numbers the fit moves (within their bounds), which it holds, and at what, and which
+    it ties to another it moves."""
 
     name: str
     fixed: tuple[Fixed, ...]
+    ties: tuple[Tie, ...] = ()
 
     @property
     def free(self) -> tuple[Bound, ...]:
-        held = {f.name for f in self.fixed}
+        held = {f.name for f in self.fixed} | {t.name for t in self.ties}
         return tuple(b for b in all_bounds() if b.name not in held)
 
     def values(self, x: list[float], base: Fitted) -> dict[str, float]:
         v = read(base)
         v.update({f.name: f.value for f in self.fixed})
         v.update({b.name: float(a) for b, a in zip(self.free, x, strict=True)})
+        v.update({t.name: v[t.to] for t in self.ties})
         return v
 
     def apply(self, x: list[float], base: Fitted) -> Fitted:
@@ -234,4 +246,17 @@ EXHAUST = Model(  # the slots beside the GPUs in their exhaust: measured, not ad
         ),
     ),
 )
-MODELS = {m.name: m for m in (IDENTIFIED, EXHAUST, FREE)}
+EXHAUST_TIED = Model(  # measured, not adopted (docs/virtual-drive.md, "Models tried")
+    "exhaust-tied",
+    EXHAUST.fixed,
+    (
+        Tie(
+            "underside.v_chassis_fan",
+            "upright.v_chassis_fan",
+            "neither slot is in a GPU's exhaust; EST: the chassis fan moves the same air speed past the drive "
+            "behind the tray as at the upright riser. Without it the underside's speed rests on its two cells "
+            "alone, and either held out misses",
+        ),
+    ),
+)
+MODELS = {m.name: m for m in (IDENTIFIED, EXHAUST, EXHAUST_TIED, FREE)}
