@@ -12,6 +12,7 @@ it does not give the crossval's counts (docs/virtual-drive.md, "Models tried").
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -35,15 +36,16 @@ ROOM = 22.0
 FAN0 = 0.475  # the chassis fan's airflow at the profiles' 40 % duty (FanModel.steady_rpm)
 G_AIR_ROOM = 3.0 + 12.0 * FAN0  # W/K: the heater's output holding the air at the target is this x its rise
 HEATER_MAX_W = 400.0
-CACHE = Path("build/xval_surrogate.npz")
+CACHE = Path("build")  # xval_surrogate-<the drive's hash>.npz: a grid per drive
 
 
 def grid() -> tuple[np.ndarray, np.ndarray]:
     """onset (s) and depth (%) of a 120 s sequential write over AIR x SPEED, the drive held."""
-    if CACHE.exists():
-        d = np.load(CACHE)
-        return d["onset"], d["depth"]
     replayer, chassis, drive = model_replay(), load_chassis(), current().drive
+    cache = CACHE / f"xval_surrogate-{hashlib.sha256(repr(drive).encode()).hexdigest()[:12]}.npz"
+    if cache.exists():
+        d = np.load(cache)
+        return d["onset"], d["depth"]
     base = replace(load_slot("top"), air_coupling=1.0, v_heater=0.0, v_slot_fan=0.0)
     cooling = load_drive_thermal("none")
     onset = np.zeros((len(AIR), len(SPEED)))
@@ -54,8 +56,8 @@ def grid() -> tuple[np.ndarray, np.ndarray]:
             th = throttle_of(replayer.replay(chassis, drive, cond, SEQ_WRITE, PUGET_RUNTIME_S))
             onset[i, j] = PUGET_RUNTIME_S if th.onset_s is None else th.onset_s
             depth[i, j] = th.depth_pct
-    CACHE.parent.mkdir(exist_ok=True)
-    np.savez(CACHE, onset=onset, depth=depth)
+    CACHE.mkdir(exist_ok=True)
+    np.savez(cache, onset=onset, depth=depth)
     return onset, depth
 
 

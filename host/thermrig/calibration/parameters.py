@@ -259,4 +259,23 @@ EXHAUST_TIED = Model(  # measured, not adopted (docs/virtual-drive.md, "Models t
         ),
     ),
 )
-MODELS = {m.name: m for m in (IDENTIFIED, EXHAUST, EXHAUST_TIED, FREE)}
+EXHAUST_TIED_HELD = Model(  # measured, not adopted (docs/virtual-drive.md, "Models tried")
+    "exhaust-tied-held",
+    (
+        *EXHAUST_TIED.fixed,
+        Fixed(
+            "throttle_gain_w_per_k_s",
+            0.092,
+            "moves no Puget cell by a quarter of a tolerance (thermrig calibrate sensitivity at bench/xval_tied): "
+            "on the plateau from about 0.08 to 0.3; held at the value exhaust-tied's in-sample fit left",
+        ),
+        Fixed(
+            "tmt2_w",
+            1.82,
+            "moves no Puget cell (the light throttle's allowance never falls to it in 120 s); held at the value "
+            "exhaust-tied's in-sample fit left",
+        ),
+    ),
+    EXHAUST_TIED.ties,
+)
+MODELS = {m.name: m for m in (IDENTIFIED, EXHAUST, EXHAUST_TIED, EXHAUST_TIED_HELD, FREE)}

@@ -109,8 +109,9 @@ def crossval_cmd(
         str,
         typer.Option(
             help="identified (what make fit fits), exhaust (top and bottom in the heater's exhaust, measured "
-            "from profiles fitted with it), exhaust-tied (the same, the underside's air speed the upright's) or "
-            "free (all 22 numbers of the plant without the exhaust)."
+            "from profiles fitted with it), exhaust-tied (the same, the underside's air speed the upright's), "
+            "exhaust-tied-held (that, the throttle gain and TMT2 power held) or free (all 22 numbers of the plant "
+            "without the exhaust)."
         ),
     ] = "identified",
     maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
