@@ -59,6 +59,10 @@ _BUILD: dict[str, Callable[[], SModel]] = {
         held={"bottom.v_heater": 0.0},
         ties={"underside.v_chassis_fan": "upright.v_chassis_fan"},
     ),
+    "under=bottom=upright": lambda: model(
+        "under=bottom=upright",
+        ties={"underside.v_chassis_fan": "upright.v_chassis_fan", "bottom.v_chassis_fan": "upright.v_chassis_fan"},
+    ),
     "bottom coupling=1": lambda: model("bottom coupling=1", held={"bottom.air_coupling": 1.0}),
 }
 
