@@ -4,7 +4,9 @@ the models of the fit (which of them are free, which are set from elsewhere and 
 
 `IDENTIFIED` is the fit `make fit` runs: only what the Puget cells constrain is free (docs/virtual-drive.md,
 Calibration). `FREE` frees all 22 numbers, the fit before issue 20, kept to compare against
-(`thermrig calibrate crossval --model free`)."""
+(`thermrig calibrate crossval --model free`). `EXHAUST`, `EXHAUST_TIED` and `EXHAUST_TIED_HELD` put the top and
+bottom slots in the heater's exhaust, the last two tie the underside's air speed to the upright's (`Tie`), the
+last holds the throttle gain and TMT2 power too: measured out of sample, not adopted (docs/virtual-drive.md)."""
 
 from __future__ import annotations
 
