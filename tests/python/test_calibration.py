@@ -200,3 +200,27 @@ def test_the_exhaust_models_profiles_hold_every_puget_cell_in_sample(monkeypatch
     assert len(EXHAUST.free) == 19 and len(IDENTIFIED.free) == 18
     assert {b.name for b in EXHAUST.free} - {b.name for b in IDENTIFIED.free} == {"top.v_heater", "bottom.v_heater"}
     assert {b.name for b in IDENTIFIED.free} - {b.name for b in EXHAUST.free} == {"top.v_chassis_fan"}
+
+
+def test_the_tied_model_moves_the_underside_and_upright_speeds_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench/xval_tied: the exhaust model with the underside's chassis-fan speed the upright's (18 free);
+    # its profiles, fitted with it, hold every Puget cell in sample (docs/virtual-drive.md, "Models tried")
+    from thermrig.calibration.parameters import EXHAUST, EXHAUST_TIED, EXHAUST_TIED_HELD, MODELS
+
+    assert MODELS["exhaust-tied"] is EXHAUST_TIED and EXHAUST_TIED.fixed == EXHAUST.fixed
+    assert len(EXHAUST_TIED.free) == 18
+    assert {b.name for b in EXHAUST.free} - {b.name for b in EXHAUST_TIED.free} == {"underside.v_chassis_fan"}
+    assert MODELS["exhaust-tied-held"] is EXHAUST_TIED_HELD and EXHAUST_TIED_HELD.ties == EXHAUST_TIED.ties
+    held = {b.name for b in EXHAUST_TIED.free} - {b.name for b in EXHAUST_TIED_HELD.free}
+    assert len(EXHAUST_TIED_HELD.free) == 16 and held == {"throttle_gain_w_per_k_s", "tmt2_w"}
+    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(Path(__file__).resolve().parents[2] / "bench" / "xval_tied"))
+    fitted = current()
+    assert fitted.slots["underside"].v_chassis_fan == fitted.slots["upright"].v_chassis_fan
+    values = read(fitted)  # the held model holds them where the tied model's fit left them
+    assert all(values[f.name] == pytest.approx(f.value) for f in EXHAUST_TIED_HELD.fixed)
+    x = EXHAUST_TIED.start(fitted)
+    x[[b.name for b in EXHAUST_TIED.free].index("upright.v_chassis_fan")] = 1.5
+    moved = EXHAUST_TIED.apply(x, fitted)
+    assert moved.slots["underside"].v_chassis_fan == moved.slots["upright"].v_chassis_fan == 1.5
+    results = evaluate(plant_replay, load_chassis(), fitted)
+    assert all(all(c.judge(r.onset_s, r.depth_pct)) for c, r in zip(PUGET, results, strict=True))

@@ -109,7 +109,9 @@ def crossval_cmd(
         str,
         typer.Option(
             help="identified (what make fit fits), exhaust (top and bottom in the heater's exhaust, measured "
-            "from profiles fitted with it) or free (all 22 numbers of the plant without the exhaust)."
+            "from profiles fitted with it), exhaust-tied (the same, the underside's air speed the upright's), "
+            "exhaust-tied-held (that, the throttle gain and TMT2 power held) or free (all 22 numbers of the plant "
+            "without the exhaust)."
         ),
     ] = "identified",
     maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
@@ -166,10 +168,15 @@ def crossval_cmd(
 def sensitivity_cmd(
     share: Annotated[float, typer.Option(help="Move each parameter this share of its bound's range.")] = 0.05,
     least: Annotated[float, typer.Option(help="List the cells it moves by at least this many tolerances.")] = 0.25,
+    model: Annotated[str, typer.Option(help=f"The model whose free parameters to move: {', '.join(MODELS)}.")] = (
+        "identified"
+    ),
 ) -> None:
     """Which Puget cells each free parameter of the fit moves at the profiles' values (replay)."""
+    if model not in MODELS:
+        raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
     console = _console()
-    for s in sensitivity(model_replay(), share=share):
+    for s in sensitivity(model_replay(), MODELS[model], share=share):
         moved = [
             f"{m.cell.slot} / {m.cell.profile} {'onset' if m.onset >= m.depth else 'depth'} {max(m.onset, m.depth):.1f}"
             for m in s.cells
