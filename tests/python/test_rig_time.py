@@ -546,6 +546,38 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
     assert f"estimated {_hms(sum(plan.estimate_s(r) for r in plan.runs))}" in said
 
 
+def test_a_plan_whose_run_draws_its_own_order_says_what_other_orders_take(
+    tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    """No seed in the file: the run draws its order, so the plan gives the estimates of 50 other orders
+    (seeds 1-50) beside its own; with a seed (the file's or --seed) the order is the run's and it does not."""
+    seeded = campaign_file(tmp_path, "drawn", 'order = "blocks"', slots='["top", "upright"]')
+    path = tmp_path / "unseeded.toml"
+    path.write_text(seeded.read_text().replace("seed = 11\n", ""))
+    history = tmp_path / "runs"
+    for m in [
+        manifest(1, "single_gpu_load", "top", 400.0, 200.0),
+        manifest(2, "dual_gpu_load", "top", 300.0, 260.0),
+        manifest(3, "single_gpu_load", "top", 900.0, 180.0),
+    ]:
+        folder = history / "past" / f"past-{m['index']:03d}"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps(m))
+    c, h = load_campaign(path), History.read(history, "rig1")
+    totals = sorted(make_plan(c, seed, history=h).total_s() for seed in range(1, 51))
+    assert totals[0] < totals[-1]  # the order matters here: a change of profile costs more one way
+    out = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
+    assert out.returncode == 0, out.stderr
+    said = " ".join(out.stdout.split())
+    assert "`thermrig run` draws its own (no seed in the file): 50 other orders (seeds 1-50)" in said
+    assert f"estimated {_hms(totals[0])} to {_hms(totals[-1])}, median {_hms((totals[24] + totals[25]) / 2)}" in said
+    for fixed in (
+        thermrig("plan", str(seeded), "--history", str(history), env=isolated_env),
+        thermrig("plan", str(path), "--history", str(history), "--seed", "3", env=isolated_env),
+    ):
+        assert fixed.returncode == 0 and "other orders" not in fixed.stdout, fixed.stdout + fixed.stderr
+
+
 def _hms(seconds: float) -> str:
     h, rest = divmod(int(seconds), 3600)
     return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"

@@ -104,6 +104,9 @@ class Plan:
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
         return self.phases(run, target_bytes).total_s
 
+    def total_s(self) -> float:
+        return sum(self.estimate_s(r) for r in self.runs)
+
     def physical_changes(self) -> int:
         return sum(1 for a, b in itertools.pairwise(self.runs) if a.physical != b.physical)
 
@@ -179,3 +182,15 @@ def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     for cell in cells:
         blocks.setdefault((cell[0], cell[1]), []).append(cell)
     return [cell for block in blocks.values() for cell in block]
+
+
+ORDERS_DRAWN = 50
+
+
+def drawn_orders_s(campaign: Campaign, history: History | None, draws: int = ORDERS_DRAWN) -> list[float] | None:
+    """The estimated totals of `draws` orders (seeds 1 to draws), sorted: what a run that draws its own seed
+    may take, the rig time of its chassis changes depending on the order; None when the order is fixed
+    (a seed in the file, or no randomisation)."""
+    if campaign.seed is not None or not campaign.randomize:
+        return None
+    return sorted(make_plan(campaign, seed, history=history).total_s() for seed in range(1, draws + 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -16,7 +17,7 @@ from rich.table import Table
 
 from thermrig.campaign.history import History
 from thermrig.campaign.on_rig import CampaignInterrupted, run_on_rig
-from thermrig.campaign.plan import Plan, make_plan
+from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import CampaignError, load_campaign
@@ -90,6 +91,12 @@ def plan(
         f"estimated {_hms(total)} ({by_phase}); {source}; "
         f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes"
     )
+    if seed is None and (orders := drawn_orders_s(c, h)):
+        console.print(
+            f"this order is seed {p.seed}'s; `thermrig run` draws its own (no seed in the file): "
+            f"{len(orders)} other orders (seeds 1-{len(orders)}) estimated {_hms(orders[0])} to {_hms(orders[-1])}, "
+            f"median {_hms(statistics.median(orders))}"
+        )
 
 
 def _eta_basis(h: History, where: Path) -> str:
