@@ -56,6 +56,26 @@ def step_second(sim: SimulatedRig, link: RigLink, frames: list[Telemetry]) -> li
     return new
 
 
+def settle(
+    sim: SimulatedRig,
+    link: RigLink,
+    frames: list[Telemetry],
+    rule: Equilibrium,
+    args: dict[str, int],
+    limit: int = 60_000,
+) -> float:
+    """`args` set, then rig seconds on the stepped rig until the fit rule holds (or `frames` holds `limit`):
+    the drive controller's level the rule stopped at, its mean over the last 30 s."""
+    link.set(**args)
+    watch = FitWatch(rule)
+    while not watch.reached() and len(frames) < limit:
+        for tel in step_second(sim, link, frames):
+            watch.add(tel)
+    level = watch.tail_mean("drive_ctrl", 30)
+    assert level is not None
+    return level
+
+
 def first_reached(watch: EquilibriumWatch | FitWatch, frames: list[Telemetry]) -> int | None:
     for i, tel in enumerate(frames):
         watch.add(tel)
@@ -118,17 +138,8 @@ def transition(driven: bool) -> tuple[float, float, float, list[Telemetry]]:
         def second() -> list[Telemetry]:
             return step_second(sim, link, frames)
 
-        def settle(args: dict[str, int]) -> FitWatch:
-            link.set(**args)
-            watch = FitWatch(rule)
-            while not watch.reached() and len(frames) < 40_000:
-                for tel in second():
-                    watch.add(tel)
-            return watch
-
         idle, load = load_profile("single_gpu_idle"), load_profile("dual_gpu_load")
-        before = settle(idle.set_args()).tail_mean("drive_ctrl", 30)
-        assert before is not None
+        before = settle(sim, link, frames, rule, idle.set_args(), limit=40_000)
         changed = len(frames)
         drive = drive_for(
             level_of({}, idle, idle.set_args(), before), level_of({}, load, load.set_args(), 0.0), {**load.set_args()}
@@ -138,12 +149,11 @@ def transition(driven: bool) -> tuple[float, float, float, list[Telemetry]]:
             link.set(**drive.push)
             while not drive.done(frames[-1].named("drive_ctrl").value):
                 second()
-        judged = settle(load.set_args()).tail_mean("drive_ctrl", 30)
+        judged = settle(sim, link, frames, rule, load.set_args(), limit=40_000)
         seconds = (frames[-1].uptime_ms - frames[changed].uptime_ms) / 1000
         for _ in range(600):
             second()
         final = float(np.mean([f.named("drive_ctrl").value for f in frames[-1200:]]))
-        assert judged is not None
         return seconds, judged, final, frames
 
 
@@ -201,27 +211,16 @@ def upright_cooler(until: float | None = None) -> tuple[Drive, Push, float, floa
         def second() -> list[Telemetry]:
             return step_second(sim, link, frames)
 
-        def settle(args: dict[str, int]) -> float:
-            link.set(**args)
-            watch = FitWatch(rule)
-            while not watch.reached() and len(frames) < 60_000:
-                second()
-                for tel in frames[-10:]:
-                    watch.add(tel)
-            level = watch.tail_mean("drive_ctrl", 30)
-            assert level is not None
-            return level
-
         def ctrl() -> float:
             return frames[-1].named("drive_ctrl").value
 
         def air() -> float:
             return frames[-1].named("chassis_air").value
 
-        settle(load.set_args())
+        settle(sim, link, frames, rule, load.set_args())
         for _ in range(600):
             second()
-        before = settle(load.set_args())
+        before = settle(sim, link, frames, rule, load.set_args())
         drive = drive_for(
             level_of(at, load, load.set_args(), before),
             level_of(at, single, single.set_args(), ctrl() + 0.5),
@@ -237,7 +236,7 @@ def upright_cooler(until: float | None = None) -> tuple[Drive, Push, float, floa
             assert frames[-1].uptime_ms - frames[started].uptime_ms < 1_200_000  # the demo's timeout
             second()
         pushed_s = (frames[-1].uptime_ms - frames[started].uptime_ms) / 1000
-        judged = settle(single.set_args())
+        judged = settle(sim, link, frames, rule, single.set_args())
         for _ in range(900):
             second()
         final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
@@ -280,17 +279,7 @@ def test_a_push_from_above_is_not_given_up_while_the_air_still_rises_under_it() 
         link.hello()
         frames: list[Telemetry] = []
 
-        def settle(args: dict[str, int]) -> float:
-            link.set(**args)
-            watch = FitWatch(rule)
-            while not watch.reached() and len(frames) < 60_000:
-                for tel in step_second(sim, link, frames):
-                    watch.add(tel)
-            level = watch.tail_mean("drive_ctrl", 30)
-            assert level is not None
-            return level
-
-        baseline = settle(idle.set_args())
+        baseline = settle(sim, link, frames, rule, idle.set_args())
         idle_w = sim.plant.drive_power_w
         sim.plant.drive_power_w = 4.0  # a workload's heat, no cool-down after it
         for _ in range(300):
@@ -313,7 +302,7 @@ def test_a_push_from_above_is_not_given_up_while_the_air_still_rises_under_it() 
             assert t - frames[started].uptime_ms / 1000 < 600
             step_second(sim, link, frames)
         assert blind_s is not None and blind_s < 40  # judged on the drive alone, given up with the air still rising
-        judged = settle(load.set_args())
+        judged = settle(sim, link, frames, rule, load.set_args())
         for _ in range(600):
             step_second(sim, link, frames)
         final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
@@ -343,21 +332,10 @@ def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_t
         def second() -> list[Telemetry]:
             return step_second(sim, link, frames)
 
-        def settle() -> float:
-            link.set(**args)
-            watch = FitWatch(rule)
-            while not watch.reached() and len(frames) < 60_000:
-                second()
-                for tel in frames[-10:]:
-                    watch.add(tel)
-            level = watch.tail_mean("drive_ctrl", 30)
-            assert level is not None
-            return level
-
-        settle()
+        settle(sim, link, frames, rule, args)
         for _ in range(600):
             second()
-        baseline = settle()
+        baseline = settle(sim, link, frames, rule, args)
         idle_w = sim.plant.drive_power_w
         sim.plant.drive_power_w = 4.0  # a workload's heat
         for _ in range(240):
@@ -369,7 +347,7 @@ def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_t
         assert 0 < out["after_s"] < out["fans_full_s"]  # the recovery figure at the margin; the fans on past it
         assert out["fans_full_until_c"] == round(baseline + tolerance, 2)
         assert cooled[-1].named("drive_ctrl").value <= baseline + tolerance
-        judged = settle()
+        judged = settle(sim, link, frames, rule, args)
         for _ in range(900):
             second()
         final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
