@@ -176,7 +176,7 @@ def planner_check(path: Path, out: Path, measured_s: float) -> None:
     runs = records = History.read(out, c.rig_name).runs
     seed = json.loads((out / "state.json").read_text())["seed"]
     blind = make_plan(c, seed)
-    figure("  planner without history (rig s)", f"{sum(blind.estimate_s(r) for r in blind.runs):.0f}")
+    figure("  planner without history (rig s)", f"{blind.total_s():.0f}")
     ok = {m["index"] for m in manifests(out) if m.get("status") == "ok"}
     estimate = 0.0
     for i, run in enumerate(blind.runs):

@@ -114,7 +114,7 @@ def test_plan_is_complete_reproducible_and_groups_hardware_changes(tmp_path: Pat
     assert order == [(r.physical["slot"], r.profile, r.workload.name) for r in make_plan(c, 3).runs]
     assert order != [(r.physical["slot"], r.profile, r.workload.name) for r in make_plan(c, 4).runs]
     assert all(r.run_id == f"t1-{r.index:03d}" for r in plan.runs)
-    assert sum(plan.estimate_s(r) for r in plan.runs) > 0
+    assert plan.total_s() > 0
     unseeded = load_campaign(write(tmp_path, GOOD.replace("seed = 3\n", "")))
     seeds = {make_plan(unseeded).seed for _ in range(5)}
     assert len(seeds) > 1  # without a seed in the file each plan draws one, and records it

@@ -521,7 +521,7 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
     assert "8 of 8 runs estimated from 4 recorded runs of rig rig1" in said
-    assert f"estimated {_hms(sum(plan.estimate_s(r) for r in plan.runs))}" in said
+    assert f"estimated {_hms(plan.total_s())}" in said
 
 
 def test_a_plan_whose_run_draws_its_own_order_says_what_other_orders_take(
