@@ -1,18 +1,21 @@
 """Rig time per run, by phase, before and after the shorter waits (docs/campaigns.md, "Less waiting"):
 the demo campaign (examples/demo-virtual-950pro.toml) and a Puget-like sample (examples/
 puget-slots-gpu-heat.toml's rules, profiles and workloads on the simulated rig with the virtual 950 Pro:
-one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8 of its 64 runs)), each run
-by `thermrig run` into a private influxd. "before" is the original rules (`rule = "trend"`,
-`baseline = "after"`, passive cool-down and transitions, random order); "after" the defaults (the fit,
+one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8 of its 64 runs);
+`--slots`, `--profiles` and `--workloads` choose others), each run by `thermrig run` into a private
+influxd. "before" is the original rules (`rule = "trend"`, `baseline = "after"`, passive cool-down and
+transitions, random order); "after" the defaults (the fit,
 the active cool-down, driven transitions) and `order = "blocks"`; "after-fit-active" the Puget example as
 it was before driven transitions; "after-driven" the Puget example now (driven, no cool-down before a
-change of profile). `--seed` and `--profiles` draw another sample (more changes of profile).
+change of profile); "after-least-change" that with `order = "least-change"`. `--seed` and `--profiles` draw
+another sample (more changes of profile).
 Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
 time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
 "after" demo's and sample's history against what was measured, and the demo's onset/depth table.
 
     python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300]
-        [--seed N] [--profiles '"single_gpu_idle", "dual_gpu_idle"'] [--keep DIR [--reuse]]
+        [--seed N] [--profiles '"single_gpu_idle", "dual_gpu_idle"'] [--slots '"top", "bottom"']
+        [--workloads seqread,seqwrite] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ VARIANTS["after-driven"] = {  # the changes of condition driven, no cool-down be
     "equilibrium": {"rule": "fit", "transition": "driven"},
     "cooldown": {"mode": "active", "before_change": "skip"},
 }
+VARIANTS["after-least-change"] = {  # after-driven, the blocks from the coolest condition to the hottest and back
+    "campaign": {"order": "least-change"},
+    "equilibrium": {"rule": "fit", "transition": "driven"},
+    "cooldown": {"mode": "active", "before_change": "skip"},
+}
 VARIANTS["after-driven-wait"] = {  # driven, every cool-down kept
     "campaign": {"order": "blocks"},
     "equilibrium": {"rule": "fit", "transition": "driven"},
@@ -79,8 +87,23 @@ def demo_text(speed: int) -> str:
     return (REPO / "examples" / "demo-virtual-950pro.toml").read_text().replace("speed = 20 ", f"speed = {speed} ")
 
 
-def puget_text(runtime_s: int, repeats: int, speed: int, seed: int = 2016, profiles: str = "") -> str:
-    """The Puget campaign's rules and factors, one slot and two profiles, on the simulated rig."""
+WORKLOADS = {"seqread": "seq_read", "seqwrite": "seq_write"}
+
+
+def puget_text(
+    runtime_s: int,
+    repeats: int,
+    speed: int,
+    seed: int = 2016,
+    profiles: str = "",
+    slots: str = '"top"',
+    workloads: tuple[str, ...] = tuple(WORKLOADS),
+) -> str:
+    """The Puget campaign's rules and factors (by default one slot, two profiles and both workloads) on the
+    simulated rig."""
+    jobs = "".join(
+        f'\n[[workload]]\nname = "{w}"\nkind = "{WORKLOADS[w]}"\nruntime_s = {runtime_s}\n' for w in workloads
+    )
     return f"""
 [campaign]
 name = "puget-sample"
@@ -108,20 +131,10 @@ margin_c = 1.0
 timeout_s = 1800
 
 [factors]
-slot = ["top"]
+slot = [{slots}]
 heatsink = ["none"]
 profile = [{profiles or '"single_gpu_idle", "dual_gpu_load"'}]
-
-[[workload]]
-name = "seqread"
-kind = "seq_read"
-runtime_s = {runtime_s}
-
-[[workload]]
-name = "seqwrite"
-kind = "seq_write"
-runtime_s = {runtime_s}
-"""
+{jobs}"""
 
 
 def with_options(text: str, options: dict[str, dict[str, str]]) -> str:
@@ -224,9 +237,14 @@ def main() -> None:
     ap.add_argument(
         "--profiles", default="", help='the sample\'s profiles, e.g. \'"single_gpu_idle", "dual_gpu_idle"\''
     )
+    ap.add_argument("--slots", default='"top"', help='the sample\'s slots, e.g. \'"top", "bottom"\'')
+    ap.add_argument("--workloads", default="seqread,seqwrite", help="the sample's workloads, of seqread and seqwrite")
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
     ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
     args = ap.parse_args()
+    workloads = tuple(w for w in args.workloads.split(",") if w)
+    if not workloads or not set(workloads) <= set(WORKLOADS):
+        ap.error(f"--workloads: one or both of {', '.join(WORKLOADS)}, comma-separated")
     with tempfile.TemporaryDirectory(prefix="thermrig-bench-", dir="/var/tmp") as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -238,12 +256,17 @@ def main() -> None:
         try:
             suites = [
                 ("demo", demo_text(args.speed)),
-                ("puget", puget_text(args.runtime, args.repeats, args.speed, args.seed, args.profiles)),
+                (
+                    "puget",
+                    puget_text(args.runtime, args.repeats, args.speed, args.seed, args.profiles, args.slots, workloads),
+                ),
             ]
             for suite, text in suites:
                 if args.only and suite != args.only:
                     continue
-                size = "4 runs" if suite == "demo" else f"{4 * args.repeats} runs, workloads {args.runtime} s"
+                (folder / f"{suite}.toml").write_text(text)
+                runs = len(make_plan(load_campaign(folder / f"{suite}.toml"), 1).runs)
+                size = "4 runs" if suite == "demo" else f"{runs} runs, workloads {args.runtime} s"
                 print(f"== {suite} ({size})")
                 for variant in args.variants.split(","):
                     path = folder / f"{suite}-{variant}.toml"

@@ -2,7 +2,11 @@
 within each physical configuration (so the operator changes hardware as rarely as possible) and
 reproducible from the recorded seed. With `order = "blocks"` the runs of one chassis condition (profile
 and fan level) follow each other within a configuration, the blocks in random order and the runs in
-each block too: the chassis changes as rarely as the hardware does.
+each block too: the chassis changes as rarely as the hardware does. With `order = "least-change"` the
+blocks go from the coolest condition to the hottest in one configuration and back in the next (the first
+configuration's way drawn from the seed), so each change of condition is the smallest step left and a
+change of hardware keeps the chassis condition; the configurations and the runs in each block are still
+in random order.
 
 The estimate of each run's phases comes from the rig's recorded runs when the planner is given them
 (campaign.history: equilibrium by chassis transition, cool-down by profile and workload), else from
@@ -19,11 +23,13 @@ from thermrig.campaign.history import START, History, workload_key
 from thermrig.campaign.spec import PHYSICAL, Campaign
 from thermrig.drive.thermal_config import HctmLevel
 from thermrig.fio.workloads import Workload
+from thermrig.hardware.chassis_profiles import ChassisProfile
 from thermrig.hardware.profiles import SLOTS
 
 EQUILIBRIUM_GUESS_S = 300.0  # for the estimate only, without history: the real wait is measured
 COOLDOWN_GUESS_S = 300.0
 CONDITION = ("profile", "fan1_pct")  # what order = "blocks" keeps together: the chassis condition
+BLOCKED = ("blocks", "least-change")  # the orders that keep a chassis condition's runs together
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ class Plan:
     seed: int
     runs: tuple[RunSpec, ...]
     history: History | None = None
+    coolest_first: bool = True  # least-change: the first configuration's blocks from its coolest condition up
 
     def phases(self, run: RunSpec, target_bytes: int | None = None) -> PhaseEstimate:
         c = self.campaign
@@ -123,8 +130,11 @@ class Plan:
         c = self.campaign
         out: dict[str, Any] = {"seed": self.seed, "randomize": c.randomize, "order": c.order}
         out["grouped_by"] = [k for k in PHYSICAL if k in c.factors]
-        if c.order == "blocks":
+        if c.order in BLOCKED:
             out["blocks"] = [k for k in CONDITION if k in c.factors or k == "profile"]
+        if c.order == "least-change":
+            first = "coolest" if self.coolest_first else "hottest"
+            out["block_order"] = f"by chassis air target, {first} first, the way reversed at each hardware change"
         return out
 
 
@@ -144,8 +154,11 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
         rng.shuffle(blocks)
     else:
         blocks.sort(key=lambda b: SLOTS.index(b["slot"]) if "slot" in b else 0)
+    # least-change: whether the first configuration goes coolest first (drawn only then: the other orders
+    # keep theirs from the same seed)
+    upward = rng.random() < 0.5 if campaign.order == "least-change" else True
     runs: list[RunSpec] = []
-    for block in blocks:
+    for n, block in enumerate(blocks):
         cells = list(
             itertools.product(
                 f["profile"], f.get("fan1_pct", (None,)), campaign.workloads, range(1, campaign.repeats + 1)
@@ -155,8 +168,10 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
             cells = [(*cell, HctmLevel.parse(level)) for cell in cells for level in f["hctm"]]
         if campaign.randomize:
             rng.shuffle(cells)
-        if campaign.order == "blocks":
+        if campaign.order in BLOCKED:
             cells = _in_blocks(cells)
+        if campaign.order == "least-change":
+            cells = _by_air(cells, campaign.profiles, coolest_first=upward == (n % 2 == 0))
         for profile, fan1, workload, repeat, *hctm in cells:
             index = len(runs) + 1
             runs.append(
@@ -171,7 +186,7 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
                     hctm[0] if hctm else None,
                 )
             )
-    return Plan(campaign, seed, tuple(runs), history)
+    return Plan(campaign, seed, tuple(runs), history, upward)
 
 
 def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -182,6 +197,26 @@ def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     for cell in cells:
         blocks.setdefault((cell[0], cell[1]), []).append(cell)
     return [cell for block in blocks.values() for cell in block]
+
+
+def heat_key(profile: ChassisProfile, fan1_pct: float | None) -> tuple[float, float, float]:
+    """Where a chassis condition sits from cool to hot: its air target (a profile without a fixed one, the
+    heater off or a recorded run's trace, first), then the less slot and chassis fan the hotter."""
+    air = float("-inf") if profile.air_c is None else profile.air_c
+    fan1 = profile.fan1_pct if fan1_pct is None else fan1_pct
+    return (air, -fan1, -profile.fan0_pct)
+
+
+def _by_air(
+    cells: list[tuple[Any, ...]], profiles: dict[str, ChassisProfile], coolest_first: bool
+) -> list[tuple[Any, ...]]:
+    """Cells already in blocks (_in_blocks), the blocks sorted from the coolest condition to the hottest, or
+    the reverse; each block's cells keep their order. Conditions alike in heat keep their drawn order."""
+    blocks: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
+    for cell in cells:
+        blocks.setdefault((cell[0], cell[1]), []).append(cell)
+    ordered = sorted(blocks, key=lambda k: heat_key(profiles[str(k[0])], k[1]), reverse=not coolest_first)
+    return [cell for key in ordered for cell in blocks[key]]
 
 
 ORDERS_DRAWN = 50

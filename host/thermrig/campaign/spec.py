@@ -25,7 +25,9 @@ COOLDOWN_MODES = ("active", "passive")
 TRANSITIONS = ("passive", "driven")  # a change of chassis condition: waited out, or driven (campaign.transition)
 BEFORE_CHANGE = ("wait", "skip")  # the cool-down of a run the next run's condition differs from
 BASELINES = ("tail", "after")  # the baseline from the equilibrium's settled tail, or recorded after it
-ORDERS = ("random", "blocks")  # within a hardware configuration: runs at random, or chassis conditions in blocks
+# within a hardware configuration: runs at random, chassis conditions in blocks, or the blocks from the coolest
+# condition to the hottest and back (campaign.plan)
+ORDERS = ("random", "blocks", "least-change")
 _ORDER_KEYS = ("baseline", "order")
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
