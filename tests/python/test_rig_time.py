@@ -1,6 +1,6 @@
 """Less waiting for the same result (docs/campaigns.md, "Less waiting"): the exponential-fit equilibrium
 and the baseline from the equilibrium's tail judged on a chassis heat step of the stepped simulated rig;
-a driven change of chassis condition against one waited out on it; the blocked run order; the planner's
+a driven change of chassis condition against one waited out on it; the blocked run orders; the planner's
 estimates from recorded runs; a campaign on the simulated rig with the new options end to end
 (manifests: rig time per phase, the design, the driven transition, the skipped cool-down; the ETA's
 source)."""
@@ -461,6 +461,38 @@ def test_blocks_keep_each_chassis_condition_together_in_random_order(tmp_path: P
     assert make_plan(c, 1).runs == plans[0].runs
     random_plan = make_plan(load_campaign(campaign_file(tmp_path, "random")), 1)
     assert random_plan.condition_changes() > 3
+
+
+def test_least_change_orders_the_blocks_by_air_target_and_reverses_at_each_hardware_change(tmp_path: Path) -> None:
+    path = campaign_file(tmp_path, "least", 'order = "least-change"', slots='["top", "upright", "bottom"]')
+    four = '"single_gpu_idle", "dual_gpu_load", "dual_gpu_idle", "single_gpu_load"'  # not in heat order
+    path.write_text(path.read_text().replace('"single_gpu_load", "dual_gpu_load"', four))
+    c = load_campaign(path)
+    air = {name: p.air_c for name, p in c.profiles.items()}
+    plans = [make_plan(c, seed) for seed in range(1, 9)]
+    for plan in plans:
+        assert (
+            len(plan.runs) == 3 * 4 * 2 * 2
+            and len({(r.physical["slot"], r.profile, r.workload.name, r.repeat) for r in plan.runs}) == 48
+        )
+        assert plan.physical_changes() == 2 and plan.condition_changes() == 3 * 4 - 1
+        ways = []
+        for slot in dict.fromkeys(r.physical["slot"] for r in plan.runs):
+            blocks = list(dict.fromkeys(r.profile for r in plan.runs if r.physical["slot"] == slot))
+            temps = [air[b] for b in blocks]
+            assert temps in (sorted(temps), sorted(temps, reverse=True)), (slot, blocks)
+            ways.append(temps == sorted(temps))
+        assert ways == [plan.coolest_first, not plan.coolest_first, plan.coolest_first]  # reversed at each change
+        for a, b in zip(plan.runs, plan.runs[1:], strict=False):
+            if a.physical != b.physical:
+                assert a.profile == b.profile  # a hardware change keeps the chassis condition
+        first = "coolest" if plan.coolest_first else "hottest"
+        assert plan.design()["order"] == "least-change" and plan.design()["blocks"] == ["profile"]
+        assert plan.design()["block_order"].startswith(f"by chassis air target, {first} first")
+    assert {p.coolest_first for p in plans} == {True, False}  # the first way is drawn from the seed
+    orders = {tuple((r.physical["slot"], r.profile, r.workload.name, r.repeat) for r in p.runs) for p in plans}
+    assert len(orders) > 2  # so are the configurations' order and the runs within each block
+    assert make_plan(c, 1).runs == plans[0].runs
 
 
 def manifest(run: int, profile: str, slot: str, eq: float, cd: float, kind: str = "seq_write") -> dict:
