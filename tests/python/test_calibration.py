@@ -202,10 +202,11 @@ def test_the_exhaust_models_profiles_hold_every_puget_cell_in_sample(monkeypatch
     assert {b.name for b in IDENTIFIED.free} - {b.name for b in EXHAUST.free} == {"top.v_chassis_fan"}
 
 
-def test_the_tied_model_moves_the_underside_and_upright_speeds_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    # bench/xval_tied: the exhaust model with the underside's chassis-fan speed the upright's (18 free);
-    # its profiles, fitted with it, hold every Puget cell in sample (docs/virtual-drive.md, "Models tried")
-    from thermrig.calibration.parameters import EXHAUST, EXHAUST_TIED, EXHAUST_TIED_HELD, MODELS
+def test_the_fit_model_ties_the_underside_to_the_upright_and_the_profiles_hold_every_cell() -> None:
+    # make fit's model (exhaust-tied-held, 16 free): the exhaust model with the underside's chassis-fan speed
+    # the upright's and the throttle gain and TMT2 power held where exhaust-tied's fit left them;
+    # hardware/profiles, fitted with it, hold every Puget cell in sample (docs/virtual-drive.md)
+    from thermrig.calibration.parameters import EXHAUST, EXHAUST_TIED, EXHAUST_TIED_HELD, FIT_MODEL, MODELS
 
     assert MODELS["exhaust-tied"] is EXHAUST_TIED and EXHAUST_TIED.fixed == EXHAUST.fixed
     assert len(EXHAUST_TIED.free) == 18
@@ -213,7 +214,7 @@ def test_the_tied_model_moves_the_underside_and_upright_speeds_as_one(monkeypatc
     assert MODELS["exhaust-tied-held"] is EXHAUST_TIED_HELD and EXHAUST_TIED_HELD.ties == EXHAUST_TIED.ties
     held = {b.name for b in EXHAUST_TIED.free} - {b.name for b in EXHAUST_TIED_HELD.free}
     assert len(EXHAUST_TIED_HELD.free) == 16 and held == {"throttle_gain_w_per_k_s", "tmt2_w"}
-    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(Path(__file__).resolve().parents[2] / "bench" / "xval_tied"))
+    assert FIT_MODEL is EXHAUST_TIED_HELD
     fitted = current()
     assert fitted.slots["underside"].v_chassis_fan == fitted.slots["upright"].v_chassis_fan
     values = read(fitted)  # the held model holds them where the tied model's fit left them

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.calibration.fit import GAIN_STARTS, CellResult, evaluate, fit
-from thermrig.calibration.parameters import IDENTIFIED, Fitted, Model, current
+from thermrig.calibration.parameters import FIT_MODEL, Fitted, Model, current
 from thermrig.dut.replay import ModelReplay
 from thermrig.hardware.profiles import load_chassis
 
@@ -65,7 +65,7 @@ def summarise(folds: Sequence[Fold]) -> Summary:
 
 def crossval(
     replayer: ModelReplay,
-    model: Model = IDENTIFIED,
+    model: Model = FIT_MODEL,
     base: Fitted | None = None,
     cells: Sequence[PugetCell] = PUGET,
     held_out: Sequence[PugetCell] | None = None,

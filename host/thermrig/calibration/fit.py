@@ -30,7 +30,7 @@ from thermrig.analysis.published import (
     PugetCell,
 )
 from thermrig.analysis.throttle import throttle_of
-from thermrig.calibration.parameters import IDENTIFIED, Bound, Fitted, Model, current
+from thermrig.calibration.parameters import FIT_MODEL, Bound, Fitted, Model, current
 from thermrig.dut.replay import ModelReplay, Pattern, condition
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.hardware.profiles import (
@@ -85,7 +85,7 @@ class FitResult:
 
 def fit(
     replayer: ModelReplay,
-    model: Model = IDENTIFIED,
+    model: Model = FIT_MODEL,
     base: Fitted | None = None,
     cells: Sequence[PugetCell] = PUGET,
     maxfev: int = 1500,

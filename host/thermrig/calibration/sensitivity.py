@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from thermrig.analysis.published import DEPTH_PP, PUGET, PUGET_RUNTIME_S, PugetCell
 from thermrig.calibration.fit import evaluate
-from thermrig.calibration.parameters import IDENTIFIED, Fitted, Model, current
+from thermrig.calibration.parameters import FIT_MODEL, Fitted, Model, current
 from thermrig.dut.replay import ModelReplay
 from thermrig.hardware.profiles import load_chassis
 
@@ -29,7 +29,7 @@ class Sensitivity:
 
 
 def sensitivity(
-    replayer: ModelReplay, model: Model = IDENTIFIED, base: Fitted | None = None, share: float = 0.05
+    replayer: ModelReplay, model: Model = FIT_MODEL, base: Fitted | None = None, share: float = 0.05
 ) -> list[Sensitivity]:
     chassis = load_chassis()
     base = current() if base is None else base

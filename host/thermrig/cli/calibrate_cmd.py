@@ -17,7 +17,7 @@ from rich.table import Table
 from thermrig.analysis.published import PugetCell
 from thermrig.calibration.crossval import Fold, crossval, summarise
 from thermrig.calibration.fit import GAIN_STARTS, CellResult, fit, fit_sm951
-from thermrig.calibration.parameters import MODELS
+from thermrig.calibration.parameters import FIT_MODEL, MODELS
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
@@ -102,24 +102,25 @@ def _cell(r: CellResult) -> str:
     return f"{r.depth_pct:.0f}% after {'none' if r.onset_s is None else f'{r.onset_s:.0f}'} s"
 
 
+MODEL_HELP = (
+    "The model (its free parameters): "
+    + ", ".join(f"{m.name} ({len(m.free)})" for m in MODELS.values())
+    + f"; {FIT_MODEL.name} is what make fit fits and hardware/profiles hold, the others the models it grew "
+    "from (docs/virtual-drive.md, 'Models tried')."
+)
+
+
 @app.command("crossval")
 @user_errors
 def crossval_cmd(
-    model: Annotated[
-        str,
-        typer.Option(
-            help="identified (what make fit fits), exhaust (top and bottom in the heater's exhaust, measured "
-            "from profiles fitted with it), exhaust-tied (the same, the underside's air speed the upright's), "
-            "exhaust-tied-held (that, the throttle gain and TMT2 power held) or free (all 22 numbers of the plant "
-            "without the exhaust)."
-        ),
-    ] = "identified",
+    model: Annotated[str, typer.Option(help=MODEL_HELP)] = FIT_MODEL.name,
     maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
     starts: Annotated[
         int,
         typer.Option(
             help="Powell starts per fold, sharing the evaluations: 1 = from the profiles' values only; "
-            f"2-{1 + len(GAIN_STARTS)} add make fit's restarts at the throttle gain's basins {GAIN_STARTS}."
+            f"2-{1 + len(GAIN_STARTS)} add make fit's restarts at the throttle gain's basins {GAIN_STARTS} (a model "
+            "that frees the gain; exhaust-tied-held holds it)."
         ),
     ] = 1,
 ) -> None:
@@ -168,9 +169,7 @@ def crossval_cmd(
 def sensitivity_cmd(
     share: Annotated[float, typer.Option(help="Move each parameter this share of its bound's range.")] = 0.05,
     least: Annotated[float, typer.Option(help="List the cells it moves by at least this many tolerances.")] = 0.25,
-    model: Annotated[str, typer.Option(help=f"The model whose free parameters to move: {', '.join(MODELS)}.")] = (
-        "identified"
-    ),
+    model: Annotated[str, typer.Option(help=MODEL_HELP)] = FIT_MODEL.name,
 ) -> None:
     """Which Puget cells each free parameter of the fit moves at the profiles' values (replay)."""
     if model not in MODELS:
