@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +187,13 @@ def test_a_transition_pushes_the_drive_toward_its_new_level_from_either_side() -
     assert cool is not None and not cool.warms and cool.until_c == 60.0 - step
     assert cool.push == {**idle.set_args(), "fan0": 1000, "fan1": 1000}
     assert drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 30.0), idle.set_args()) is None
+    # nearly the same air (a step under MIN_STEP_C): waited out, unless the workload left the drive hot
+    near = replace(idle, air_c=(idle.air_c or 0.0) + 0.4)
+    was_near = level_of({"slot": "top"}, near, near.set_args(), 40.0)
+    hot_near = drive_for(was_near, level_of({"slot": "top"}, idle, idle.set_args(), 55.0), idle.set_args())
+    assert hot_near is not None and not hot_near.warms and hot_near.push == {**idle.set_args(), "fan1": 1000}
+    assert hot_near.until_c == pytest.approx(40.0 - 0.4)
+    assert drive_for(was_near, level_of({"slot": "top"}, idle, idle.set_args(), 40.5), idle.set_args()) is None
     elsewhere = level_of({"slot": "bottom"}, load, load.set_args(), 40.0)
     assert drive_for(was_idle, elsewhere, load.set_args()) is None  # another set-up: waited out
     # away from the GPUs the slot's air takes its share of the step (slots.toml's air_coupling, upright 0.2-0.3)
