@@ -20,7 +20,7 @@ from campaign_helpers import file_drive, manifests, run_args, thermrig
 from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, tail_mean
 from thermrig.campaign.history import History
 from thermrig.campaign.phases import Phases
-from thermrig.campaign.plan import make_plan
+from thermrig.campaign.plan import make_plan, nearly_same
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.spec import Equilibrium, load_campaign
 from thermrig.campaign.transition import Drive, Push, drive_for, level_of
@@ -187,13 +187,6 @@ def test_a_transition_pushes_the_drive_toward_its_new_level_from_either_side() -
     assert cool is not None and not cool.warms and cool.until_c == 60.0 - step
     assert cool.push == {**idle.set_args(), "fan0": 1000, "fan1": 1000}
     assert drive_for(was_load, level_of({"slot": "top"}, idle, idle.set_args(), 30.0), idle.set_args()) is None
-    # nearly the same air (a step under MIN_STEP_C): waited out, unless the workload left the drive hot
-    near = replace(idle, air_c=(idle.air_c or 0.0) + 0.4)
-    was_near = level_of({"slot": "top"}, near, near.set_args(), 40.0)
-    hot_near = drive_for(was_near, level_of({"slot": "top"}, idle, idle.set_args(), 55.0), idle.set_args())
-    assert hot_near is not None and not hot_near.warms and hot_near.push == {**idle.set_args(), "fan1": 1000}
-    assert hot_near.until_c == pytest.approx(40.0 - 0.4)
-    assert drive_for(was_near, level_of({"slot": "top"}, idle, idle.set_args(), 40.5), idle.set_args()) is None
     elsewhere = level_of({"slot": "bottom"}, load, load.set_args(), 40.0)
     assert drive_for(was_idle, elsewhere, load.set_args()) is None  # another set-up: waited out
     # away from the GPUs the slot's air takes its share of the step (slots.toml's air_coupling, upright 0.2-0.3)
@@ -379,6 +372,29 @@ def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path
     assert all(plan.phases(r).cooldown_s == 300.0 for r in plan.runs if r.index not in skipped)
     kept = make_plan(load_campaign(campaign_file(tmp_path, "kept", 'order = "blocks"', slots='["top", "upright"]')), 3)
     assert not any(kept.skips_cooldown(r) for r in kept.runs)
+
+
+def test_the_cool_down_is_kept_before_a_condition_nearly_the_same(tmp_path: Path) -> None:
+    path = campaign_file(tmp_path, "near", 'order = "least-change"', 'before_change = "skip"')
+    load = load_profile("single_gpu_load")
+    near = f"air_c = {(load.air_c or 0.0) + 0.5}\nfan0_pct = {load.fan0_pct}\nfan1_pct = {load.fan1_pct}\n"
+    text = path.read_text().replace('"single_gpu_load", "dual_gpu_load"', '"single_gpu_load", "near", "dual_gpu_load"')
+    path.write_text(text + f"\n[profiles.near]\n{near}heater_limit_pct = {load.heater_limit_pct}\n")
+    c = load_campaign(path)
+    for seed in (1, 2):
+        plan = make_plan(c, seed)
+        lasts = [a for a, b in zip(plan.runs, plan.runs[1:], strict=False) if a.profile != b.profile]
+        assert len(lasts) == 2  # three blocks, in heat order: single_gpu_load and near side by side
+        for a in lasts:
+            b = plan.runs[a.index]
+            close = {a.profile, b.profile} == {"single_gpu_load", "near"}
+            assert nearly_same(c, a, b) == close
+            assert plan.skips_cooldown(a) == (not close)  # kept before (or after) the condition 0.5 °C away
+            assert (plan.phases(a).cooldown_s == 0.0) == (not close)
+    top = next(r for r in plan.runs if r.profile == "single_gpu_load")
+    assert nearly_same(c, top, replace(top, profile="near"))
+    assert not nearly_same(c, top, replace(top, profile="near", physical={"slot": "bottom"}))  # another set-up
+    assert not nearly_same(c, top, replace(top, profile="near", fan1_pct=50.0))  # another slot fan
 
 
 def test_a_run_says_what_its_eta_is_estimated_from(tmp_path: Path, influx_env: dict[str, str]) -> None:

@@ -10,7 +10,8 @@ telemetry (`carry`; the same condition: the frames are as good as new ones); an 
 slot fan full with the chassis fan and heater held at the profile, then sets the profile again; a change of
 chassis condition is driven (`transition = "driven"`, campaign.transition) and its rig time counted in the
 equilibrium's; a run the next one changes condition after has no cool-down (`before_change = "skip"`): the
-next run's transition and equilibrium take the drive from where the workload left it."""
+next run's transition and equilibrium take the drive from where the workload left it (not before a condition
+nearly the same, plan.nearly_same: no transition is driven there, so the cool-down is kept and settled)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Any
 from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.drive_thermal import run_thermal
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
-from thermrig.campaign.plan import RunSpec
+from thermrig.campaign.plan import RunSpec, nearly_same
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.transition import Drive, Level, Push, drive_for, level_of
@@ -143,14 +144,16 @@ class Phases:
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference
-        if self._skip_cooldown(condition, next_run):
+        if self._skip_cooldown(spec, next_run):
             self._phase(recorder, "cooldown", "skipped: the next run is in another chassis condition")
             frames = self._frames(0.0)
             out["cooldown"] = {"back_to_baseline": False, "after_s": 0.0, "mode": self.campaign.cooldown.mode}
             out["cooldown"]["skipped"] = True
         else:
             self._phase(recorder, "cooldown", self.campaign.cooldown.mode)
-            same_next = next_run is not None and condition_of(next_run) == condition
+            same_next = next_run is not None and (
+                condition_of(next_run) == condition or nearly_same(self.campaign, spec, next_run)
+            )
             out["cooldown"], frames = self._cooldown(baseline, args, settle=same_next)
         if frames:
             rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
@@ -164,11 +167,12 @@ class Phases:
             self._carry = (condition, frames)  # an active cool-down's frames are of another condition
         return out
 
-    def _skip_cooldown(self, condition: tuple[Any, ...], next_run: RunSpec | None) -> bool:
+    def _skip_cooldown(self, spec: RunSpec, next_run: RunSpec | None) -> bool:
         return (
             self.campaign.cooldown.before_change == "skip"
             and next_run is not None
-            and condition_of(next_run) != condition
+            and condition_of(next_run) != condition_of(spec)
+            and not nearly_same(self.campaign, spec, next_run)
         )
 
     def _drive_transition(self, recorder: Recorder, drive: Drive, args: dict[str, int], profile: str) -> dict[str, Any]:

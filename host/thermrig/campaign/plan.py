@@ -21,6 +21,7 @@ from typing import Any
 
 from thermrig.campaign.history import START, History, workload_key
 from thermrig.campaign.spec import PHYSICAL, Campaign
+from thermrig.campaign.transition import MIN_STEP_C
 from thermrig.drive.thermal_config import HctmLevel
 from thermrig.fio.workloads import Workload
 from thermrig.hardware.chassis_profiles import ChassisProfile
@@ -102,10 +103,13 @@ class Plan:
         )
 
     def skips_cooldown(self, run: RunSpec) -> bool:
-        """`before_change = "skip"` and the next run in another chassis condition (or set-up)."""
+        """`before_change = "skip"` and the next run in another chassis condition (or set-up), not one nearly
+        the same (nearly_same)."""
         if self.campaign.cooldown.before_change != "skip" or run.index >= len(self.runs):
             return False
         after = self.runs[run.index]
+        if nearly_same(self.campaign, run, after):
+            return False
         return (run.physical, run.profile, run.fan1_pct) != (after.physical, after.profile, after.fan1_pct)
 
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
@@ -197,6 +201,22 @@ def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     for cell in cells:
         blocks.setdefault((cell[0], cell[1]), []).append(cell)
     return [cell for block in blocks.values() for cell in block]
+
+
+def nearly_same(campaign: Campaign, a: RunSpec, b: RunSpec) -> bool:
+    """Two runs' chassis conditions under the same set-up and fans with fixed air targets less than
+    MIN_STEP_C apart (not the same condition): a change between them is not driven (campaign.transition),
+    so the cool-down before it is kept and settled as before a run in the same condition, where skipped
+    it left the workload's heat to a passive equilibrium (the Puget sample, single-GPU load to dual-GPU
+    idle at the top slot: 280 rig s; order = "least-change" puts such profiles side by side)."""
+    if a.physical != b.physical or (a.profile, a.fan1_pct) == (b.profile, b.fan1_pct):
+        return False
+    pa, pb = campaign.profiles[a.profile], campaign.profiles[b.profile]
+    fans_a = (pa.fan0_pct, pa.fan1_pct if a.fan1_pct is None else a.fan1_pct)
+    fans_b = (pb.fan0_pct, pb.fan1_pct if b.fan1_pct is None else b.fan1_pct)
+    if fans_a != fans_b or pa.air_c is None or pb.air_c is None or pa.trace is not None or pb.trace is not None:
+        return False
+    return abs(pa.air_c - pb.air_c) < MIN_STEP_C
 
 
 def heat_key(profile: ChassisProfile, fan1_pct: float | None) -> tuple[float, float, float]:

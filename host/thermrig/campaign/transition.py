@@ -11,9 +11,8 @@ more air). Either until the drive controller reaches that level, or until it sto
 an exponential fit of its course under the push, once the chassis air has reached the push's target, says
 it will not get there); then the profile is set and
 the equilibrium judged as ever, on the profile's own settings. A drive already above that level (a skipped
-cool-down) is cooled with the slot fan full under the new air target, also when the air target barely
-moves (a step under MIN_STEP_C: order = "least-change" puts such profiles side by side). The firmware's
-limits and safety are untouched: these are ordinary SET values it checks like any other."""
+cool-down) is cooled with the slot fan full under the new air target. The firmware's limits and safety
+are untouched: these are ordinary SET values it checks like any other."""
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ from thermrig.hardware.profiles import load_slot
 
 AIR_OVERSHOOT_C = 3.0  # going hotter: the air target this far above the new one while the drive catches up
 AIR_TARGET_MAX_C = 65.0  # the firmware's highest accepted air target (RIG_AIR_TARGET_MAX_CC)
-MIN_STEP_C = 1.0  # a smaller step in the air target is waited out, unless the drive is this far above its level
+MIN_STEP_C = 1.0  # a smaller step in the air target is waited out
 FULL = 1000  # a fan's duty, a heater limit: full, in SET's units (0.1 %)
 STALL_AFTER_S = 30.0  # a push is judged from this much of its telemetry on (the drive's course, fitted)
 STALL_WINDOW_S = 60.0  # over its last this many seconds
@@ -84,20 +83,17 @@ def drive_for(previous: Level | None, now: Level, args: dict[str, int]) -> Drive
     """How to drive from the previous run's level to this profile's, now.drive_ctrl_c being the drive
     controller's temperature now; None when it is waited out: no previous run, another set-up, a profile
     without a fixed air target (heater off or a trace), other fans (the drive's excess over the air
-    changes), a step under MIN_STEP_C with the drive within MIN_STEP_C of its level, or a cooler profile
-    with the drive already at or below its level. The level: the previous baseline plus the slot's share
-    of the step in the air target. A drive above its new level (going cooler, or hotter or to nearly the
-    same air after a skipped cool-down left it hot) is cooled: both fans full going cooler by MIN_STEP_C or
-    more (the heater idles), else only the slot fan, the heater and the chassis fan holding the new air
-    target as the active cool-down does."""
+    changes), a step under MIN_STEP_C, or a cooler profile with the drive already at or below its level.
+    The level: the previous baseline plus the slot's share of the step in the air target. A drive above its
+    new level (going cooler, or hotter after a skipped cool-down left it hot) is cooled: both fans full
+    going cooler (the heater idles), going hotter only the slot fan, the heater and the chassis fan holding
+    the new air target as the active cool-down does."""
     if previous is None or previous.physical != now.physical or previous.fans != now.fans:
         return None
-    if previous.air_c is None or now.air_c is None:
+    if previous.air_c is None or now.air_c is None or abs(now.air_c - previous.air_c) < MIN_STEP_C:
         return None
     step = now.air_c - previous.air_c
     level = previous.drive_ctrl_c + now.coupling * step
-    if abs(step) < MIN_STEP_C:  # the air barely moves: only a drive left hot by its workload is pushed
-        return Drive({**args, "fan1": FULL}, level, warms=False) if now.drive_ctrl_c > level + MIN_STEP_C else None
     if now.drive_ctrl_c > level:
         push = {**args, "fan1": FULL} if step > 0 else {**args, "fan0": FULL, "fan1": FULL}
         return Drive(push, level, warms=False)
