@@ -15,7 +15,7 @@ time), read from each run's manifest (`rig_time_s`). Then the planner's estimate
 
     python bench/bench_rig_time.py [--only demo|puget] [--variants before,after] [--runtime 300]
         [--seed N] [--profiles '"single_gpu_idle", "dual_gpu_idle"'] [--slots '"top", "bottom"']
-        [--workloads seqread,seqwrite] [--keep DIR [--reuse]]
+        [--workloads seqread,seqwrite] [--also-history DIR ...] [--keep DIR [--reuse]]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from common import figure
 
-from thermrig.campaign.history import History
+from thermrig.campaign.history import History, RunRecord
 from thermrig.campaign.plan import make_plan
 from thermrig.campaign.spec import load_campaign
 from thermrig.db.local_server import LocalInflux
@@ -182,11 +182,18 @@ def report(label: str, ms: list[dict], wall_s: float) -> dict[str, float]:  # ty
     return {**per, "total": total, "runs": len(ok)}
 
 
-def planner_check(path: Path, out: Path, measured_s: float) -> None:
+def also(c_rig: str, folders: list[Path]) -> tuple[RunRecord, ...]:
+    """The recorded runs of --also-history's folders (other samples of the same rig and rules)."""
+    return tuple(r for f in folders for r in History.read(f, c_rig).runs)
+
+
+def planner_check(path: Path, out: Path, measured_s: float, extra: list[Path]) -> None:
     """The planner against the measurement: without history (the fixed guesses), and each run estimated
-    from the campaign's other runs (leave one out: the history a next campaign on this rig would have)."""
+    from the campaign's other runs (leave one out: the history a next campaign on this rig would have),
+    with the runs of `extra` folders."""
     c = load_campaign(path)
     runs = records = History.read(out, c.rig_name).runs
+    more = also(c.rig_name, extra)
     seed = json.loads((out / "state.json").read_text())["seed"]
     blind = make_plan(c, seed)
     figure("  planner without history (rig s)", f"{blind.total_s():.0f}")
@@ -195,7 +202,7 @@ def planner_check(path: Path, out: Path, measured_s: float) -> None:
     for i, run in enumerate(blind.runs):
         if run.index not in ok:
             continue
-        others = History(c.rig_name, tuple(r for j, r in enumerate(records) if j != i), str(out))
+        others = History(c.rig_name, tuple(r for j, r in enumerate(records) if j != i) + more, str(out))
         estimate += make_plan(c, seed, history=others).estimate_s(run)
     assert len(runs) == len(ok)
     figure(
@@ -204,15 +211,16 @@ def planner_check(path: Path, out: Path, measured_s: float) -> None:
     )
 
 
-def project_matrix(folder: Path, variant: str, history: Path) -> None:
-    """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs, with
-    the variant's options in place of the example's own."""
+def project_matrix(folder: Path, variant: str, history: Path, extra: list[Path]) -> None:
+    """The whole Puget matrix (64 runs) as the planner estimates it from the sample's recorded runs (and
+    those of `extra` folders), with the variant's options in place of the example's own."""
     text = (REPO / "examples" / "puget-slots-gpu-heat.toml").read_text()
     text = re.sub(r"^(order|rule|mode|baseline|carry|transition|before_change) = .*\n", "", text, flags=re.MULTILINE)
     path = folder / f"puget-matrix-{variant}.toml"
     path.write_text(with_options(text, VARIANTS[variant]))
     c = load_campaign(path)
-    plan = make_plan(c, history=History.read(history, c.rig_name))
+    runs = History.read(history, c.rig_name).runs + also(c.rig_name, extra)
+    plan = make_plan(c, history=History(c.rig_name, runs, str(history)))
     phases = [plan.phases(r) for r in plan.runs]
     total = sum(e.total_s for e in phases)
     by = ", ".join(f"{p} {sum(getattr(e, p + '_s') for e in phases) / 3600:.2f} h" for p in PHASES)
@@ -239,6 +247,13 @@ def main() -> None:
     )
     ap.add_argument("--slots", default='"top"', help='the sample\'s slots, e.g. \'"top", "bottom"\'')
     ap.add_argument("--workloads", default="seqread,seqwrite", help="the sample's workloads, of seqread and seqwrite")
+    ap.add_argument(
+        "--also-history",
+        type=Path,
+        action="append",
+        default=[],
+        help="another sample's campaign folder whose runs the planner also learns from (repeatable)",
+    )
     ap.add_argument("--keep", type=Path, help="keep the campaign folders here")
     ap.add_argument("--reuse", action="store_true", help="report the campaign folders already in --keep, run none")
     args = ap.parse_args()
@@ -279,9 +294,9 @@ def main() -> None:
                     if suite == "demo":
                         print(throttle_table(env, name, out))
                     if measured:
-                        planner_check(path, out, measured["total"])
+                        planner_check(path, out, measured["total"], args.also_history)
                         if suite == "puget":
-                            project_matrix(folder, variant, out)
+                            project_matrix(folder, variant, out, args.also_history)
         finally:
             server.down()
 
