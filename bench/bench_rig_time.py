@@ -6,8 +6,8 @@ one slot, the coldest and the hottest profile, both workloads, `--repeats` (2: 8
 influxd. "before" is the original rules (`rule = "trend"`, `baseline = "after"`, passive cool-down and
 transitions, random order); "after" the defaults (the fit,
 the active cool-down, driven transitions) and `order = "blocks"`; "after-fit-active" the Puget example as
-it was before driven transitions; "after-driven" the Puget example now (driven, no cool-down before a
-change of profile); "after-least-change" that with `order = "least-change"`. `--seed` and `--profiles` draw
+it was before driven transitions; "after-driven" the Puget example before the least-change order (driven,
+no cool-down before a change of profile); "after-least-change" the Puget example now. `--seed` and `--profiles` draw
 another sample (more changes of profile).
 Rig time is the rig's telemetry uptime (the simulation runs at [rig] speed between workloads, fio at real
 time), read from each run's manifest (`rig_time_s`). Then the planner's estimate of the sample from the
