@@ -172,9 +172,9 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
             cells = [(*cell, HctmLevel.parse(level)) for cell in cells for level in f["hctm"]]
         if campaign.randomize:
             rng.shuffle(cells)
-        if campaign.order in BLOCKED:
+        if campaign.order == "blocks":
             cells = _in_blocks(cells)
-        if campaign.order == "least-change":
+        elif campaign.order == "least-change":
             cells = _by_air(cells, campaign.profiles, coolest_first=upward == (n % 2 == 0))
         for profile, fan1, workload, repeat, *hctm in cells:
             index = len(runs) + 1
@@ -193,14 +193,20 @@ def make_plan(campaign: Campaign, seed: int | None = None, instance: str = "", h
     return Plan(campaign, seed, tuple(runs), history, upward)
 
 
-def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The cells (profile, fan1, workload, repeat[, hctm]) gathered by chassis condition (profile, fan1), each
-    condition's at the place of its first: from a random order, the blocks in random order and the
-    cells of each in random order (and the random order itself when every condition has one cell)."""
+def _blocks(cells: list[tuple[Any, ...]]) -> dict[tuple[Any, Any], list[tuple[Any, ...]]]:
+    """The cells (profile, fan1, workload, repeat[, hctm]) by chassis condition (profile, fan1), in the order
+    each condition first appears, each condition's cells in their order."""
     blocks: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
     for cell in cells:
         blocks.setdefault((cell[0], cell[1]), []).append(cell)
-    return [cell for block in blocks.values() for cell in block]
+    return blocks
+
+
+def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The cells gathered by chassis condition, each condition's at the place of its first: from a random
+    order, the blocks in random order and the cells of each in random order (and the random order itself
+    when every condition has one cell)."""
+    return [cell for block in _blocks(cells).values() for cell in block]
 
 
 def nearly_same(campaign: Campaign, a: RunSpec, b: RunSpec) -> bool:
@@ -219,7 +225,7 @@ def nearly_same(campaign: Campaign, a: RunSpec, b: RunSpec) -> bool:
     return abs(pa.air_c - pb.air_c) < MIN_STEP_C
 
 
-def heat_key(profile: ChassisProfile, fan1_pct: float | None) -> tuple[float, float, float]:
+def _heat_key(profile: ChassisProfile, fan1_pct: float | None) -> tuple[float, float, float]:
     """Where a chassis condition sits from cool to hot: its air target (a profile without a fixed one, the
     heater off or a recorded run's trace, first), then the less slot and chassis fan the hotter."""
     air = float("-inf") if profile.air_c is None else profile.air_c
@@ -230,12 +236,10 @@ def heat_key(profile: ChassisProfile, fan1_pct: float | None) -> tuple[float, fl
 def _by_air(
     cells: list[tuple[Any, ...]], profiles: dict[str, ChassisProfile], coolest_first: bool
 ) -> list[tuple[Any, ...]]:
-    """Cells already in blocks (_in_blocks), the blocks sorted from the coolest condition to the hottest, or
-    the reverse; each block's cells keep their order. Conditions alike in heat keep their drawn order."""
-    blocks: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
-    for cell in cells:
-        blocks.setdefault((cell[0], cell[1]), []).append(cell)
-    ordered = sorted(blocks, key=lambda k: heat_key(profiles[str(k[0])], k[1]), reverse=not coolest_first)
+    """The cells gathered by chassis condition, the blocks from the coolest condition to the hottest, or the
+    reverse; each block's cells keep their order, conditions alike in heat their drawn order."""
+    blocks = _blocks(cells)
+    ordered = sorted(blocks, key=lambda k: _heat_key(profiles[str(k[0])], k[1]), reverse=not coolest_first)
     return [cell for key in ordered for cell in blocks[key]]
 
 
