@@ -26,7 +26,7 @@ from typing import Any
 from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.drive_thermal import run_thermal
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
-from thermrig.campaign.plan import RunSpec, nearly_same
+from thermrig.campaign.plan import RunSpec, cooldown_skipped, nearly_same
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.transition import Drive, Level, Push, drive_for, level_of
@@ -144,7 +144,7 @@ class Phases:
                 self.workload.extra_fields = None
                 with contextlib.suppress(ThermrigError, OSError):  # a rig gone: the run fails on its own
                     self.link.set(**args)  # back to the trace's start: the cool-down's reference
-        if self._skip_cooldown(spec, next_run):
+        if cooldown_skipped(self.campaign, spec, next_run):
             self._phase(recorder, "cooldown", "skipped: the next run is in another chassis condition")
             frames = self._frames(0.0)
             out["cooldown"] = {"back_to_baseline": False, "after_s": 0.0, "mode": self.campaign.cooldown.mode}
@@ -166,14 +166,6 @@ class Phases:
         ):
             self._carry = (condition, frames)  # an active cool-down's frames are of another condition
         return out
-
-    def _skip_cooldown(self, spec: RunSpec, next_run: RunSpec | None) -> bool:
-        return (
-            self.campaign.cooldown.before_change == "skip"
-            and next_run is not None
-            and condition_of(next_run) != condition_of(spec)
-            and not nearly_same(self.campaign, spec, next_run)
-        )
 
     def _drive_transition(self, recorder: Recorder, drive: Drive, args: dict[str, int], profile: str) -> dict[str, Any]:
         """Push the chassis toward the new condition until the drive nears its level, then the profile's

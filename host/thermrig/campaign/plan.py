@@ -103,14 +103,7 @@ class Plan:
         )
 
     def skips_cooldown(self, run: RunSpec) -> bool:
-        """`before_change = "skip"` and the next run in another chassis condition (or set-up), not one nearly
-        the same (nearly_same)."""
-        if self.campaign.cooldown.before_change != "skip" or run.index >= len(self.runs):
-            return False
-        after = self.runs[run.index]
-        if nearly_same(self.campaign, run, after):
-            return False
-        return (run.physical, run.profile, run.fan1_pct) != (after.physical, after.profile, after.fan1_pct)
+        return cooldown_skipped(self.campaign, run, self.runs[run.index] if run.index < len(self.runs) else None)
 
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
         return self.phases(run, target_bytes).total_s
@@ -207,6 +200,14 @@ def _in_blocks(cells: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     order, the blocks in random order and the cells of each in random order (and the random order itself
     when every condition has one cell)."""
     return [cell for block in _blocks(cells).values() for cell in block]
+
+
+def cooldown_skipped(campaign: Campaign, run: RunSpec, after: RunSpec | None) -> bool:
+    """`before_change = "skip"` and the next run in another chassis condition (or set-up), not one nearly
+    the same (nearly_same): the plan's estimate and the run's phases decide it here alike."""
+    if campaign.cooldown.before_change != "skip" or after is None or nearly_same(campaign, run, after):
+        return False
+    return (run.physical, run.profile, run.fan1_pct) != (after.physical, after.profile, after.fan1_pct)
 
 
 def nearly_same(campaign: Campaign, a: RunSpec, b: RunSpec) -> bool:
