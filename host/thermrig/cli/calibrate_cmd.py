@@ -120,7 +120,7 @@ def crossval_cmd(
         typer.Option(
             help="Powell starts per fold, sharing the evaluations: 1 = from the profiles' values only; "
             f"2-{1 + len(GAIN_STARTS)} add make fit's restarts at the throttle gain's basins {GAIN_STARTS} (a model "
-            "that frees the gain; exhaust-tied-held holds it)."
+            f"that frees the gain; {FIT_MODEL.name} holds it)."
         ),
     ] = 1,
 ) -> None:
