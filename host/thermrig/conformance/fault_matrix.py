@@ -201,7 +201,7 @@ def serial_silence(t: RigUnderTest) -> str:
     t.faults.inject(FaultKind.SERIAL_SILENCE, value=5.0)
     safe_after = None
     for tick in range(1, 51):
-        t.run_for(0.1, heartbeat=False)
+        t.run_for(0.1, heartbeat=False, line_dead=True)
         if t.sim.actuators() == (0, [1.0, 1.0]):
             safe_after = tick * 0.1
             break

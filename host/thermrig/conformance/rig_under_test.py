@@ -34,8 +34,9 @@ class RigUnderTest:
     def may_heat(self) -> bool:
         return self.sim is not None or self.destructive
 
-    def run_for(self, seconds: float, heartbeat: bool = True) -> list[Telemetry]:
-        """Let `seconds` of rig time pass, pinging every HEARTBEAT_S if heartbeat; return the telemetry."""
+    def run_for(self, seconds: float, heartbeat: bool = True, line_dead: bool = False) -> list[Telemetry]:
+        """Let `seconds` of rig time pass, pinging every HEARTBEAT_S if heartbeat; return the telemetry.
+        line_dead: nothing crosses the line (an injected silence), so no frame is waited for."""
         self.link.drain_telemetry()
         frames: list[Telemetry] = []
         steps = max(1, round(seconds / HEARTBEAT_S))
@@ -48,6 +49,8 @@ class RigUnderTest:
             else:
                 time.sleep(seconds / steps)
             frames += self.link.drain_telemetry()
+        if line_dead:
+            return frames
         # The last frames of a stepped advance are on the pty already; give the reader a moment.
         want = round(seconds * 1000 / self.link.telemetry_period_ms)
         return frames + self.link.collect_telemetry(want - len(frames), timeout=0.5)
