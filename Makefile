@@ -25,7 +25,7 @@ RAM_BUDGET := 8192
 
 .PHONY: firmware
 .PHONY: pio
-.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest fuzz fuzz-smoke bench calibrate fit clean
+.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
 DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
@@ -38,8 +38,11 @@ demo: setup rigsim
 	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
-# Each suite in turn, its wall time printed after it (the figures docs and notes quote).
-TEST_SUITES := ctest asan cross firmware pio fuzz-smoke lint pytest
+# Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
+# suite mostly waits on its stepped rigs (under a core of CPU on three processes), so it runs beside the
+# CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
+# campaigns want the machine, runs alone after them.
+TEST_SUITES := ctest asan cross beside-images pytest
 test: setup build
 	@for suite in $(TEST_SUITES); do \
 		start=$$(date +%s); \
@@ -118,12 +121,38 @@ lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
-# The Python and conformance tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests
-# share one, so it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
+# The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
+# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
 pytest: venv build asan firmware-qemu
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
-	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU and the MicroPython firmware:
+# each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in this process).
+CONFORMANCE_WORKERS ?= 3
+conformance: venv build asan firmware-qemu
+	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
+		-n $(CONFORMANCE_WORKERS) --dist loadgroup
+
+# make test's conformance suite beside firmware, pio, fuzz-smoke and lint: its output kept in
+# build/conformance.log and printed once all are done; each one's time printed, then theirs together.
+# A failing suite stops the others (its process group is sent SIGTERM).
+CONFORMANCE_LOG := $(BUILD)/conformance.log
+BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint
+beside-images: venv build asan firmware-qemu
+	@set -m; start=$$(date +%s); \
+	( $(MAKE) --no-print-directory conformance; rc=$$?; \
+	  echo "make test: conformance took $$(( $$(date +%s) - start )) s"; exit $$rc ) > $(CONFORMANCE_LOG) 2>&1 & \
+	conformance=$$!; trap 'kill -TERM -- -$$conformance 2>/dev/null' EXIT; \
+	for suite in $(BESIDE_CONFORMANCE); do \
+		begun=$$(date +%s); \
+		$(MAKE) --no-print-directory $$suite || exit 1; \
+		echo "make test: $$suite took $$(( $$(date +%s) - begun )) s"; \
+	done; \
+	rc=0; wait $$conformance || rc=$$?; trap - EXIT; \
+	echo "tests/conformance, run beside them ($(CONFORMANCE_LOG)):"; cat $(CONFORMANCE_LOG); \
+	echo "make test: $(BESIDE_CONFORMANCE) and conformance side by side took $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
 
 # The receive path and the virtual-wires codec under libFuzzer with ASan/UBSan: `make fuzz` for a real run (FUZZ_SECONDS, default
 # 600), `make fuzz-smoke` (part of make test) for a short one.
