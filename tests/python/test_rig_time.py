@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from campaign_helpers import file_drive, manifests, run_args, thermrig
 
+from thermrig.campaign import phases as phases_module
 from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, tail_mean
 from thermrig.campaign.history import History
 from thermrig.campaign.phases import Phases
@@ -357,6 +358,62 @@ def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_t
         final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
         assert not any(f.faults for f in frames)
         assert abs(judged - final) <= tolerance + 0.25 and abs(final - baseline) <= 0.25
+
+
+def cool_and_settle(tmp_path: Path, lowered: bool) -> tuple[float, float, float, dict, list[Telemetry]]:
+    """dual_gpu_load settled on the stepped rig, a workload's heat (3 W for 300 s, the drive near its
+    throttle), then the active cool-down before a run in the same condition (its air target lowered or
+    not) and the fit rule: the rig seconds from the workload's end to the equilibrium, the level the rule
+    stopped at, the level 600 s later, the cool-down's record and every frame."""
+    tmp_path.mkdir()
+    path = campaign_file(tmp_path, "cooldown")
+    text = path.read_text().replace("rate_c_per_min = 1.0\nwindow_s = 20", "rate_c_per_min = 0.2\nwindow_s = 60")
+    three = 'channels = ["chassis_air", "drive_ctrl", "drive_nand"]'
+    path.write_text(text.replace('channels = ["chassis_air", "drive_ctrl"]', three))
+    campaign = load_campaign(path)
+    rule = campaign.equilibrium
+    args = load_profile("dual_gpu_load").set_args()
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames: list[Telemetry] = []
+        baseline = settle(sim, link, frames, rule, args)
+        idle_w = sim.plant.drive_power_w
+        sim.plant.drive_power_w = 3.0  # a workload's heat
+        for _ in range(300):
+            step_second(sim, link, frames)
+        sim.plant.drive_power_w = idle_w
+        ended = frames[-1].uptime_ms
+        phases = Phases(campaign, link, None, ProgressDisplay(Progress(), None), threading.Event())  # type: ignore[arg-type]
+        with pytest.MonkeyPatch.context() as mp:
+            if not lowered:
+                mp.setattr(phases_module, "AIR_OVERSHOOT_C", 0.0)
+            out, cooled = sim.run_alongside(link, lambda: phases._cooldown(baseline, args))
+        frames += cooled
+        judged = settle(sim, link, frames, rule, args)
+        seconds = (frames[-1].uptime_ms - ended) / 1000
+        for _ in range(600):
+            step_second(sim, link, frames)
+        final = float(np.mean([f.named("drive_ctrl").value for f in frames[-3000:]]))
+        assert not any(f.faults for f in frames)
+        return seconds, judged, final, out, cooled
+
+
+def test_an_active_cool_down_lowers_the_air_target_and_restores_it_before_the_drive_is_back(tmp_path: Path) -> None:
+    """The air target 3 °C below the profile's while the drive is more than 1 °C above its margin, then
+    the profile's again: the drive gives its heat to cooler air, and the air is back by the time the drive
+    is, so the next equilibrium stops at the same level, sooner (stepped rig: 189 -> 126 rig s)."""
+    target = load_profile("dual_gpu_load").air_c
+    assert target is not None
+    held_s, held_at, held_final, held, _ = cool_and_settle(tmp_path / "held", lowered=False)
+    low_s, low_at, low_final, low, cooled = cool_and_settle(tmp_path / "lowered", lowered=True)
+    assert low["air_lowered_c"] == 3.0 and held["air_lowered_c"] == 0.0
+    air = [f.named("chassis_air").value for f in cooled]
+    assert min(air) < target - 2.0  # the air followed the lowered target down
+    assert low_s < 0.85 * held_s  # to the next equilibrium at least 15 % sooner
+    tolerance = 0.2 * 60 / 60
+    for judged, final in ((held_at, held_final), (low_at, low_final)):  # at the level, within the rule's tolerance
+        assert abs(judged - final) <= tolerance + 0.25
+    assert abs(low_final - held_final) <= 0.1  # the same condition: the same level
 
 
 def test_the_plan_leaves_out_the_cool_down_before_a_change_of_condition(tmp_path: Path) -> None:

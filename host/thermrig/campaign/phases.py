@@ -7,7 +7,7 @@ Less waiting for the same result (docs/campaigns.md): the baseline is the equili
 (`baseline = "tail"`) rather than baseline_s recorded after it; a run whose chassis
 condition is the one the previous run cooled down in starts its equilibrium with that cool-down's
 telemetry (`carry`; the same condition: the frames are as good as new ones); an active cool-down runs the
-slot fan full with the chassis fan and heater held at the profile, then sets the profile again; a change of
+slot fan full with the air target lowered until the drive is nearly back, then sets the profile again; a change of
 chassis condition is driven (`transition = "driven"`, campaign.transition) and its rig time counted in the
 equilibrium's; a run the next one changes condition after has no cool-down (`before_change = "skip"`): the
 next run's transition and equilibrium take the drive from where the workload left it (not before a condition
@@ -29,7 +29,7 @@ from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
 from thermrig.campaign.plan import RunSpec, cooldown_skipped, nearly_same
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
-from thermrig.campaign.transition import Drive, Level, Push, drive_for, level_of
+from thermrig.campaign.transition import AIR_OVERSHOOT_C, FULL, Drive, Level, Push, drive_for, level_of
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
@@ -41,7 +41,7 @@ from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
-FULL = 1000  # a fan's duty in SET's units (0.1 %): full
+COOL_AIR_BACK_C = 1.0  # an active cool-down's air target lowered until the drive is this far above its margin
 AIR_CHANNEL = "chassis_air"  # a driven push is not judged while it is still on its way (Push)
 
 
@@ -277,8 +277,13 @@ class Phases:
         self, baseline: float, args: dict[str, int], settle: bool = True
     ) -> tuple[dict[str, Any], list[Telemetry]]:
         """Until the drive controller is back within the margin of its baseline (`after_s`, what the
-        recovery figure measures); active: the slot fan full meanwhile (the chassis fan and the heater
-        still holding the profile's air), then the profile set again. settle (the next run is in this
+        recovery figure measures); active: the slot fan full meanwhile, the chassis fan at the profile's
+        duty, and the air target AIR_OVERSHOOT_C below the profile's (the heater gives less, the air around
+        the drive cools) until the drive is within COOL_AIR_BACK_C of the margin; then the air target is the
+        profile's again with the heater's limit full, so the air is back by the time the drive is; at the
+        end the profile set again. Lowered until the margin itself, the air was still short of its target
+        when the drive got there and the drive went on cooling under the warming air (the next equilibrium
+        stopped up to 0.40 °C below the level on the stepped rig). settle (the next run is in this
         condition): the slot fan full on past the margin until the drive is within the equilibrium's
         tolerance of its baseline (or stops getting nearer, Push), `fans_full_s` in all, counted in the
         cool-down's rig time. Set back at the margin, the drive's board is still warm and the next
@@ -290,13 +295,27 @@ class Phases:
         active = rule.mode == "active"
         back_c = baseline + rule.margin_c
         settled_c = baseline + self.campaign.equilibrium.rate_c_per_min * self.campaign.equilibrium.window_s / 60
+        dip = active and "air" in args  # a profile with its heater off: the slot fan alone
         if active:
-            self.link.set(**{**args, "fan1": FULL})
+            lowered = {"air": max(0, args["air"] - round(AIR_OVERSHOOT_C * 100))} if dip else {}
+            self.link.set(**{**args, "fan1": FULL, **lowered})
         try:
-            frames = self._frames(rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= back_c)
+            frames: list[Telemetry] = []
+            if dip:
+                frames = self._frames(
+                    rule.timeout_s, lambda t: t.named(COOLDOWN_CHANNEL).value <= back_c + COOL_AIR_BACK_C
+                )
+                self.link.set(**{**args, "fan1": FULL, "hlim": FULL})
+            spent = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
+            frames += self._frames(
+                max(0.0, rule.timeout_s - spent), lambda t: t.named(COOLDOWN_CHANNEL).value <= back_c
+            )
             back = frames[-1].named(COOLDOWN_CHANNEL).value <= back_c if frames else False
             seconds = (frames[-1].uptime_ms - frames[0].uptime_ms) / 1000 if frames else 0.0
             out: dict[str, Any] = {"back_to_baseline": back, "after_s": seconds, "mode": rule.mode}
+            if dip:
+                out["air_lowered_c"] = AIR_OVERSHOOT_C
+                out["air_lowered_until_c"] = round(back_c + COOL_AIR_BACK_C, 2)
             if settle and active and back and settled_c < back_c:
                 push = Push(settled_c, warms=False)
                 frames += self._frames(

@@ -57,7 +57,7 @@ class Cooldown:
 
     margin_c: float = 1.0
     timeout_s: float = 1800.0
-    mode: str = "active"  # COOLDOWN_MODES: "active": fans full, heater held at the profile, then the profile again
+    mode: str = "active"  # COOLDOWN_MODES: "active": slot fan full, air target lowered, then the profile again
     before_change: str = "wait"  # BEFORE_CHANGE: "skip": none when the next run is in another condition
 
 
