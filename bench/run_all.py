@@ -12,6 +12,7 @@ BENCHES = [
     "bench_timesync",
     "bench_time_speed",
     "bench_hold",
+    "bench_cooldown",
     "bench_speed",
     "bench_faults",
     "bench_reconnect",
