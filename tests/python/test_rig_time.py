@@ -23,7 +23,7 @@ from thermrig.campaign.history import History
 from thermrig.campaign.phases import Phases
 from thermrig.campaign.plan import make_plan, nearly_same
 from thermrig.campaign.progress import Progress, ProgressDisplay
-from thermrig.campaign.spec import Equilibrium, load_campaign
+from thermrig.campaign.spec import Campaign, Equilibrium, load_campaign
 from thermrig.campaign.transition import Drive, Push, drive_for, level_of
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
@@ -317,16 +317,21 @@ def test_a_push_from_above_is_not_given_up_while_the_air_still_rises_under_it() 
         assert abs(judged - final) <= tolerance + 0.25
 
 
+def cooldown_campaign(tmp_path: Path) -> Campaign:
+    """The test campaign with the Puget example's equilibrium (0.2 °C/min over 60 s, three channels)."""
+    path = campaign_file(tmp_path, "cooldown")
+    text = path.read_text().replace("rate_c_per_min = 1.0\nwindow_s = 20", "rate_c_per_min = 0.2\nwindow_s = 60")
+    three = 'channels = ["chassis_air", "drive_ctrl", "drive_nand"]'
+    path.write_text(text.replace('channels = ["chassis_air", "drive_ctrl"]', three))
+    return load_campaign(path)
+
+
 def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_the_equilibrium_tolerance(
     tmp_path: Path,
 ) -> None:
     """Past the margin the recovery figure is read at: the fans set back with the drive's board at its
     level, so the next equilibrium's rule stops at the level, not on a warm tail."""
-    path = campaign_file(tmp_path, "cooldown")
-    text = path.read_text().replace("rate_c_per_min = 1.0\nwindow_s = 20", "rate_c_per_min = 0.2\nwindow_s = 60")
-    three = 'channels = ["chassis_air", "drive_ctrl", "drive_nand"]'
-    path.write_text(text.replace('channels = ["chassis_air", "drive_ctrl"]', three))
-    campaign = load_campaign(path)
+    campaign = cooldown_campaign(tmp_path)
     rule = campaign.equilibrium
     tolerance = rule.rate_c_per_min * rule.window_s / 60
     args = load_profile("single_gpu_idle").set_args()
@@ -366,11 +371,7 @@ def cool_and_settle(tmp_path: Path, lowered: bool) -> tuple[float, float, float,
     not) and the fit rule: the rig seconds from the workload's end to the equilibrium, the level the rule
     stopped at, the level 600 s later, the cool-down's record and every frame."""
     tmp_path.mkdir()
-    path = campaign_file(tmp_path, "cooldown")
-    text = path.read_text().replace("rate_c_per_min = 1.0\nwindow_s = 20", "rate_c_per_min = 0.2\nwindow_s = 60")
-    three = 'channels = ["chassis_air", "drive_ctrl", "drive_nand"]'
-    path.write_text(text.replace('channels = ["chassis_air", "drive_ctrl"]', three))
-    campaign = load_campaign(path)
+    campaign = cooldown_campaign(tmp_path)
     rule = campaign.equilibrium
     args = load_profile("dual_gpu_load").set_args()
     with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim, RigLink(sim.port) as link:
