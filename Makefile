@@ -136,14 +136,15 @@ conformance: venv build asan firmware-qemu
 
 # make test's conformance suite beside firmware, pio, fuzz-smoke and lint: its output kept in
 # build/conformance.log and printed once all are done; each one's time printed, then theirs together.
-# A failing suite stops the others (its process group is sent SIGTERM).
+# A failing suite stops the others (the conformance suite runs in its own process group, set -m while it
+# starts, and the group is sent SIGTERM).
 CONFORMANCE_LOG := $(BUILD)/conformance.log
 BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint
 beside-images: venv build asan firmware-qemu
 	@set -m; start=$$(date +%s); \
 	( $(MAKE) --no-print-directory conformance; rc=$$?; \
 	  echo "make test: conformance took $$(( $$(date +%s) - start )) s"; exit $$rc ) > $(CONFORMANCE_LOG) 2>&1 & \
-	conformance=$$!; trap 'kill -TERM -- -$$conformance 2>/dev/null' EXIT; \
+	conformance=$$!; set +m; trap 'kill -TERM -- -$$conformance 2>/dev/null' EXIT; \
 	for suite in $(BESIDE_CONFORMANCE); do \
 		begun=$$(date +%s); \
 		$(MAKE) --no-print-directory $$suite || exit 1; \
