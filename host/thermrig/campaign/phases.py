@@ -154,7 +154,7 @@ class Phases:
             same_next = next_run is not None and (
                 condition_of(next_run) == condition or nearly_same(self.campaign, spec, next_run)
             )
-            out["cooldown"], frames = self._cooldown(baseline, args, settle=same_next)
+            out["cooldown"], frames = self._cooldown(baseline, args, settle=same_next, lower_air=profile.trace is None)
         if frames:
             rig_time["workload"] = max(0.0, (frames[0].uptime_ms - workload_from) / 1000)
         rig_time["cooldown"] = out["cooldown"].get("fans_full_s", out["cooldown"]["after_s"])
@@ -274,16 +274,18 @@ class Phases:
         return sum(f.named(COOLDOWN_CHANNEL).value for f in frames) / len(frames), spent
 
     def _cooldown(
-        self, baseline: float, args: dict[str, int], settle: bool = True
+        self, baseline: float, args: dict[str, int], settle: bool = True, lower_air: bool = True
     ) -> tuple[dict[str, Any], list[Telemetry]]:
         """Until the drive controller is back within the margin of its baseline (`after_s`, what the
         recovery figure measures); active: the slot fan full meanwhile, the chassis fan at the profile's
         duty, and the air target AIR_OVERSHOOT_C below the profile's (the heater gives less, the air around
         the drive cools) until the drive is within COOL_AIR_BACK_C of the margin; then the air target is the
         profile's again with the heater's limit full, so the air is back by the time the drive is; at the
-        end the profile set again. Lowered until the margin itself, the air was still short of its target
-        when the drive got there and the drive went on cooling under the warming air (the next equilibrium
-        stopped up to 0.40 °C below the level on the stepped rig). settle (the next run is in this
+        end the profile set again. Not lower_air (a traced profile: its runs' air targets are the trace's,
+        and the cool-down holds its start) nor with the heater off: the slot fan alone. Lowered until the
+        margin itself, the air was still short of its target when the drive got there and the drive went on
+        cooling under the warming air (the next equilibrium stopped up to 0.4 °C below the level in trials on
+        the stepped rig). settle (the next run is in this
         condition): the slot fan full on past the margin until the drive is within the equilibrium's
         tolerance of its baseline (or stops getting nearer, Push), `fans_full_s` in all, counted in the
         cool-down's rig time. Set back at the margin, the drive's board is still warm and the next
@@ -295,7 +297,7 @@ class Phases:
         active = rule.mode == "active"
         back_c = baseline + rule.margin_c
         settled_c = baseline + self.campaign.equilibrium.rate_c_per_min * self.campaign.equilibrium.window_s / 60
-        dip = active and "air" in args  # a profile with its heater off: the slot fan alone
+        dip = active and lower_air and "air" in args
         if active:
             lowered = {"air": max(0, args["air"] - round(AIR_OVERSHOOT_C * 100))} if dip else {}
             self.link.set(**{**args, "fan1": FULL, **lowered})
