@@ -5,8 +5,8 @@
 - it is placed by the bytes the job had written by then (the drive's scale) and checked against the
   drive's own account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
-  SAME_BYTES) in every other chassis condition of the same workload: the SLC cache runs out after the
-  same writes whatever the temperature;
+  SAME_BYTES, or a second of writes: a drop is placed to the second) in every other chassis condition
+  of the same workload: the SLC cache runs out after the same writes whatever the temperature;
 - **thermal**: at a power-state change or TMT step (or while the drive is already in a throttled power
   state: the throttle deepening), and at bytes written no other condition drops at (it moves with
   temperature);
@@ -122,8 +122,12 @@ def run_drops(data: RunData) -> list[Drop]:
     return out
 
 
-def _same_bytes(a: float, b: float) -> bool:
-    return abs(a - b) <= max(1.0, SAME_BYTES * max(a, b))
+def _same_bytes(a: Drop, b: Drop) -> bool:
+    """Within SAME_BYTES of the larger (at least 1 GB), or within a second of writes at the faster rate
+    before them: a drop is placed to the second of the job's log, so the same cache running out early or
+    late in a second reads a second apart (3 GB at 3 GB/s, more than a tenth of a 22 GB cache)."""
+    second_gb = max(a.before_bps, b.before_bps) / 1e9
+    return abs(a.written_gb - b.written_gb) <= max(1.0, SAME_BYTES * max(a.written_gb, b.written_gb), second_gb)
 
 
 def _condition(data: RunData) -> str:
@@ -138,7 +142,7 @@ def classify(runs: Iterable[RunData]) -> list[Drop]:
     out = []
     for d in drops:
         others = {_condition(r) for r in runs if r.tags.get("workload", "") == d.workload} - {d.condition}
-        same = {o.condition for o in drops if o.condition in others and _same_bytes(o.written_gb, d.written_gb)}
+        same = {o.condition for o in drops if o.condition in others and _same_bytes(o, d)}
         if not d.drive_state_known:
             cause, why = "unclear", "the drive's power state and TMT counters are not recorded"
         elif not others:
