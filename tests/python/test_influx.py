@@ -106,6 +106,9 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
     assert spool.pending_bytes() > 0
     influx_server.up(http_port=port)
     run(5)
+    deadline = time.monotonic() + 10  # the last advance's frames are on the pty; the reader may lag behind
+    while recorder.stats.frames < 195 and time.monotonic() < deadline:
+        time.sleep(0.05)
     recorder.stop()
     assert writer.close(flush_timeout=30)
     frames = recorder.stats.frames
