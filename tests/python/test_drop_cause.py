@@ -72,6 +72,9 @@ def test_drops_are_classified_by_bytes_written_and_the_drives_power_state() -> N
     # second of writes apart (a drop is placed to the second), still the same bytes
     early = [3e9] * 6 + [2.1e9] + [1.2e9] * 30
     assert find_drops(early) == [6]
+    # the host stalling fio for two seconds, then back at the level: not a drop
+    stalled = [3e9] * 3 + [2.4e9, 2.6e9] + [3e9] * 2 + [1.2e9] * 30
+    assert find_drops(stalled) == [7]
     both = classify([_run("c", "idle", cold, [0] * 37), _run("e", "warm", early, [0] * 37)])
     assert [(d.at_s, d.cause) for d in both] == [(7, "cache"), (6, "cache")]
     alone = classify([_run("h", "hot", hot, [0] * 21 + [1] * 16)])

@@ -1,7 +1,9 @@
 """Thermal or cache? Each throughput drop of a campaign's runs, classified (docs/analysis.md):
 
 - a drop is a fall of the measured job's throughput below (1 - FALL) of the median of the 3 seconds
-  before it, for HOLD seconds in a row; after one, the next is looked for once the level has settled;
+  before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
+  dip that is back at the level is the host, not the drive); after one, the next is looked for once
+  the level has settled;
 - it is placed by the bytes the job had written by then (the drive's scale) and checked against the
   drive's own account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
@@ -46,13 +48,21 @@ class Drop:
     why: str = ""
 
 
+def after_level(series: list[float], i: int) -> float:
+    """The level after a drop at i: the median of the SETTLE_S seconds past its first (which mixes both)."""
+    return statistics.median(series[i + 1 : i + 1 + SETTLE_S] or series[i:])
+
+
 def find_drops(series: list[float]) -> list[int]:
-    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds."""
+    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds and its level
+    after stays down: a dip back at the level within the seconds after is the host (fio starved of CPU
+    on a loaded machine), not the drive."""
     drops: list[int] = []
     i = SETTLE_S
     while i + HOLD <= len(series):
         level = statistics.median(series[i - SETTLE_S : i])
-        if level > 0 and all(series[i + k] < (1 - FALL) * level for k in range(HOLD)):
+        low = (1 - FALL) * level
+        if level > 0 and all(series[i + k] < low for k in range(HOLD)) and after_level(series, i) < low:
             drops.append(i)
             i += HOLD + SETTLE_S
         else:
@@ -114,7 +124,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 at_ms,
                 sum(written[:i]) / data.scale / 1e9,
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
-                statistics.median(series[i + 1 : i + 1 + SETTLE_S] or series[i:]) / data.scale,  # past the mixed second
+                after_level(series, i) / data.scale,
                 events,
                 known,
             )
