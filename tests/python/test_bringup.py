@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from waiting import advance_and_read
+
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
@@ -22,9 +24,9 @@ def run_bringup(swapped: tuple[int, int] | None = None) -> tuple[list[Step], Sim
         link.hello()
         operator = SimulatedOperator(sim.sensors)
         steps = sim.run_alongside(link, lambda: bringup(link, operator))
-        sim.advance(1.0)
-        assert link.latest is not None and not link.latest.heat_enabled  # heater off at the end
-        assert link.latest.fan_pct == {"fan0": 100.0, "fan1": 100.0}
+        last = advance_and_read(sim, link)
+        assert not last.heat_enabled  # heater off at the end
+        assert last.fan_pct == {"fan0": 100.0, "fan1": 100.0}
     return steps, operator
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from waiting import advance_and_read
 
 from thermrig.calibration.chassis_steps import StepError, StepPlan, record_steps
 from thermrig.dut.pacing import Pacing
@@ -57,8 +58,7 @@ def test_identify_recovers_a_non_default_chassis(isolated_env: dict[str, str]) -
     with SimulatedRig(SimConfig(chassis="truth", pacing=Pacing.stepped(), seed=3)) as sim, RigLink(sim.port) as link:
         link.hello()
         samples = sim.run_alongside(link, lambda: record_steps(link, plan))
-        sim.advance(1.0)
-        assert not link.latest.heat_enabled  # off at the end, as after any end
+        assert not advance_and_read(sim, link).heat_enabled  # off at the end, as after any end
     assert samples[-1].t_s >= plan.duration_s - 1
     fit = fit_chassis(samples, base, truth.heater_max_w)
     for name in ("air_capacity", "g_still", "g_fan"):

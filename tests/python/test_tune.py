@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from typer.testing import CliRunner
-from waiting import wait_for
+from waiting import advance_and_read, wait_for
 
 from thermrig.cli.main import app
 from thermrig.cli.testbed import simulated_chassis_rig
@@ -85,8 +85,8 @@ def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_
     with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
         link.hello()
         rec = sim.run_alongside(link, lambda: relay(link, plan, Gains.firmware_default()))
-        sim.advance(1.0)
-        assert not link.latest.heat_enabled and not link.latest.faults
+        last = advance_and_read(sim, link)
+        assert not last.heat_enabled and not last.faults
     assert max(rec.heater_pm) <= 600 and max(rec.heater_pm) > 0
     assert len(rec.switch_off_s) == plan.cycles + 2
     assert max(rec.air_c) < rec.setpoint_c + 2  # an oscillation around the setpoint, no excursion
@@ -103,8 +103,7 @@ def test_a_heater_that_does_not_warm_the_air_trips_the_firmware_runaway_check(is
         with pytest.raises(TuneError, match="HEATER_RUNAWAY"):
             sim.run_alongside(link, lambda: relay(link, RelayPlan(), Gains.firmware_default()))
         assert sim.virtual_time < 300  # within the check's 20 s + 120 °C·s, not the relay's time limit
-        sim.advance(1.0)
-        assert not link.latest.heat_enabled
+        assert not advance_and_read(sim, link).heat_enabled
 
 
 def test_a_setpoint_the_heater_cannot_reach_is_named(isolated_env: dict[str, str]) -> None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from thermrig.link.rig_link import RigLink
+from thermrig.protocol.messages import Telemetry
+from thermrig.sim.simulated_rig import SimulatedRig
+
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
     """Whether predicate became true within timeout seconds (polled every 10 ms)."""
@@ -14,3 +18,15 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def advance_and_read(sim: SimulatedRig, link: RigLink, seconds: float = 1.0, hz: int = 10) -> Telemetry:
+    """The stepped rig advanced, and its frames of those seconds read by the link (waited for up to 10 s:
+    they are on the line when advance returns, the link's reader not yet through them): the newest."""
+    seq = link.latest.seq if link.latest is not None else -1
+    sim.advance(seconds)
+    assert wait_for(lambda: link.latest is not None and link.latest.seq >= seq + round(seconds * hz)), (
+        f"the link did not read the {seconds:g} s advance's frames"
+    )
+    assert link.latest is not None
+    return link.latest
