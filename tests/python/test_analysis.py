@@ -121,6 +121,20 @@ def test_a_one_second_hiccup_is_not_a_throttle() -> None:
     assert throttle_of(series).onset_s == 50.0  # 129 is still within 10 % of 143; 123 is not
 
 
+def test_a_two_second_dip_back_at_the_plateau_is_not_a_throttle() -> None:
+    """Seen in the calibration check under load (five pytest workers): fio starved for two seconds, back
+    at the plateau after, read as an onset at 5 s where the drive throttled after 60 s."""
+    from thermrig.analysis.throttle import throttle_of
+
+    series = [150.0] * 3 + [100.0, 110.0] + [150.0] * 55 + [120.0] * 2 + [90.0] * 40
+    th = throttle_of(series)
+    assert th.onset_s == 61.0 and th.onset_at_s == pytest.approx(60.0, abs=1.0)
+    # a drop that stays for two seconds and is back after them is no throttle either, but one that
+    # stays for three is one (the median of the three seconds after its first)
+    assert throttle_of([150.0] * 10 + [100.0] * 2 + [150.0] * 40).onset_s is None
+    assert throttle_of([150.0] * 10 + [100.0] * 3 + [150.0] * 40).onset_s == 11.0
+
+
 def test_per_second_series_from_fio_log_stamps() -> None:
     from thermrig.analysis.throttle import per_second
 

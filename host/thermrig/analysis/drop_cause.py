@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from thermrig.analysis.run_data import RunData
+from thermrig.analysis.throttle import level_after
 from thermrig.analysis.throttle_summary import job_series, measured_job
 
 FALL = 0.08  # a light throttle state can cap writes by as little as 10 %
@@ -48,11 +49,6 @@ class Drop:
     why: str = ""
 
 
-def after_level(series: list[float], i: int) -> float:
-    """The level after a drop at i: the median of the SETTLE_S seconds past its first (which mixes both)."""
-    return statistics.median(series[i + 1 : i + 1 + SETTLE_S] or series[i:])
-
-
 def find_drops(series: list[float]) -> list[int]:
     """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds and its level
     after stays down: a dip back at the level within the seconds after is the host (fio starved of CPU
@@ -62,7 +58,7 @@ def find_drops(series: list[float]) -> list[int]:
     while i + HOLD <= len(series):
         level = statistics.median(series[i - SETTLE_S : i])
         low = (1 - FALL) * level
-        if level > 0 and all(series[i + k] < low for k in range(HOLD)) and after_level(series, i) < low:
+        if level > 0 and all(series[i + k] < low for k in range(HOLD)) and level_after(series, i, SETTLE_S) < low:
             drops.append(i)
             i += HOLD + SETTLE_S
         else:
@@ -124,7 +120,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 at_ms,
                 sum(written[:i]) / data.scale / 1e9,
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
-                after_level(series, i) / data.scale,
+                level_after(series, i, SETTLE_S) / data.scale,
                 events,
                 known,
             )

@@ -4,7 +4,8 @@
 - start: leading seconds with no throughput at all (the drive not yet reached) are skipped;
 - plateau: the median of the three seconds after the first second that moved data (that one is partial);
 - onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
-  (1 - DROP) x plateau (one slow second, a hiccup of the host, is not a throttle);
+  (1 - DROP) x plateau whose level after (the median of the PLATEAU_S seconds past the first) is below
+  it too (one slow second, or a dip back at the plateau, is a hiccup of the host, not a throttle);
 - onset moment: when the throughput left the plateau, from the throughput lost in the first slow second
   and the one before it (a drop late in a second leaves that second within 10 % of the plateau), taken
   as a step from the plateau to the next second's level (what the temperatures at the onset are read at);
@@ -45,15 +46,29 @@ def throttle_of(series: Sequence[float], reference: float | None = None) -> Thro
     plateau = reference if reference is not None else statistics.median(series[first + 1 : first + 1 + PLATEAU_S])
     if plateau <= 0:
         return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
-    low = [v < (1 - DROP) * plateau for v in series]
+    line = (1 - DROP) * plateau
+    low = [v < line for v in series]
     begin = first if reference is not None else first + 1  # against a reference even the first second counts
-    first_low = next((i for i in range(begin, len(low) - SUSTAIN + 1) if all(low[i : i + SUSTAIN])), None)
+    first_low = next(
+        (
+            i
+            for i in range(begin, len(low) - SUSTAIN + 1)
+            if all(low[i : i + SUSTAIN]) and level_after(series, i) < line
+        ),
+        None,
+    )
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     if first_low is None:
         return Throttle(plateau=plateau, onset_s=None, depth_pct=depth, seconds=len(series))
     at = _step_moment(series, max(begin, first_low - 1), first_low, plateau)
     return Throttle(plateau=plateau, onset_s=first_low + 1.0, depth_pct=depth, seconds=len(series), onset_at_s=at)
+
+
+def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> float:
+    """The level after a fall at second i: the median of the `seconds` seconds past it (second i mixes
+    the levels before and after)."""
+    return statistics.median(series[i + 1 : i + 1 + seconds] or series[i:])
 
 
 def _step_moment(series: Sequence[float], since: int, slow: int, plateau: float) -> float:

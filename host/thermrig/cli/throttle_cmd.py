@@ -116,7 +116,7 @@ def throttle(
             soft_wrap=True,
         )
     note = (
-        f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau; "
+        f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau, and still under it after; "
         f"depth: mean of the last {TAIL_S} s vs the plateau"
     )
     if compare:
