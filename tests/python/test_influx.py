@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import THERMRIG, thermrig
+from waiting import wait_for
 
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
@@ -99,16 +100,12 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
     port = int(influx.url.rsplit(":", 1)[1])
     influx_server.down(kill=True)  # InfluxDB crashes mid-stream
     run(10)  # recording goes on into the spool
-    deadline = time.monotonic() + 20  # the client retries briefly itself before the writer hears of it
-    while not problems and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for(lambda: bool(problems), timeout=20)  # the client retries briefly itself before the writer hears of it
     assert problems and problems[-1].kept and "unavailable" in problems[-1].message
     assert spool.pending_bytes() > 0
     influx_server.up(http_port=port)
     run(5)
-    deadline = time.monotonic() + 10  # the last advance's frames are on the pty; the reader may lag behind
-    while recorder.stats.frames < 195 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: recorder.stats.frames >= 195, timeout=10)  # the last advance's frames, still on the pty
     recorder.stop()
     assert writer.close(flush_timeout=30)
     frames = recorder.stats.frames
@@ -135,15 +132,11 @@ def test_agent_crash_then_drain_loses_nothing(
             stderr=subprocess.PIPE,
         )
         spool = Spool(tmp_path / "data" / "thermrig" / "spool" / "crash1.lp")
-        deadline = time.monotonic() + 20
-        while spool.size() < 20_000 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: spool.size() >= 20_000, timeout=20)
         port = int(influx.url.rsplit(":", 1)[1])
         influx_server.down()  # an outage first, so the spool holds unsent points...
         unsent = spool.pending_bytes()
-        deadline = time.monotonic() + 20
-        while spool.pending_bytes() < unsent + 20_000 and time.monotonic() < deadline:
-            time.sleep(0.1)  # the agent goes on recording what it cannot send
+        wait_for(lambda: spool.pending_bytes() >= unsent + 20_000, timeout=20)  # it goes on recording, unsent
         assert spool.pending_bytes() >= unsent + 20_000
         agent.send_signal(signal.SIGKILL)  # ...then the agent dies without a chance to flush
         agent.wait()
@@ -175,9 +168,7 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
         sim.advance(1.0)
     sim.faults.inject("tc-open", channel=2)
     sim.advance(0.5)
-    deadline = time.monotonic() + 5  # the faulted frames are on the pty; let the reader take them
-    while not (link.latest and link.latest.faults) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: bool(link.latest and link.latest.faults), timeout=5)  # the faulted frames, on the pty
     recorder.stop()
     assert SpoolWriter(spool, influx).close()
     ran = 0
