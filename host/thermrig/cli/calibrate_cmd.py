@@ -24,7 +24,7 @@ from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
-from thermrig.cli.testbed import model_replay
+from thermrig.testbed.replay import model_replay
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -16,14 +15,14 @@ from rich.prompt import Confirm
 from rich.table import Table
 
 from thermrig.campaign.history import History
-from thermrig.campaign.on_rig import CampaignInterrupted, run_on_rig
+from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
+from thermrig.campaign.orchestrator import CampaignHooks
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, instance_stamp
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.cli.tables import fitted
-from thermrig.cli.testbed import check_local_drive, open_testbed
 from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 
@@ -200,34 +199,27 @@ def run(
 
         run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
         return
-    local_drive = check_local_drive(c, destroy)
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(h, where)}"
     )
-    with contextlib.ExitStack() as stack:
-        bed = open_testbed(c, local_drive, stack)
 
-        def ask(message: str) -> None:
-            if no_prompt:
-                return
-            while not Confirm.ask(message, console=console):
-                pass
+    def ask(message: str) -> None:
+        if no_prompt:
+            return
+        while not Confirm.ask(message, console=console):
+            pass
 
-        live = stack.enter_context(Live(console=console, refresh_per_second=4))
+    with Live(console=console, refresh_per_second=4) as live:
+        hooks = CampaignHooks(ask, _progress_printer(c.name, console, live, _eta_basis(h, where)))
         try:
-            orch = run_on_rig(
+            orch = run_campaign(
                 p,
-                folder,
                 state,
-                bed.port,
-                bed.drive,
-                bed.sim,
-                bed.identity,
                 influx,
-                ask,
-                _progress_printer(c.name, console, live, _eta_basis(h, where)),
+                hooks,
+                destroy,
                 lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
             )
         except CampaignInterrupted as stopped:

@@ -26,8 +26,8 @@ from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError, PlaceTaken
 from thermrig.lab.locks import LockRecord
 from thermrig.lab.test_pc_ssh import ssh_argv, ssh_where
-from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import RigInfo
+from thermrig.testbed import LocalRig, open_testbed
 
 UPLOAD_S = 600.0  # the longest an upload on the test PC may take
 OPENOCD_TARGETS = {"nucleo_f411re": "target/stm32f4x.cfg", "nucleo_f446re": "target/stm32f4x.cfg"}
@@ -137,9 +137,8 @@ def send(upload: Upload, held: HeldPlace, key: str = "") -> None:
 
 def _safe(url: str) -> None:
     """Best effort: whatever runs on the rig now stops heating before its firmware is replaced."""
-    with contextlib.suppress(Exception), RigLink(url) as link:
-        link.hello(timeout=0.5)
-        link.command("SAFE")
+    with contextlib.suppress(Exception), open_testbed(LocalRig(url), keepalive=False, hello_timeout=0.5):
+        pass  # SAFE on the way out
 
 
 def flash_place(
