@@ -147,7 +147,8 @@ def test_procedures_do_not_import_the_simulator() -> None:
 
 # Where the simulator's objects are built (docs/architecture.md, "Device under test"): the testbed
 # (which also hands the calibration its model replay), `thermrig sim`, which serves the simulated rig
-# itself, `rig bringup --sim`, whose operator the plant plays, and `rig identify`, which fits the simulator's chassis to a recording.
+# itself, `rig bringup --sim`, whose operator the plant plays, and `rig identify`, which fits the
+# simulator's chassis to a recording.
 SIMULATOR_BUILDERS = {
     "thermrig.testbed",
     "thermrig.testbed.simulated",

@@ -14,13 +14,13 @@ from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
+from thermrig.campaign.begin import begin
 from thermrig.campaign.history import History
 from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
 from thermrig.campaign.orchestrator import CampaignHooks
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.progress import Progress
-from thermrig.campaign.rundir import CampaignState, instance_stamp
-from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
@@ -185,15 +185,9 @@ def run(
     console = Console()
     c = load_campaign(campaign_file)
     folder = (out or Path("thermrig-runs") / c.name).resolve()
-    state = CampaignState.load(folder)
-    if state is not None and not resume:
-        raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
-    seed, started = (state.seed, state.started) if state else (None, instance_stamp())
     where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
     h = History.read(where, c.rig_name)
-    p = make_plan(c, seed, started, history=h)
-    state = state or CampaignState(folder, p.seed, started=started)
-    state.save()
+    p, state = begin(c, folder, resume, h)
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 

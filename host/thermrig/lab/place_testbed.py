@@ -45,4 +45,7 @@ class PlaceTestbed:
             smart = SmartOverSsh(held.ssh, controller(self.drive.target), held.name, self.ssh_key).start()
             stack.callback(smart.stop)
         drive = TestPcDrive(held.name, self.drive, held.fio, smart.telemetry() if smart else None)
-        return RigEnd(held.name, held.serial_url, drive, identity=drive_identity(self.drive), tags=held.point_tags)
+        identity = drive_identity(self.drive)
+        return RigEnd(
+            held.name, held.serial_url, drive, identity=identity, tags=lambda info: held.point_tags(info.version)
+        )
