@@ -87,6 +87,11 @@ class LabOutcome:
     def lost(self) -> list[PlaceShare]:
         return [s for s in self.shares if s.lost]
 
+    def failed_places(self) -> list[str]:
+        """The places where a run failed (as its manifest says), and those lost: no other."""
+        where = {why.split(":", 1)[0] for why in self.failed.values()} | {s.place for s in self.lost}
+        return sorted(where - {"?"})
+
 
 @dataclass
 class _LockedState(CampaignState):
