@@ -66,7 +66,7 @@ class Orchestrator:
         if bed.drive is None:
             raise CampaignError(f"testbed {bed.name} has no drive under test")
         hooks = hooks or CampaignHooks()
-        link, drive, sim, prompt = bed.link, bed.drive, bed.sim, hooks.prompt
+        link, drive, sim = bed.link, bed.drive, bed.sim
         self.drive_identity = bed.identity
         self.point_tags = bed.tags
         self.whole_campaign = whole_campaign
@@ -79,7 +79,7 @@ class Orchestrator:
         self.progress = Progress(total=len(plan.runs))
         self.display = ProgressDisplay(self.progress, hooks.on_progress)
         self.stop = threading.Event()
-        self.phases = Phases(plan.campaign, link, drive, self.display, self.stop, sim, prompt)
+        self.phases = Phases(plan.campaign, bed, self.display, self.stop, hooks.prompt)
         self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
         self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written
