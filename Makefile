@@ -185,6 +185,11 @@ bench: setup build
 grafana: venv
 	$(VENV)/bin/thermrig grafana --out docs/grafana
 
+# The command reference in docs/cli.md, generated from the command definitions (a test fails when stale).
+.PHONY: docs
+docs: venv
+	$(PY) -m thermrig.cli.reference > docs/cli.md
+
 # The harness diagrams in docs/wiring, drawn with WireViz from hardware/README.md's wiring table.
 .PHONY: wiring
 wiring: venv
