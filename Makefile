@@ -177,8 +177,10 @@ calibrate: setup rigsim
 fit: venv
 	$(VENV)/bin/thermrig calibrate fit --write
 
+# Every benchmark, its figures printed and written into docs/figures.md; BENCHES="bench_a bench_b" runs those only.
+BENCHES ?=
 bench: setup build
-	$(PY) bench/run_all.py
+	BENCHES="$(BENCHES)" $(PY) bench/run_all.py
 
 # The Grafana dashboards and provisioning files in docs/grafana, generated from code (docs/grafana.md).
 .PHONY: grafana
