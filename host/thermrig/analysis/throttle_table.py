@@ -1,12 +1,13 @@
 """The Puget-style table, read back from InfluxDB: per run of a campaign, throttle onset and depth from
 fio's per-second bandwidth (measurement fio_interval) through the one throttle summary
-(analysis.throttle_summary), beside the published figures when asked."""
+(analysis.throttle_summary), each fall attributed with the drive's counters and the simulator's lateness
+(drive_smart), beside the published figures when asked."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.analysis.influx_source import NoData, campaign_runs
+from thermrig.analysis.influx_source import NoData, add_counters, campaign_runs
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
@@ -26,6 +27,8 @@ class ThrottleRow:
     depth_pct: float | None
     plateau_bps: float | None  # at the drive's scale (the virtual drive's wire scale undone)
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
+    onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
+    host_stalls: tuple[int, ...] = ()  # falls of the throughput judged the host's, first second into the job
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
     status: str | None = "ok"  # how the run ended (its run_stop: ok, failed, aborted); None: never stopped
 
@@ -34,7 +37,7 @@ class ThrottleRow:
 
 
 def row_of(data: RunData) -> ThrottleRow:
-    th = throttle_summary(data.jobs, data.scale)
+    th = throttle_summary(data.jobs, data.scale, counters=data.counters)
     notes = [th.note] if th.note else []
     if data.status not in (None, "ok"):
         notes.append(f"run {data.status}")
@@ -42,6 +45,8 @@ def row_of(data: RunData) -> ThrottleRow:
         notes.append("run never stopped")
     origin = data.phases.get("workload", th.start_ms)
     notes += [gap.describe(origin) for gap in data.workload_gaps()]
+    if th.host_stalls:
+        notes.append(th.describe_stalls())
     if data.stored.get("analysed") is False:  # the campaign runner's summary, not yet completed
         notes.append("summary not analysed yet (complete=false)")
     t = data.tags
@@ -56,6 +61,8 @@ def row_of(data: RunData) -> ThrottleRow:
         onset_s=th.onset_s,
         depth_pct=th.depth_pct,
         plateau_bps=th.plateau_bps,
+        onset_cause=th.onset_cause,
+        host_stalls=th.host_stalls,
         note="; ".join(notes),
         hctm=t.get("hctm") or "-",
         status=data.status,
@@ -69,4 +76,4 @@ def throttle_table(settings: InfluxSettings, campaign: str) -> list[ThrottleRow]
         runs = campaign_runs(settings, campaign)
     except NoData:
         return []
-    return [row_of(data) for data in runs]
+    return [row_of(data) for data in add_counters(settings, runs)]

@@ -21,6 +21,9 @@ SampleHook = Callable[[int], None]  # the plant time (us) of the sample about to
 # which the firmware's clock runs at it (it has processed the last sample of the old pace by then).
 SpeedListener = Callable[[float, float], None]
 MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may fall before it re-anchors
+# At real time (while fio runs against the virtual drive) the plant catches up instead: fio's clock is the
+# truth, and the drive's throttle must come when fio's seconds say. Only a stall longer than this re-anchors.
+CATCH_UP_LIMIT_S = 5.0
 
 
 class PlantServer:
@@ -49,6 +52,7 @@ class PlantServer:
         self._next_speed: float | None = None  # set_speed's, applied at the next tick served
         self._changed: float | None = None  # a speed applied at the last tick, told once the firmware has it
         self._told = 0  # speed changes told to the listeners so far
+        self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
     def start(self) -> PlantServer:
@@ -125,10 +129,25 @@ class PlantServer:
         ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
         if ahead > 0:
             time.sleep(ahead)
-        elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
+            return
+        self._note_late(-ahead)
+        if speed == 1.0 and -ahead <= CATCH_UP_LIMIT_S:
+            return  # real time: serve the next ticks at once until the plant is back on fio's clock
+        if ahead < -MAX_LAG_TICKS * TICK_S / speed:
             # Behind (the machine is busy): slow down instead of racing to catch up, which would run
             # seconds of MCU time past a host that had no CPU to answer.
             self._pace = (time.monotonic(), self.ticks, speed)
+
+    def _note_late(self, late_s: float) -> None:
+        with self._cond:
+            self._worst_late_s = max(self._worst_late_s, late_s)
+
+    def take_worst_late_s(self) -> float:
+        """How far behind its schedule (wall time) the latest tick since the last call was served: the
+        plant's own record of its lateness (0 when on time, or when the firmware paces in real time)."""
+        with self._cond:
+            worst, self._worst_late_s = self._worst_late_s, 0.0
+        return worst
 
     def _apply_speed(self) -> None:
         """A speed set since the last tick takes effect at the tick just served: the next one comes a tick
