@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thermrig.analysis.influx_source import NoData, add_counters, campaign_runs
+from thermrig.analysis.lag import run_lag
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
@@ -29,6 +30,7 @@ class ThrottleRow:
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
     onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
     host_stalls: tuple[int, ...] = ()  # falls of the throughput judged the host's, first second into the job
+    lag_ms: float | None = None  # the simulated world's worst lag in the workload (analysis.lag); None: unmeasured
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
     status: str | None = "ok"  # how the run ended (its run_stop: ok, failed, aborted); None: never stopped
 
@@ -38,6 +40,7 @@ class ThrottleRow:
 
 def row_of(data: RunData) -> ThrottleRow:
     th = throttle_summary(data.jobs, data.scale, counters=data.counters)
+    lag = run_lag(data)
     notes = [th.note] if th.note else []
     if data.status not in (None, "ok"):
         notes.append(f"run {data.status}")
@@ -47,6 +50,8 @@ def row_of(data: RunData) -> ThrottleRow:
     notes += [gap.describe(origin) for gap in data.workload_gaps()]
     if th.host_stalls:
         notes.append(th.describe_stalls())
+    if lag is not None and lag.over_bound:
+        notes.append(lag.describe())
     if data.stored.get("analysed") is False:  # the campaign runner's summary, not yet completed
         notes.append("summary not analysed yet (complete=false)")
     t = data.tags
@@ -63,6 +68,7 @@ def row_of(data: RunData) -> ThrottleRow:
         plateau_bps=th.plateau_bps,
         onset_cause=th.onset_cause,
         host_stalls=th.host_stalls,
+        lag_ms=None if lag is None else lag.worst_ms,
         note="; ".join(notes),
         hctm=t.get("hctm") or "-",
         status=data.status,
