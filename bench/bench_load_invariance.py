@@ -93,9 +93,8 @@ def show(rows: list[dict]) -> None:
         depth = "-" if r["depth_pct"] is None else f"{r['depth_pct']:.1f}"
         lag = "-" if r["lag_ms"] is None else f"{r['lag_ms']:.0f}"
         stalls = ", ".join(map(str, r["host_stalls"])) or "none"
-        print(
-            f"  {r['campaign']:<20} {r['cell']:<34} {onset:>8} {depth:>8} {r['onset_cause'] or '-':<8} {lag:>7}  {stalls}"
-        )
+        cause = r["onset_cause"] or "-"
+        print(f"  {r['campaign']:<20} {r['cell']:<34} {onset:>8} {depth:>8} {cause:<8} {lag:>7}  {stalls}")
     stalls = sum(len(r["host_stalls"]) for r in rows)
     lags = [r["lag_ms"] for r in rows if r["lag_ms"] is not None]
     print(f"  host-attributed stalls: {stalls}; worst lag: {max(lags):.0f} ms" if lags else f"  host stalls: {stalls}")
