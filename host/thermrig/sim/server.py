@@ -160,6 +160,7 @@ class PlantServer:
                 return
             self.speed = speed
             self._pace = self._origin = (time.monotonic(), self.ticks - 1, speed)  # the tick just served: the anchor
+            self._worst_late_s = 0.0  # lateness at the old pace is not the new one's
             self._changed = speed
 
     def _tell_speed(self) -> None:
