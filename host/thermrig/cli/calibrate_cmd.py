@@ -246,6 +246,8 @@ def check(
                 "failed": outcome.failed,
                 "resumed": outcome.resumed,
                 "drive_smart": outcome.drive_smart,
+                # every run read back: onset, depth, the onset's cause, host stalls, worst lag (bench figures)
+                "runs": {name: [asdict(r) for r in rs] for name, rs in rows.items()},
             },
             indent=2,
         )
