@@ -17,7 +17,7 @@ from rich.table import Table
 
 from thermrig.analysis.published import PugetCell
 from thermrig.calibration.crossval import Crossval, Fold, crossval, summarise
-from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, fit, fit_sm951
+from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, evaluate, fit, fit_sm951
 from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS, read
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
@@ -26,8 +26,9 @@ from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
 from thermrig.cli.testbed import model_replay
+from thermrig.hardware.profiles import load_chassis
 
-CROSSVAL_MAXFEV = 1000  # a fit's evaluation cap in crossval; from the prior, 16 free numbers converge within it
+CROSSVAL_MAXFEV = 1500  # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
 
@@ -218,8 +219,12 @@ def crossval_cmd(
     def show(cell: PugetCell | None, r: FitResult) -> None:
         done[0] += 1
         what = "in sample (all 14)" if cell is None else f"fold {cell.slot} / {cell.profile}"
+        if cell is not None:
+            (predicted,) = evaluate(model_replay(), load_chassis(), r.fitted, [cell])
+            ok = "yes" if Fold.ok(cell, predicted) else "NO"
+            what += f" (published {cell.published}): held out {_cell(predicted)} {ok}"
         console.print(
-            f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}: cost {r.start_cost:.1f} -> "
+            f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}; cost {r.start_cost:.1f} -> "
             f"{r.cost:.2f} in {r.evaluations} evaluations{'' if r.converged else ', stopped by the budget'}",
             markup=False,
         )
