@@ -177,13 +177,20 @@ calibrate: setup rigsim
 fit: venv
 	$(VENV)/bin/thermrig calibrate fit --write
 
+# Every benchmark, its figures printed and written into docs/figures.md; BENCHES="bench_a bench_b" runs those only.
+BENCHES ?=
 bench: setup build
-	$(PY) bench/run_all.py
+	BENCHES="$(BENCHES)" $(PY) bench/run_all.py
 
 # The Grafana dashboards and provisioning files in docs/grafana, generated from code (docs/grafana.md).
 .PHONY: grafana
 grafana: venv
 	$(VENV)/bin/thermrig grafana --out docs/grafana
+
+# The command reference in docs/cli.md, generated from the command definitions (a test fails when stale).
+.PHONY: docs
+docs: venv
+	$(PY) -m thermrig.cli.reference > docs/cli.md
 
 # The harness diagrams in docs/wiring, drawn with WireViz from hardware/README.md's wiring table.
 .PHONY: wiring
