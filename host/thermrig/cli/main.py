@@ -9,6 +9,7 @@ import typer
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, lab_cmd, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.analyze_cmd import analyze
 from thermrig.cli.demo import demo
+from thermrig.cli.examples_cmd import examples
 from thermrig.cli.flash_cmd import flash
 from thermrig.cli.grafana_cmd import grafana
 from thermrig.cli.report_cmd import report
@@ -28,6 +29,7 @@ app.command("query")(db_cmds.query)
 app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
+app.command("examples")(examples)
 app.command("throttle")(throttle_cmd.throttle)
 app.command("flash")(flash)
 app.command("analyze")(analyze)

@@ -28,6 +28,8 @@ class PicoFlasher(Flasher):
     def __init__(self, source: Path | None = None, version: str | None = None) -> None:
         self.source = source or micropython_firmware_dir()
         self.version = version  # a release's: its files already carry it
+        # A release's folder holds exactly what goes onto the board (bytecode: bootcheck.mpy, ...).
+        self.files = BOARD_FILES if version is None else tuple(sorted(p.name for p in self.source.iterdir()))
         self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-pico-")
         self.staged = Path(self._tmp.name)
 
@@ -41,14 +43,14 @@ class PicoFlasher(Flasher):
         """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
         feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy. tool:
         mpremote as named on the machine that runs it (default: this host's)."""
-        return [tool or mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
+        return [tool or mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *self.files, ":."]
 
     def reset_command(self, port: str, tool: str = "") -> list[str]:
         return [tool or mpremote_binary(), "connect", port, "resume", "reset"]
 
     def steps(self, port: str) -> list[str]:
         return [
-            f"build: stage {', '.join(BOARD_FILES)} from {self.source} with ver={self.version or checkout_version()}",
+            f"build: stage {', '.join(self.files)} from {self.source} with ver={self.version or checkout_version()}",
             f"upload: {' '.join(self.copy_command(port))}  (in the staged folder)",
             f"upload: {' '.join(self.reset_command(port))}",
         ]
@@ -56,7 +58,7 @@ class PicoFlasher(Flasher):
     def build(self) -> str:
         """Stage what goes onto the board, stamped with this checkout's version (a release's files are
         staged as they are); returns the stamp."""
-        for name in BOARD_FILES:
+        for name in self.files:
             src, dest = self.source / name, self.staged / name
             if src.is_dir():
                 shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*SIM_ONLY), dirs_exist_ok=True)
