@@ -81,6 +81,7 @@ struct header {
 
 _Static_assert(sizeof(struct figures) == 104, "figures layout");
 _Static_assert(sizeof(struct header) <= HEADER_BYTES, "header layout");
+_Static_assert(sizeof(struct header) <= 1024 && 1024 + 8 <= HEADER_BYTES, "lateness slot (LATENESS_AT)");
 
 static const char *shm_path;
 static struct header *hdr;
@@ -279,13 +280,33 @@ static int aligned(uint32_t count, uint64_t offset) {
   return 0;
 }
 
+/* --- lateness: how much later than the drive's timeline said a reply went out --------------------
+ * The host's record of itself: a thread woken late on a loaded machine. The worst since the model last
+ * read it, at LATENESS_AT in the header (its own bytes, apart from the figures and the accounts), as
+ * the bits of a double raised by compare-and-swap; the model reads and clears it once a second. */
+#define LATENESS_AT 1024
+
+static void note_lateness(double late_s) {
+  uint64_t *slot = (uint64_t *)((uint8_t *)hdr + LATENESS_AT);
+  uint64_t seen = __atomic_load_n(slot, __ATOMIC_RELAXED), bits;
+  double worst;
+  do {
+    memcpy(&worst, &seen, sizeof worst);
+    if (!(late_s > worst))
+      return;
+    memcpy(&bits, &late_s, sizeof bits);
+  } while (!__atomic_compare_exchange_n(slot, &seen, bits, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 static int serve(void *handle, int kind, uint32_t count, uint64_t offset) {
   if (!aligned(count, offset))
     return -1;
   struct handle *h = handle;
   double due, reply = schedule(h, kind, offset, count, now_s(), &due);
   sleep_until(reply);
-  replied(h, due, now_s());
+  double at = now_s();
+  note_lateness(at - reply);
+  replied(h, due, at);
   return 0;
 }
 

@@ -72,7 +72,18 @@ class SimulatedDrive:
         return NbdExport(self._drive.uri).fio_lines(iodepth)
 
     def telemetry(self) -> DriveTelemetry:
-        return DriveTelemetry(smart_json_source(self._drive.model.smart_log_json), "the virtual drive's smart-log")
+        smart = smart_json_source(self._drive.model.smart_log_json)
+
+        def sample() -> dict[str, float | int]:
+            """The model's smart-log, and the simulator's own record of its lateness since the last sample:
+            the plant's latest tick and nbdkit's latest reply (docs/analysis.md, "One time")."""
+            fields = smart()
+            if self.rig.server is not None:
+                fields["sim_plant_late_ms"] = round(1000.0 * self.rig.server.take_worst_late_s(), 3)
+            fields["sim_drive_late_ms"] = round(1000.0 * self._drive.exchange.take_worst_late_s(), 3)
+            return fields
+
+        return DriveTelemetry(sample, "the virtual drive's smart-log and the simulator's lateness")
 
     def take_fill(self, fill: Fill) -> bool:
         """Purge, then the fill's sequential passes in the model, as the methods begin (AnandTech's

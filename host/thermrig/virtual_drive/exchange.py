@@ -20,6 +20,8 @@ _SEQ = struct.Struct("<Q")  # at 24: odd while the figures are being written
 _FIGURES = struct.Struct("<11dQQ")  # at 32
 _ACCOUNTS = struct.Struct("<5dQQ2dQ")  # at 256
 _MAPPED = struct.Struct("<Q")  # accounts.mapped_chunks, at 296
+_LATENESS = struct.Struct("<d")  # the plugin's worst reply lateness since last read, at LATENESS_AT
+LATENESS_AT = 1024
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,14 @@ class Exchange:
 
     def accounts(self) -> Accounts:
         return Accounts(*_ACCOUNTS.unpack_from(self.mm, 256))
+
+    def take_worst_late_s(self) -> float:
+        """The plugin's own record of its lateness: how much later than the drive's timeline its latest
+        reply since the last call went out (a thread woken late), cleared. A reply noted between the
+        read and the clear is lost: a sample, not a count."""
+        worst = float(_LATENESS.unpack_from(self.mm, LATENESS_AT)[0])
+        _LATENESS.pack_into(self.mm, LATENESS_AT, 0.0)
+        return max(0.0, worst)
 
     def close(self) -> None:
         self.mm.close()
