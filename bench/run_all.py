@@ -30,6 +30,7 @@ BENCHES = [
     "bench_identify",
     "bench_tune",
     "bench_lab_campaign",
+    "bench_wheel",
 ]
 
 
