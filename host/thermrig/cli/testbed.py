@@ -44,7 +44,13 @@ def sim_config(c: Campaign) -> SimConfig:
     the drive can run it at 1x while fio runs and at [rig] speed in between."""
     if c.drive.is_virtual:
         pacing = Pacing.accelerated(c.sim_speed)
-        return SimConfig(pacing=pacing, drive=c.drive.profile, drive_scale=c.drive.scale, firmware=c.sim_firmware)
+        return SimConfig(
+            pacing=pacing,
+            drive=c.drive.profile,
+            drive_scale=c.drive.scale,
+            drive_keep_data=c.drive.keep_data,
+            firmware=c.sim_firmware,
+        )
     return SimConfig(pacing=Pacing.of_speed(c.sim_speed), firmware=c.sim_firmware)
 
 

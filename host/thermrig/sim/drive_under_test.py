@@ -85,12 +85,15 @@ class SimulatedDrive:
     def serving(self) -> Iterator[None]:
         """While fio runs; a drive server (nbdkit) that died under it stops the campaign, in one line."""
         drive, between = self._drive, self.rig.pacing
+        refused = drive.accounts().refused_writes
         self.rig.set_pacing(WHILE_SERVING)
         try:
             yield
         except Exception as exc:  # fio fails when the server dies under it: say why, not fio's error
             if (failure := drive.poll()) is not None:
                 raise DriveLost(f"{failure}; the campaign stops (rig is safe)") from exc
+            if drive.accounts().refused_writes > refused and (full := drive.refused()) is not None:
+                raise DriveLost(f"{full}; the campaign stops (rig is safe)") from exc
             raise
         finally:
             drive.idle()
