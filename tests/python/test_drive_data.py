@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from nbd_clients import fio_json, libnbd, libnbd_errno, nbdinfo_map
+from nbd_clients import fio_json, libnbd, nbdinfo_map
 
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.virtual_drive.lba_map import CHUNK
@@ -37,8 +37,8 @@ a, b = bytes(range(256)) * 16 * 256, b"\\xa5" * 4096  # 1 MiB, one sector-aligne
 h.pwrite(a, 0)
 h.pwrite(b, {last}, nbd.CMD_FLAG_FUA)
 ok = [h.pread(len(a), 0) == a, h.pread(4096, {last}) == b, h.pread(4096, 8 * 1048576) == bytes(4096)]
-h.trim(4096, 8192)                          # 4 KiB at 8 KiB, inside the first chunk: it stays mapped, the range reads zeros
-h.zero(65536, 2 * 65536)                    # 64 KiB at 128 KiB, a whole chunk: unmapped
+h.trim(4096, 8192)  # 4 KiB at 8 KiB, inside the first chunk: it stays mapped, the range reads zeros
+h.zero(65536, 2 * 65536)  # 64 KiB at 128 KiB, a whole chunk: unmapped
 h.flush()
 r = h.pread(len(a), 0)
 ok += [r[:8192] == a[:8192], r[8192:12288] == bytes(4096), r[12288:131072] == a[12288:131072],
