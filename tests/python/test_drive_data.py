@@ -103,15 +103,31 @@ def test_a_fill_purges_the_data_kept(drive: VirtualDrive) -> None:
     assert libnbd("print(json.dumps(h.pread(65536, 0) == bytes(65536)))", drive.uri)
 
 
+def verify_job(name: str, uri: str, folder: Path) -> Path:
+    """One of fio_jobs' verify files behind the drive's target lines, as thermrig composes a lab's job."""
+    job = folder / name
+    job.write_text(f"[global]\nioengine=nbd\nuri={uri}\n\n" + (JOBS / name).read_text())
+    return job
+
+
 def test_fio_verify_jobs_pass(drive: VirtualDrive, tmp_path: Path) -> None:
     """In the form of fio's examples/basic-verify.fio (random 4 KiB writes at QD16, then read back with
     crc32c), and four such jobs verifying while they write (verify_backlog), each in its own region."""
-    out = fio_json(str(JOBS / "basic-verify-nbd.fio"), env={**os.environ, "uri": drive.uri})
+    out = fio_json(str(verify_job("basic-verify.fio", drive.uri, tmp_path)))
     (job,) = out["jobs"]
     assert job["error"] == 0 and job["write"]["total_ios"] == 8192 and job["read"]["total_ios"] == 8192
-    out = fio_json(str(JOBS / "verify-backlog-nbd.fio"), env={**os.environ, "uri": drive.uri})
+    out = fio_json(str(verify_job("verify-backlog.fio", drive.uri, tmp_path)))
     assert [j["error"] for j in out["jobs"]] == [0] * 4
     assert all(j["read"]["total_ios"] == j["write"]["total_ios"] == 4096 for j in out["jobs"])
+
+
+def test_without_keep_data_a_verify_job_fails(tmp_path: Path) -> None:
+    """What the drive did before it kept data, and still does with keep_data 0: reads return zeros."""
+    with VirtualDrive(load_drive_profile("950pro_512"), scale=1.0) as d:
+        r = subprocess.run(
+            ["fio", str(verify_job("basic-verify.fio", d.uri, tmp_path))], capture_output=True, text=True
+        )
+    assert r.returncode != 0 and "verify: bad magic header" in r.stdout + r.stderr
 
 
 def test_nbdcopy_of_a_written_image_reads_back_byte_for_byte(drive: VirtualDrive, tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ class DriveSpec:
     scale: float = 0.1  # virtual: wire rate per modelled rate (bandwidth and IOPS; times stay true)
     fast_fill: bool = True  # virtual: fills and SNIA preconditioning set the drive state at once (DriveUnderTest)
     keep_data: int = 0  # virtual: bytes of written data the drive keeps at most (a sparse file); 0: dropped
+    filesystem: str = ""  # virtual: "ext4": fio runs on a file (size) in a file system made on the drive
 
     @property
     def is_virtual(self) -> bool:
@@ -174,7 +175,7 @@ def _choice(r: TomlFile, d: dict, section: str, key: str, choices: tuple[str, ..
 
 
 def _drive(r: TomlFile, d: dict) -> DriveSpec:
-    virtual_keys = ("profile", "scale", "fast_fill", "keep_data")
+    virtual_keys = ("profile", "scale", "fast_fill", "keep_data", "filesystem")
     r.known(d, "drive", {"target", "size", "serial", "model", *virtual_keys})
     target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
     profile = r.get(d, "drive", "profile", str, "a virtual drive profile", "950pro_512")
@@ -205,7 +206,12 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
         scale=scale,
         fast_fill=r.get(d, "drive", "fast_fill", bool, "true or false", True),
         keep_data=keep_data,
+        filesystem=r.get(d, "drive", "filesystem", str, '"ext4" (or "": the drive as a block device)', ""),
     )
+    if spec.filesystem not in ("", "ext4"):
+        raise r.fail("drive", "filesystem", repr(spec.filesystem), '"ext4" (or "": the drive as a block device)')
+    if spec.filesystem and not spec.keep_data:
+        raise r.fail("drive", "filesystem", "a file system needs the data kept", 'keep_data = "8g" (or more)')
     if not _IDENT.fullmatch(spec.model):
         raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")
     return spec

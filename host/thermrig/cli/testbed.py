@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.config import resolve_port
@@ -22,6 +24,7 @@ from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.sim import replay as plant_replay
 from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive.file_system import DriveFileSystem
 
 Identity = dict[str, str | None]
 
@@ -78,7 +81,13 @@ def open_testbed(c: Campaign, local: tuple[LocalDrive, Identity] | None, stack: 
     sim = stack.enter_context(SimulatedRig(sim_config(c)))
     if local is not None:
         return Testbed(sim.port, sim, *local)
-    return Testbed(sim.port, sim, SimulatedDrive(sim), load_drive_profile(c.drive.profile).identity())
+    files = None
+    if c.drive.filesystem:  # ext4 made on the drive and mounted, for the campaign's life
+        assert sim.drive is not None
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-fs-")))
+        files = stack.enter_context(DriveFileSystem(sim.drive.uri, folder)).mountpoint
+    drive = SimulatedDrive(sim, files, c.drive.size)
+    return Testbed(sim.port, sim, drive, load_drive_profile(c.drive.profile).identity())
 
 
 # The chassis parameters `thermrig rig tune --sim` may scale (option name: ChassisParams field).
