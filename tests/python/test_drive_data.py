@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from campaign_helpers import VIRTUAL_DRIVE, CampaignFile
 from nbd_clients import fio_json, libnbd, nbdinfo_map
 
+from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.virtual_drive.lba_map import CHUNK
 from thermrig.virtual_drive.served import VirtualDrive
@@ -142,3 +144,23 @@ def test_nbdcopy_of_a_written_image_reads_back_byte_for_byte(drive: VirtualDrive
     r = subprocess.run([*window, "--run", f'nbdcopy "$uri" {back}'], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert filecmp.cmp(image, back, shallow=False)
+
+
+@pytest.mark.parametrize(
+    ("drive", "message"),
+    [
+        ('keep_data = "lots"', r"\[drive\] keep_data.*'lots'.*a size such as \"8g\""),
+        ('filesystem = "ext4"', r"\[drive\] filesystem.*needs the data kept"),
+        ('keep_data = "1g"\nfilesystem = "xfs"', r"\[drive\] filesystem.*'xfs'.*\"ext4\""),
+    ],
+)
+def test_a_campaign_says_what_is_wrong_with_keep_data_and_filesystem(tmp_path: Path, drive: str, message: str) -> None:
+    plain = CampaignFile("kept", dict(VIRTUAL_DRIVE)).text()
+    path = tmp_path / "c.toml"
+    path.write_text(plain.replace("[drive]\n", f"[drive]\n{drive}\n"))
+    with pytest.raises(CampaignError, match=message) as info:
+        load_campaign(path)
+    assert "\n" not in str(info.value)
+    path.write_text(plain.replace("[drive]\n", '[drive]\nkeep_data = "2g"\nfilesystem = "ext4"\n'))
+    spec = load_campaign(path).drive
+    assert (spec.keep_data, spec.filesystem) == (2 << 30, "ext4")

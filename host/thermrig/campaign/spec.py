@@ -343,6 +343,6 @@ def _check_lab_jobs(workloads: tuple[Workload, ...], drive: DriveSpec) -> None:
     for w in workloads:
         if w.kind == LAB_KIND:
             try:
-                check_job(read_job_file(w.job), drive.is_virtual)
+                check_job(read_job_file(w.job), virtual=drive.is_virtual and not drive.filesystem)  # NBD: engine ours
             except JobFileError as exc:
                 raise CampaignError(f"workload {w.name!r}: {exc}") from exc
