@@ -23,6 +23,7 @@ BENCHES = [
     "bench_influx",
     "bench_campaign",
     "bench_virtual_drive",
+    "bench_drive_data",
     "bench_zephyr_emulated",
     "bench_micropython",
     "bench_report",

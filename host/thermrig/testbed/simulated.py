@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.virtual_drive.file_system import DriveFileSystem
 from thermrig.testbed.kinds import RigEnd
 from thermrig.testbed.local import LocalDriveSpec
 
@@ -31,6 +34,9 @@ class SimulatedRigSpec:
     swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
     drive_profile: str | None = None  # the virtual drive it serves (hardware/profiles/drives.toml)
     drive_scale: float = 0.1
+    drive_keep_data: int = 0  # bytes of written data the virtual drive keeps at most; 0: it drops them
+    drive_filesystem: bool = False  # ext4 made on the virtual drive and mounted, for the testbed's life
+    drive_file_size: str = "1g"  # the file fio writes on that file system
     local_drive: LocalDriveSpec | None = None  # or a block device or file on this machine
 
     def config(self) -> SimConfig:
@@ -43,6 +49,7 @@ class SimulatedRigSpec:
             swapped_tcs=self.swapped_tcs,
             drive=self.drive_profile,
             drive_scale=self.drive_scale,
+            drive_keep_data=self.drive_keep_data,
         )
 
     def rig(self) -> SimulatedRig:
@@ -63,5 +70,11 @@ class SimulatedRigSpec:
         if local is not None:
             end.drive, end.identity = local
         elif self.drive_profile is not None:
-            end.drive, end.identity = SimulatedDrive(sim), load_drive_profile(self.drive_profile).identity()
+            files = None
+            if self.drive_filesystem:
+                assert sim.drive is not None
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-fs-")))
+                files = stack.enter_context(DriveFileSystem(sim.drive.uri, folder)).mountpoint
+            drive = SimulatedDrive(sim, files, self.drive_file_size)
+            end.drive, end.identity = drive, load_drive_profile(self.drive_profile).identity()
         return end
