@@ -15,9 +15,9 @@ from thermrig.dut.pacing import Pacing
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
-from thermrig.virtual_drive.file_system import DriveFileSystem
 from thermrig.testbed.kinds import RigEnd
 from thermrig.testbed.local import LocalDriveSpec
+from thermrig.virtual_drive.file_system import DriveFileSystem
 
 # The chassis parameters a simulated testbed may scale (name: ChassisParams field).
 CHASSIS_SCALES = {"heater": "heater_max_w", "air": "air_capacity", "fan": "g_fan"}
