@@ -15,5 +15,5 @@ __all__ = ["FIRMWARES", "launch"]
 def launch(name: str, ctx: LaunchContext) -> Firmware:
     if name not in FIRMWARES:
         raise SimError(f"unknown firmware {name!r}; choose one of {', '.join(FIRMWARES)}")
-    module = importlib.import_module(f"{__name__}.{name}")  # on use: a firmware's tools are needed only when it runs
+    module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")  # on use: a firmware's tools are needed only when it runs
     return module.launch(ctx)
