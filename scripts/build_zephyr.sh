@@ -28,7 +28,7 @@ if [ ! -x "$python" ]; then
 fi
 known="$(cd "$overlays" && ls -- *.overlay | sed 's/\.overlay$//' | tr '\n' ' ')"
 for board in "$@"; do
-  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/$board/$board.dts" >/dev/null; then
+  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/*/$board.dts" >/dev/null; then
     echo "firmware: unknown board '$board': the boards with an overlay are ${known% }" \
       "(a new board needs firmware/zephyr/boards/$board.overlay, see docs/firmware.md)." >&2
     exit 1
