@@ -37,6 +37,10 @@ class SimulationControl(Protocol):
         every speed change: the host's time sync restarts its fit there (RigLink.follow_pace)."""
         ...
 
+    def touch(self, place: str, held: bool = True) -> None:
+        """An operator holds (or lets go of) the thermocouple bead at a place: it warms to skin temperature."""
+        ...
+
     def actuators(self) -> tuple[float, list[float]]:
         """The heater's and the fans' duty (0-1) the plant receives, whatever the link says."""
         ...
