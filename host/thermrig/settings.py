@@ -146,9 +146,12 @@ class Tool:
 
 
 ZEPHYR_QEMU_BUILD = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"  # `make firmware-qemu`
+ZEPHYR_BOARD_BUILD = REPO_ROOT / "build" / "zephyr" / "native_sim_64"  # `make firmware-board`
 TOOLS: dict[str, Tool] = {
     "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: REPO_ROOT / "build" / "host" / "rigsim"),
     "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf"),
+    # The board build: the Nucleo's HAL on native_sim_64 (make firmware-board), a host program.
+    "zephyr-board": Tool("THERMRIG_ZEPHYR_BOARD", default=lambda: ZEPHYR_BOARD_BUILD / "zephyr" / "zephyr.exe"),
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,6 +12,7 @@ from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.dut.pacing import Pacing
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -53,6 +55,13 @@ def bringup_cmd(
     swap: Annotated[
         str | None, typer.Option(help="With --sim: a miswired rig, two thermocouples' chip selects swapped (e.g. 0,1).")
     ] = None,
+    firmware: Annotated[
+        str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
+    ] = "rigsim",
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
+    ] = None,
 ) -> None:
     """First power-up of a new rig, heater disconnected until the last step: every thermocouple at room
     temperature and none open, the ambient sensor, a touch of each bead (its own channel must rise, no
@@ -69,15 +78,17 @@ def bringup_cmd(
 
     if sim:
         with (
-            SimulatedRig(SimConfig(pacing=Pacing.stepped(), swapped_tcs=parse_swap(swap))) as rig,
+            SimulatedRig(
+                SimConfig(pacing=Pacing.stepped(), swapped_tcs=parse_swap(swap), firmware=firmware, image=image)
+            ) as rig,
             RigLink(rig.port) as link,
         ):
             link.hello()
             operator = SimulatedOperator(rig.sensors)
             steps = rig.run_alongside(link, lambda: bringup(link, operator, report))
     else:
-        if swap is not None:
-            raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
+        if swap is not None or image is not None:
+            raise typer.BadParameter("--swap and --image play a simulated rig: they go with --sim")
         with RigLink(resolve_port(port).port) as link:
             link.hello()
             link.start_keepalive()

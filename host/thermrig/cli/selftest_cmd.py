@@ -37,6 +37,10 @@ def selftest(
     firmware: Annotated[
         str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
     ] = "rigsim",
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
+    ] = None,
     only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
@@ -58,7 +62,7 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        config = SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware)
+        config = SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware, image=image)
         rig = stack.enter_context(SimulatedRig(config)) if sim else None
         where = rig.port if rig is not None else resolve_port(port).port
         link = stack.enter_context(RigLink(where))

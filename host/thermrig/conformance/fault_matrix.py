@@ -30,7 +30,7 @@ class FaultCase:
 
     @property
     def name(self) -> str:
-        suffix = f":{self.channel}" if self.kind.value.startswith(("tc-", "fan-", "tach-")) else ""
+        suffix = f":{self.channel}" if self.kind.value.startswith(("tc-", "fan-", "tach-", "spi-", "cs-")) else ""
         return f"fault:{self.kind.value}{suffix}"
 
 
@@ -247,6 +247,9 @@ CASES = [
     FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=0),
     FaultCase(FaultKind.TC_SHORT_GND, Fault.TC_SHORT_GND, 0.15, channel=1),
     FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, 0.15, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, 0.15, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, 0.15, channel=1),
+    FaultCase(FaultKind.CS_STUCK, Fault.TC_OPEN, 0.15, channel=0),
     FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
     FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
     FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),
