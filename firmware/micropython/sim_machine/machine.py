@@ -125,7 +125,7 @@ class PWM:
             return self._pwm.duty
         if not 0 <= value <= 65535:
             raise ValueError("duty_u16 must be 0-65535")
-        self._pwm.duty = value
+        _board().pwm_set(self._pwm, value)
 
     def deinit(self):
         g = _board().gpio[self._pwm.pin]

@@ -42,7 +42,6 @@ def fresh_event_loop(board):
     """asyncio from scratch, its idle wait handing the MCU's idle time to the board's hardware."""
     import asyncio
     import select
-
     from asyncio import core
 
     class TaskQueue(core.TaskQueue):
@@ -120,7 +119,10 @@ def main():
     calls = CallLog(calls_path, os.getenv("THERMRIG_PICO_DEFS", "").split(",")) if calls_path else None
     while True:
         try:
-            boot(board, calls)
+            try:
+                boot(board, calls)
+            except Exception as exc:  # uncaught in main.py: a Pico prints it on its serial line, at the REPL
+                sys.print_exception(exc, sys.stdout)
             board.idle_forever()
         except rp2040.Reset as reset:
             board.power_on(watchdog=reset.local)

@@ -11,12 +11,11 @@
 # timer in its `wait_io_event`, where a Pico sleeps until an interrupt; there the board asks the plant for
 # the next sample ("A" with the PWM outputs), and the sample's arrival moves the clock, refreshes the
 # sensors and fires the tach interrupts.
+import select
 import socket
 import struct
 import sys
 from binascii import unhexlify
-
-import select
 
 # The rig's wiring (hardware/README.md), declared here independently of main.py's PINS: a firmware whose
 # pin map differs from the board's talks to nothing.
@@ -27,6 +26,7 @@ SHT31_ADDR = 0x44  # its ADDR pin tied low
 HEATER = 10
 FANS = (6, 7)
 TACHS = {8: 0, 9: 1}
+PWM_CHANNELS = {HEATER: 0, FANS[0]: 1, FANS[1]: 2}  # the plant's pwm-error channels
 
 # RP2040 pin functions
 SPI0_SCK_PINS, SPI0_RX_PINS = (2, 6, 18, 22), (0, 4, 16, 20)
@@ -99,6 +99,7 @@ class Board:
         self.plant_t_us = 0
         self.words = [b"\xff\xff\xff\xff"] * len(TC_CS)  # no sample yet: MISO undriven
         self.sht = None
+        self.pwm_failing = [False, False, False]  # heater, fan0, fan1: the plant's "P" (pwm-error)
         self.announced = False
         self.cause = 0
         self.power_on()
@@ -203,8 +204,27 @@ class Board:
         self.in_flight = True
 
     def take_reply(self):
-        """The plant's answer: a sample (the clock moves, the sensors refresh, tach edges fire) or a reset."""
-        line = self.readline()
+        """Wait for the plant's answer to the request in flight (handle_line)."""
+        while self.in_flight:
+            self.handle_line(self.readline())
+
+    def pump(self):
+        """Handle the plant's whole lines already here, without waiting for more."""
+        if self.poller.poll(0):
+            chunk = self.sock.recv(256)
+            if not chunk:
+                raise SystemExit("plant closed the virtual wires")
+            self.rx += chunk
+        while b"\n" in self.rx:
+            line, self.rx = self.rx.split(b"\n", 1)
+            self.handle_line(line)
+
+    def handle_line(self, line):
+        """A sample (the clock moves, the sensors refresh, tach edges fire), a reset, or a PWM failure."""
+        if line.startswith(b"P "):  # "P <channel> <1|0>": the PWM driver of heater (0) or fan 1-2 fails
+            _, channel, on = line.split()
+            self.pwm_failing[int(channel)] = on == b"1"
+            return
         self.in_flight = False
         if line.startswith(b"R "):
             raise Reset(int(line[2:]))
@@ -256,8 +276,7 @@ class Board:
         if not self.in_flight:
             self.exchange_started()
         wait(dt_ms if dt_ms >= 0 else 1000)
-        if self.poller.poll(0):
-            self.take_reply()
+        self.pump()
 
     def idle_forever(self):
         """The firmware has stopped (interrupted to the REPL, or crashed): time and the hardware go on."""
@@ -353,6 +372,12 @@ class Board:
         if duty is not None:
             g.pwm.duty = duty
         return g.pwm
+
+    def pwm_set(self, pwm, duty):
+        channel = PWM_CHANNELS.get(pwm.pin)
+        if channel is not None and self.pwm_failing[channel]:
+            raise OSError(EIO)  # the injected pwm-error: the PWM driver fails this output
+        pwm.duty = duty
 
     def wdt_start(self, timeout_ms):
         if not 1 <= timeout_ms <= WDT_MAX_MS:

@@ -73,4 +73,5 @@ class App:
 
     async def run(self):
         self.reset(self.hal.reset_cause())
+        self.flush()  # EVT BOOT goes out before anything else can fail (a PWM that raises at its first duty)
         await asyncio.gather(self.sampling(), self.control(), self.link())

