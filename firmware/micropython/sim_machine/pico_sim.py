@@ -4,7 +4,8 @@
 # simulation's SerialBridge socket). An MCU reset (the plant's "R <cause>", or the watchdog when nobody
 # fed it) boots main.py again from scratch; when the firmware stops (interrupted to the REPL, or crashed)
 # the board's hardware keeps running: timers fire, the watchdog bites. Usage:
-#   micropython sim_machine/pico_sim.py --plant SOCKET [--ppm PPM] [--offset-us US]
+#   micropython sim_machine/pico_sim.py --plant SOCKET [--ppm PPM] [--offset-us US] [--firmware DIR]
+# (DIR: the board's filesystem, where main.py is; by default the folder above this one).
 # Prints {"t0_unix_us": ..., "ppm": ..., "offset_us": ...} on stderr once its clock runs.
 # With THERMRIG_PICO_CALLS=PATH and THERMRIG_PICO_DEFS=names, the named functions of hal_pico.py append
 # their name to PATH when first called (tests/python/test_micropython_pico.py: every one is called).
@@ -17,13 +18,15 @@ FIRMWARE_MODULES = ("main", "bootcheck", "thermrig_fw")
 
 
 def options(argv):
-    opts = {"plant": None, "ppm": 0.0, "offset_us": 0}
-    convert = {"--plant": str, "--ppm": float, "--offset-us": int}
+    opts = {"plant": None, "ppm": 0.0, "offset_us": 0, "firmware": None}
+    convert = {"--plant": str, "--ppm": float, "--offset-us": int, "--firmware": str}
     i = 1
     while i < len(argv):
         a = argv[i]
         if a not in convert or i + 1 >= len(argv):
-            raise SystemExit("usage: micropython pico_sim.py --plant SOCKET [--ppm PPM] [--offset-us US]")
+            raise SystemExit(
+                "usage: micropython pico_sim.py --plant SOCKET [--ppm PPM] [--offset-us US] [--firmware DIR]"
+            )
         opts[a[2:].replace("-", "_")] = convert[a](argv[i + 1])
         i += 2
     if opts["plant"] is None:
@@ -113,7 +116,8 @@ def boot(board, calls):
 def main():
     opts = options(sys.argv)
     here = sys.path[0]
-    sys.path.insert(1, here[: here.rfind("/")] if "/" in here else "..")  # the firmware: main.py beside us
+    fs = opts["firmware"] or (here[: here.rfind("/")] if "/" in here else "..")
+    sys.path.insert(1, fs)  # the board's filesystem: main.py, bootcheck.py, thermrig_fw
     board = rp2040.board = rp2040.Board(opts["plant"], opts["ppm"], opts["offset_us"])
     calls_path = os.getenv("THERMRIG_PICO_CALLS")
     calls = CallLog(calls_path, os.getenv("THERMRIG_PICO_DEFS", "").split(",")) if calls_path else None
