@@ -22,14 +22,12 @@ from interruptible import with_default_sigint
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
+from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import checkout_version
 from thermrig.flash import FlashError, flasher
 from thermrig.flash.pico import BOARD_FILES, PicoFlasher, mpremote_binary
 from thermrig.flash.runner import flash
-from thermrig.sim.firmware.micropython import micropython_binary
-
-from thermrig.dut.pacing import Pacing
-from thermrig.sim.firmware.micropython import firmware_dir
+from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.sim.server import PlantServer
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
