@@ -147,6 +147,19 @@ def test_interrupt_for_the_repl_leaves_outputs_safe_and_the_watchdog_fed() -> No
         assert link.latest is stopped  # the firmware stays stopped at the REPL: no reboot, no frames
 
 
+def test_the_uptime_runs_on_through_the_tick_counters_wrap() -> None:
+    """ticks_us wraps every 2**30 us (18 min) on an RP2040: with the counter started 1 s before its
+    wrap, hal_pico's uptime, telemetry cadence and PING stamps go on as if nothing happened."""
+    wrap_soon = (1 << 30) - 1_000_000
+    cfg = SimConfig(pacing=Pacing.stepped(), seed=5, firmware="micropython-pico", offset_us=wrap_soon)
+    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
+        link.hello()
+        before = advance_and_read(sim, link, 0.5).uptime_ms
+        after = advance_and_read(sim, link, 3.0).uptime_ms
+        assert after - before == 3000
+        assert abs(link.ping().mcu_us - after * 1000) < 200_000
+
+
 def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
     image = tmp_path / "image"
     shutil.copytree(firmware_dir(), image, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
@@ -239,8 +252,12 @@ def test_a_pico_without_a_usb_host_runs_with_outputs_safe(tmp_path: Path) -> Non
         assert server.ticks > 40  # the board kept asking: no watchdog reset stopped it for long
 
 
-def test_every_function_of_hal_pico_is_called(call_log: Path) -> None:
+def test_every_function_of_hal_pico_is_called(call_log: Path, request: pytest.FixtureRequest) -> None:
     """Runs last in this file: the boards above noted each hal_pico.py function they called."""
+    here = request.node.path
+    mine = {item.originalname for item in request.session.items if item.path == here}
+    if not {name for name in ALL_TESTS if name in mine} >= set(ALL_TESTS):
+        pytest.skip("adds up the calls of this whole file's boards: run the file, not a selection of it")
     called = set(call_log.read_text().split()) if call_log.exists() else set()
     missed = [name for name in hal_pico_defs() if name not in called]
     assert not missed, f"hal_pico.py functions no test calls: {missed}"
@@ -250,3 +267,11 @@ def test_the_call_log_names_what_hal_pico_defines() -> None:
     """The listing the check above compares against: it finds the classes' and the module's functions."""
     defs = hal_pico_defs()
     assert {"_u16", "Tach._edge", "Tach.take", "PicoHal.tick", "PicoHal.keep_alive"} <= set(defs)
+
+
+# The tests whose boards the call check adds up (it skips unless all of them were selected).
+ALL_TESTS = [
+    name
+    for name, obj in list(globals().items())
+    if name.startswith("test_") and callable(obj) and name != "test_every_function_of_hal_pico_is_called"
+]
