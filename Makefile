@@ -131,9 +131,10 @@ pytest: venv build asan firmware-qemu firmware-board
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
-# HAL on native_sim_64) and the MicroPython firmware: each firmware's checks on one process, in order
-# (CONFORMANCE_WORKERS=0: all in this process).
-CONFORMANCE_WORKERS ?= 4
+# HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
+# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
+# this process).
+CONFORMANCE_WORKERS ?= 5
 conformance: venv build asan firmware-qemu firmware-board
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		-n $(CONFORMANCE_WORKERS) --dist loadgroup
