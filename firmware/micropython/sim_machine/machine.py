@@ -78,7 +78,9 @@ class SPI:
     MSB = 0
     LSB = 1
 
-    def __init__(self, id, baudrate=1_000_000, *, polarity=0, phase=0, bits=8, firstbit=MSB, sck=None, mosi=None, miso=None):
+    def __init__(
+        self, id, baudrate=1_000_000, *, polarity=0, phase=0, bits=8, firstbit=MSB, sck=None, mosi=None, miso=None
+    ):
         sck_no = sck.id if sck is not None else None
         miso_no = miso.id if miso is not None else None
         _board().spi_init(id, baudrate, polarity, phase, bits, firstbit, sck_no, miso_no)

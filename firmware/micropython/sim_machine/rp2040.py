@@ -310,11 +310,16 @@ class Board:
         if sck not in SPI0_SCK_PINS or miso not in SPI0_RX_PINS:
             wiring("SPI0 has no SCK on GP%s or RX on GP%s" % (sck, miso))
         if (sck, miso) != (SPI0_SCK, SPI0_MISO):
-            wiring("the MAX31855s' SCK and SO are on GP%d and GP%d, not GP%s and GP%s" % (SPI0_SCK, SPI0_MISO, sck, miso))
+            wiring(
+                "the MAX31855s' SCK and SO are on GP%d and GP%d, not GP%s and GP%s" % (SPI0_SCK, SPI0_MISO, sck, miso)
+            )
         if not 0 < baudrate <= MAX31855_MAX_HZ:
             wiring("SPI at %d Hz: the MAX31855 takes up to %d Hz" % (baudrate, MAX31855_MAX_HZ))
         if (polarity, phase) != (0, 0):
-            wiring("SPI mode polarity=%d phase=%d: the MAX31855 needs mode 0 (SCK idle low, SO read on the rising edge)" % (polarity, phase))
+            wiring(
+                "SPI mode polarity=%d phase=%d: the MAX31855 needs mode 0 (SCK idle low, SO read on the rising edge)"
+                % (polarity, phase)
+            )
         if bits != 8 or firstbit != 0:
             wiring("SPI with %d-bit words, firstbit=%d: the MAX31855 sends its word MSB first" % (bits, firstbit))
         self.spi = (sck, miso)
