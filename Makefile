@@ -41,7 +41,7 @@ demo: setup rigsim
 	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
 
 # Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
-# suite mostly waits on its stepped rigs (under a core of CPU on three processes), so it runs beside the
+# suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
 # The setup and the host build go first, timed the same way, so the suites' time can be said apart.
@@ -137,13 +137,15 @@ lint: venv
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu
+pytest: venv build asan firmware-qemu firmware-board
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
-# The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU and the MicroPython firmware:
-# each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in this process).
-CONFORMANCE_WORKERS ?= 3
-conformance: venv build asan firmware-qemu
+# The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
+# HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
+# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
+# this process).
+CONFORMANCE_WORKERS ?= 5
+conformance: venv build asan firmware-qemu firmware-board
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		-n $(CONFORMANCE_WORKERS) --dist loadgroup
 
@@ -153,7 +155,7 @@ conformance: venv build asan firmware-qemu
 # starts, and the group is sent SIGTERM).
 CONFORMANCE_LOG := $(BUILD)/conformance.log
 BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint
-beside-images: venv build asan firmware-qemu
+beside-images: venv build asan firmware-qemu firmware-board
 	@set -m; start=$$(date +%s); \
 	( $(MAKE) --no-print-directory conformance; rc=$$?; \
 	  echo "make test: conformance took $$(( $$(date +%s) - start )) s"; exit $$rc ) > $(CONFORMANCE_LOG) 2>&1 & \
@@ -216,3 +218,11 @@ export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(BUILD)/zephyr/qemu_cortex_m3/zephyr/ze
 .PHONY: firmware-qemu
 firmware-qemu: venv
 	@bash scripts/build_zephyr.sh qemu_cortex_m3
+
+# The board build: the Nucleo's own HAL (firmware/zephyr/src/rig_hal.c) on native_sim_64, its buses'
+# devices the plant's (firmware/zephyr/native), which `thermrig sim --firmware zephyr-board` and the
+# conformance suite run as a host program.
+export THERMRIG_ZEPHYR_BOARD ?= $(CURDIR)/$(BUILD)/zephyr/native_sim_64/zephyr/zephyr.exe
+.PHONY: firmware-board
+firmware-board: venv
+	@bash scripts/build_zephyr.sh native_sim_64

@@ -28,7 +28,7 @@ if [ ! -x "$python" ]; then
 fi
 known="$(cd "$overlays" && ls -- *.overlay | sed 's/\.overlay$//' | tr '\n' ' ')"
 for board in "$@"; do
-  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/$board/$board.dts" >/dev/null; then
+  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/*/$board.dts" >/dev/null; then
     echo "firmware: unknown board '$board': the boards with an overlay are ${known% }" \
       "(a new board needs firmware/zephyr/boards/$board.overlay, see docs/firmware.md)." >&2
     exit 1
@@ -42,7 +42,14 @@ version="$(awk '/^VERSION_MAJOR/{a=$3} /^VERSION_MINOR/{b=$3} /^PATCHLEVEL/{c=$3
 for board in "$@"; do
   out="${THERMRIG_ZEPHYR_OUT:-$root/build/zephyr}/$board"
   mkdir -p "$out"
+  # THERMRIG_ZEPHYR_ARGS: extra CMake definitions for a variant of a board's image, e.g. the board build
+  # with coverage (make coverage) or with a miswiring overlay (the bring-up tests), each in its own
+  # THERMRIG_ZEPHYR_OUT. Other arguments than last time's: configure afresh.
+  args="${THERMRIG_ZEPHYR_ARGS:-}"
   stale=""
+  if [ "$(cat "$out/zephyr-args" 2>/dev/null)" != "$args" ]; then
+    rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles" "$out/configure.log"
+  fi
   if [ -f "$out/build.ninja" ] && [ -f "$out/configure.log" ]; then
     stale="$(find "$root/zephyr" "$root/firmware/zephyr/boards" "$root/firmware/zephyr/dts" \
       -newer "$out/configure.log" -print -quit)"
@@ -58,13 +65,14 @@ for board in "$@"; do
     echo "firmware: $board: configure"
     if ! cmake -G Ninja -S "$root/zephyr" -B "$out" -DBOARD="$board" -DPython3_EXECUTABLE="$python" \
       -DZEPHYR_MODULES="$hal_stm32;$cmsis" -DBUILD_VERSION="$version" \
-      -DUSER_CACHE_DIR="$root/build/zephyr/.cache" >"$out/configure.log" 2>&1; then
+      -DUSER_CACHE_DIR="$root/build/zephyr/.cache" $args >"$out/configure.log" 2>&1; then
       tail -n 30 "$out/configure.log" >&2
       rm -f "$out/configure.log"
       echo "firmware: $board: configure failed (log above)." >&2
       exit 1
     fi
     echo "$zephyr_base" >"$out/zephyr-tree"
+    echo "$args" >"$out/zephyr-args"
   fi
   echo "firmware: $board: build"
   if ! ninja -C "$out" >"$out/build.log" 2>&1; then

@@ -46,6 +46,7 @@ class SimConfig:
     drive_keep_data: int = 0  # the virtual drive keeps what is written, this many bytes at most; 0: drops it
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
     swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
+    image: Path | None = None  # the firmware's image, where it has one (a board build's variant); default: the build's
     chassis: str | None = None  # a named chassis (`thermrig rig identify`); None: hardware/profiles/chassis.toml
 
 
@@ -85,6 +86,7 @@ class SimulatedRig:
                 realtime=cfg.pacing.is_realtime,
                 ppm=cfg.ppm,
                 offset_us=cfg.offset_us,
+                image=cfg.image,
             )
             self.firmware = firmwares.launch(cfg.firmware, self._ctx)
             # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
@@ -205,6 +207,10 @@ class SimulatedRig:
         if error:
             raise error[0]
         return result[0]
+
+    def touch(self, place: str, held: bool = True) -> None:
+        """An operator holds (or lets go of) the thermocouple bead at a place (TC_PLACES)."""
+        self.sensors.touch(place, held)
 
     def actuators(self) -> tuple[float, list[float]]:
         """The heater's and the fans' duty (0-1) the plant receives from the firmware."""

@@ -32,6 +32,7 @@ class SimulatedRigSpec:
     chassis: str | None = None  # a named chassis profile; None: the default
     chassis_scales: dict[str, float] = field(default_factory=dict)  # CHASSIS_SCALES' names: factor
     swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
+    image: Path | None = None  # the firmware's image, where it has one (a board build's variant)
     drive_profile: str | None = None  # the virtual drive it serves (hardware/profiles/drives.toml)
     drive_scale: float = 0.1
     drive_keep_data: int = 0  # bytes of written data the virtual drive keeps at most; 0: it drops them
@@ -47,6 +48,7 @@ class SimulatedRigSpec:
             firmware=self.firmware,
             chassis=self.chassis,
             swapped_tcs=self.swapped_tcs,
+            image=self.image,
             drive=self.drive_profile,
             drive_scale=self.drive_scale,
             drive_keep_data=self.drive_keep_data,
