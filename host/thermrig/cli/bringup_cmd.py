@@ -87,8 +87,10 @@ def bringup_cmd(
             operator = SimulatedOperator(rig.sensors)
             steps = rig.run_alongside(link, lambda: bringup(link, operator, report))
     else:
-        if swap is not None or image is not None:
-            raise typer.BadParameter("--swap and --image play a simulated rig: they go with --sim")
+        if swap is not None:
+            raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
+        if image is not None:
+            raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
         with RigLink(resolve_port(port).port) as link:
             link.hello()
             link.start_keepalive()
