@@ -111,7 +111,9 @@ PIO_ENVS := nucleo_f411re nucleo_f446re
 pio: venv
 	@bash scripts/build_pio.sh $(PIO_ENVS)
 
-coverage:
+# The core's line coverage by the C tests (at least 90 %), then the Nucleo HAL's (rig_hal.c) by the board
+# build's runs on native_sim_64 (scripts/board_coverage.py: the conformance suite on it, two variants).
+coverage: venv build firmware-qemu
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
 	cmake --build $(COV_BUILD)
 	find $(COV_BUILD) -name '*.gcda' -delete
@@ -119,6 +121,7 @@ coverage:
 	gcovr --root . --filter 'firmware/core/' --object-directory $(COV_BUILD) --fail-under-line 90 \
 		--print-summary --txt $(COV_BUILD)/coverage.txt
 	@cat $(COV_BUILD)/coverage.txt
+	$(PY) scripts/board_coverage.py
 
 lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts

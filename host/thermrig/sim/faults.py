@@ -22,6 +22,7 @@ PERSISTENT = {
     FaultKind.SPI_ALL_ONES,
     FaultKind.SPI_ALL_ZEROS,
     FaultKind.CS_STUCK,
+    FaultKind.PWM_ERROR,
     FaultKind.AMBIENT_MISSING,
     FaultKind.AMBIENT_CRC,
     FaultKind.HEATER_STUCK_ON,
@@ -72,6 +73,13 @@ class FaultInjector:
             s.tc_faults[channel] |= _TC_BITS[kind]
         elif kind in _BUS_WORDS:
             s.tc_bus_word[channel] = _BUS_WORDS[kind]
+        elif kind is FaultKind.PWM_ERROR:
+            pwm_error = getattr(self.firmware, "pwm_error", None)
+            if pwm_error is None:
+                raise FaultError(f"pwm-error: {self.firmware.name} has no PWM driver to fail (the board build has)")
+            if channel not in (0, 1, 2):
+                raise FaultError("pwm-error: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
+            pwm_error(channel)
         elif kind is FaultKind.TC_STUCK:
             s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
         elif kind is FaultKind.TC_NOISY:
@@ -114,6 +122,8 @@ class FaultInjector:
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None
+        if (pwm_error := getattr(self.firmware, "pwm_error", None)) is not None:
+            pwm_error(None)
         for fan in p.fans:
             fan.stalled = False
         self.active.clear()
