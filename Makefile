@@ -121,7 +121,9 @@ dist: venv firmware
 	$(PY) scripts/release_files.py $(DIST)/firmware $(BUILD)/zephyr $(ZEPHYR_BOARDS)
 	@ls -l $(DIST)/*.whl
 
-coverage:
+# The core's line coverage by the C tests (at least 90 %), then the Nucleo HAL's (rig_hal.c) by the board
+# build's runs on native_sim_64 (scripts/board_coverage.py: the conformance suite on it, two variants).
+coverage: venv build firmware-qemu
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
 	cmake --build $(COV_BUILD)
 	find $(COV_BUILD) -name '*.gcda' -delete
@@ -129,6 +131,7 @@ coverage:
 	gcovr --root . --filter 'firmware/core/' --object-directory $(COV_BUILD) --fail-under-line 90 \
 		--print-summary --txt $(COV_BUILD)/coverage.txt
 	@cat $(COV_BUILD)/coverage.txt
+	$(PY) scripts/board_coverage.py
 
 lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts

@@ -4,7 +4,9 @@
  * The plant: the virtual wires (docs/plant.md) over a Unix socket, as the qemu_cortex_m3 board speaks them
  * over a UART. At boot "B" -> "M <realtime> <cause>"; each tick "A <heater> <fan0> <fan1>" (the duties
  * the PWM controller holds) and the "S ..." that answers it, kept for the bus emulators, its tach pulses
- * played as edges on the tach lines. "R <cause>" answering a request reboots the program for real.
+ * played as edges on the tach lines. "R <cause>" answering a request reboots the program for real. The
+ * board build's own line, "P <hex>" before each sample: the rig's actuators (bit 0 the heater, 1 and 2
+ * the fans) whose PWM channel's driver fails (an injected pwm-error).
  * The host: the rig protocol on an emulated UART whose bytes go to and from the simulation's serial bridge. */
 #include <zephyr/device.h>
 #include <zephyr/drivers/gpio.h>
@@ -63,8 +65,30 @@ static void gone(void)
     posix_exit(0); /* the simulation closed its end: stop, as a board without power */
 }
 
+/* "P <hex>": which actuators' PWM channels fail, by the rig's true wiring. */
+static bool handle_board_line(const char *s)
+{
+    if (s[0] != 'P' || s[1] != ' ') {
+        return false;
+    }
+    uint32_t actuators = 0u;
+    for (s += 2; *s != '\0'; s++) {
+        uint32_t digit = (*s >= '0' && *s <= '9') ? (uint32_t)(*s - '0') : (uint32_t)((*s | 0x20) - 'a' + 10);
+        actuators = (actuators << 4) | (digit & 0xFu);
+    }
+    uint32_t channels = 0u;
+    for (uint8_t i = 0; i < ARRAY_SIZE(PWM_CHANNEL); i++) {
+        channels |= (actuators & BIT(i)) ? BIT(PWM_CHANNEL[i]) : 0u;
+    }
+    plant_pwm_fail(channels);
+    return true;
+}
+
 static void handle_line(const char *s)
 {
+    if (handle_board_line(s)) {
+        return;
+    }
     switch (wires_parse(s, &msg)) {
     case WIRES_MODE:
         realtime = msg.realtime;

@@ -10,6 +10,7 @@
 #define PLANT_PWM_CHANNELS 8u
 
 static uint16_t duty_pm[PLANT_PWM_CHANNELS];
+static uint32_t failing; /* channels whose driver refuses every duty (an injected pwm-error) */
 
 static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint32_t period, uint32_t pulse,
                                 pwm_flags_t flags)
@@ -17,6 +18,9 @@ static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint
     ARG_UNUSED(dev);
     if (channel >= PLANT_PWM_CHANNELS || period == 0u || pulse > period) {
         return -EINVAL;
+    }
+    if (failing & BIT(channel)) {
+        return -EIO; /* the output stays as it was */
     }
     uint32_t pm = (uint32_t)(((uint64_t)pulse * RIG_FULL_SCALE_PM) / period);
     duty_pm[channel] = (uint16_t)((flags & PWM_POLARITY_INVERTED) ? RIG_FULL_SCALE_PM - pm : pm);
@@ -35,6 +39,11 @@ static const struct pwm_driver_api plant_pwm_api = {
     .set_cycles = plant_pwm_set_cycles,
     .get_cycles_per_sec = plant_pwm_cycles_per_sec,
 };
+
+void plant_pwm_fail(uint32_t channels)
+{
+    failing = channels;
+}
 
 uint16_t plant_pwm_permille(uint32_t channel)
 {

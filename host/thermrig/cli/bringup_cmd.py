@@ -80,8 +80,10 @@ def bringup_cmd(
             operator = SimulatedOperator(bed.simulated.sensors)
             steps = bed.run(lambda: bringup(bed.link, operator, report))
     else:
-        if swap is not None or image is not None:
-            raise typer.BadParameter("--swap and --image play a simulated rig: they go with --sim")
+        if swap is not None:
+            raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
+        if image is not None:
+            raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
         with open_testbed(LocalRig(port)) as bed:
             steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]

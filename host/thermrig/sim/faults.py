@@ -22,13 +22,13 @@ PERSISTENT = {
     FaultKind.SPI_ALL_ONES,
     FaultKind.SPI_ALL_ZEROS,
     FaultKind.CS_STUCK,
+    FaultKind.PWM_ERROR,
     FaultKind.AMBIENT_MISSING,
     FaultKind.AMBIENT_CRC,
     FaultKind.HEATER_STUCK_ON,
     FaultKind.HEATER_OPEN,
     FaultKind.FAN_STALL,
     FaultKind.TACH_MISSING,
-    FaultKind.PWM_ERROR,
 }
 # What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
 # HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
@@ -91,9 +91,12 @@ class FaultInjector:
             s.tach_missing[channel] = True
         elif kind is FaultKind.PWM_ERROR:
             if channel not in (0, 1, 2):
-                raise FaultError(f"{kind}: channel must be 0 (heater), 1 or 2 (fans)")
+                raise FaultError(f"{kind}: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
             if not self.firmware.pwm_error(channel, True):
-                raise FaultError(f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail")
+                raise FaultError(
+                    f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
+                    "(the board build and micropython-pico have)"
+                )
         elif kind is FaultKind.SERIAL_GARBAGE:
             self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:

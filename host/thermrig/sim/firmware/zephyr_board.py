@@ -24,6 +24,9 @@ def _is_host_elf(path: Path) -> bool:
     return len(head) == 20 and head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") in (3, 62)
 
 
+PWM_ACTUATORS = ("heater", "fan0", "fan1")  # bit n of the board's "P <hex>" line: actuator n's PWM fails
+
+
 class ZephyrBoard(BridgedFirmware):
     name = "zephyr-board"
 
@@ -37,7 +40,16 @@ class ZephyrBoard(BridgedFirmware):
             raise SimError(f"{self.image} is not a native_sim program (a Zephyr build's zephyr/zephyr.exe)")
         if ctx.ppm or ctx.offset_us:
             raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated MCU keeps its own")
+        self.pwm_failing = 0
+        ctx.server.board_lines.append(lambda: f"P {self.pwm_failing:X}\n")
         super().__init__(ctx)
+
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        """From the next tick the PWM driver refuses every duty for the actuator (0 heater, 1-2 the fans),
+        or works again."""
+        bit = 1 << channel
+        self.pwm_failing = self.pwm_failing | bit if failing else self.pwm_failing & ~bit
+        return True
 
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         env = [f"THERMRIG_SERIAL_SOCK={serial_sock}", f"THERMRIG_PLANT_SOCK={ctx.plant_sock}"]
