@@ -127,7 +127,7 @@ lint: venv
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu
+pytest: venv build asan firmware-qemu firmware-emulator
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU and the MicroPython firmware:
@@ -206,3 +206,14 @@ export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(BUILD)/zephyr/qemu_cortex_m3/zephyr/ze
 .PHONY: firmware-qemu
 firmware-qemu: venv
 	@bash scripts/build_zephyr.sh qemu_cortex_m3
+
+# The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
+# (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
+# make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
+# `make emulator-smoke` also runs it through three control ticks with the SHT31 on its bus (minutes).
+.PHONY: firmware-emulator emulator-smoke
+firmware-emulator: venv
+	@bash scripts/build_zephyr.sh nucleo_f411re:emulator
+
+emulator-smoke: venv firmware-emulator
+	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider

@@ -149,6 +149,11 @@ ZEPHYR_QEMU_BUILD = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"  # `make f
 TOOLS: dict[str, Tool] = {
     "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: REPO_ROOT / "build" / "host" / "rigsim"),
     "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf"),
+    # `make firmware-emulator`: the Nucleo-F411RE image with the emulator's config (docs/firmware.md)
+    "stm32-emulator-elf": Tool(
+        "THERMRIG_STM32_EMULATOR_ELF",
+        default=lambda: REPO_ROOT / "build" / "zephyr" / "nucleo_f411re_emulator" / "zephyr" / "zephyr.elf",
+    ),
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",

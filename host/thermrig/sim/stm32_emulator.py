@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 import tempfile
-from importlib.metadata import version as dist_version
 from dataclasses import dataclass, field
+from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
 
