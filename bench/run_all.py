@@ -24,6 +24,7 @@ BENCHES = [
     "bench_campaign",
     "bench_virtual_drive",
     "bench_zephyr_emulated",
+    "bench_stm32_emulator",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",

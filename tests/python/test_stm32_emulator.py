@@ -6,7 +6,7 @@ change, and the SHT31 (minutes: the emulator is far slower than real time).
 
 What the emulator cannot do, and so what these tests cannot see, is in docs/firmware.md ("The Nucleo
 image in an STM32 emulator"): its SPI devices answer every chip select, so all four thermocouples read
-the one MAX31855 on the bus."""
+the one MAX31855 on the bus, and the SHT31's read fails (its test is a strict expected failure)."""
 
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def test_telemetry_streams_each_tick_and_follows_the_thermocouple(elf: Path) -> 
 
 
 @pytest.mark.skipif(not FULL, reason="control ticks in the emulator take minutes: make emulator-smoke runs them")
+@pytest.mark.xfail(
+    strict=True,
+    reason="LabWired 0.25.0's I2C ends Zephyr's polled 6-byte read in an error: ambient NO_DATA (docs/firmware.md)",
+)
 def test_sht31_on_the_bus(elf: Path) -> None:
     with NucleoEmulator(elf, OVERLAY, thermocouples=1, ambient=True) as emu:
         emu.set_input("humidity", 40.0)
