@@ -210,7 +210,7 @@ firmware-qemu: venv
 # The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
 # (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
 # make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
-# `make emulator-smoke` also runs it through three control ticks with the SHT31 on its bus (minutes).
+# `make emulator-smoke` also runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes).
 .PHONY: firmware-emulator emulator-smoke
 firmware-emulator: venv
 	@bash scripts/build_zephyr.sh nucleo_f411re:emulator

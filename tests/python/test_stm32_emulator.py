@@ -1,8 +1,9 @@
 """The real Nucleo-F411RE image (Zephyr's STM32 drivers, rig_hal.c, main.c, the core) in LabWired's
 STM32F411 emulator, in virtual time: it boots, answers HELLO, and its telemetry carries what the
 emulated MAX31855 gives. `make test` runs the boot and the first telemetry (seconds);
-`make emulator-smoke` (THERMRIG_EMULATOR_SMOKE=full) also runs control ticks after a temperature
-change, and the SHT31 (minutes: the emulator is far slower than real time).
+`make emulator-smoke` (THERMRIG_EMULATOR_SMOKE=full) also runs control ticks: a temperature step the
+telemetry follows, a jump the safety supervisor latches, and the SHT31 (minutes: the emulator is far
+slower than real time).
 
 What the emulator cannot do, and so what these tests cannot see, is in docs/firmware.md ("The Nucleo
 image in an STM32 emulator"): its SPI devices answer every chip select, so all four thermocouples read
@@ -11,12 +12,13 @@ the one MAX31855 on the bus, and the SHT31's read fails (its test is a strict ex
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from thermrig.protocol.frame import PROTO_VERSION
-from thermrig.protocol.messages import ChannelStatus, RigInfo, Telemetry
+from thermrig.protocol.messages import ChannelStatus, Fault, RigInfo, Telemetry
 from thermrig.settings import find_tool
 from thermrig.sim.stm32_emulator import NucleoEmulator, unavailable
 
@@ -24,6 +26,10 @@ REPO = Path(__file__).resolve().parents[2]
 OVERLAY = REPO / "firmware" / "zephyr" / "boards" / "nucleo_f411re.overlay"
 FULL = os.environ.get("THERMRIG_EMULATOR_SMOKE") == "full"
 TICK_S = 0.1  # the control tick, and the telemetry period at boot
+# The most a thermocouple may move in a tick before the core latches TC_JUMP.
+RIG_TC_MAX_JUMP_C = (
+    int(re.search(r"#define RIG_TC_MAX_JUMP_CC (\d+)", (REPO / "firmware/core/rig_config.h").read_text())[1]) / 100
+)
 
 
 @pytest.fixture
@@ -61,17 +67,19 @@ def test_image_boots_answers_hello_and_reads_its_thermocouple(elf: Path) -> None
 
 
 @pytest.mark.skipif(not FULL, reason="control ticks in the emulator take minutes: make emulator-smoke runs them")
-def test_telemetry_streams_each_tick_and_follows_the_thermocouple(elf: Path) -> None:
+def test_telemetry_follows_the_thermocouple_and_a_jump_latches_its_fault(elf: Path) -> None:
     with NucleoEmulator(elf, OVERLAY, thermocouples=1, ambient=False) as emu:
         emu.set_input("temperature", 45.25)
         first = Telemetry.from_frame(emu.frame("TEL", timeout_s=0.02))
         info = hello(emu)
-        emu.set_input("temperature", 61.75)
-        ticks = [Telemetry.from_frame(emu.frame("TEL", timeout_s=2 * TICK_S), info.channels) for _ in range(2)]
+        emu.set_input("temperature", 47.75)  # a step the safety supervisor accepts
+        step = Telemetry.from_frame(emu.frame("TEL", timeout_s=2 * TICK_S), info.channels)
+        emu.set_input("temperature", 47.75 + RIG_TC_MAX_JUMP_C + 1)  # more than a thermocouple can move in a tick
+        jump = Telemetry.from_frame(emu.frame("TEL", timeout_s=2 * TICK_S), info.channels)
     assert first.temps["tc0"].value == 45.25
-    assert first.uptime_ms < ticks[0].uptime_ms and ticks[1].uptime_ms - ticks[0].uptime_ms == 100
-    assert [t.named("drive_ctrl").value for t in ticks] == [61.75, 61.75]
-    assert all(t.faults == 0 for t in ticks)
+    assert first.uptime_ms < step.uptime_ms and jump.uptime_ms - step.uptime_ms == 100
+    assert (step.named("drive_ctrl").value, step.faults) == (47.75, Fault(0))
+    assert Fault.TC_JUMP in jump.faults and jump.heater_pct == 0 and not jump.heat_enabled
 
 
 @pytest.mark.skipif(not FULL, reason="control ticks in the emulator take minutes: make emulator-smoke runs them")
