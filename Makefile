@@ -140,7 +140,7 @@ lint: venv
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu firmware-board
+pytest: venv build asan firmware-qemu firmware-board firmware-emulator
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
@@ -229,3 +229,14 @@ export THERMRIG_ZEPHYR_BOARD ?= $(CURDIR)/$(BUILD)/zephyr/native_sim_64/zephyr/z
 .PHONY: firmware-board
 firmware-board: venv
 	@bash scripts/build_zephyr.sh native_sim_64
+
+# The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
+# (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
+# make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
+# `make emulator-smoke` also runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes).
+.PHONY: firmware-emulator emulator-smoke
+firmware-emulator: venv
+	@bash scripts/build_zephyr.sh nucleo_f411re:emulator
+
+emulator-smoke: venv firmware-emulator
+	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider

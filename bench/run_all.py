@@ -25,6 +25,7 @@ BENCHES = [
     "bench_virtual_drive",
     "bench_drive_data",
     "bench_zephyr_emulated",
+    "bench_stm32_emulator",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",

@@ -162,6 +162,13 @@ TOOLS: dict[str, Tool] = {
     "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: zephyr_qemu_build() / "zephyr" / "zephyr.elf"),
     # The board build: the Nucleo's HAL on native_sim_64 (make firmware-board), a host program.
     "zephyr-board": Tool("THERMRIG_ZEPHYR_BOARD", default=lambda: zephyr_board_build() / "zephyr" / "zephyr.exe"),
+    # `make firmware-emulator`: the Nucleo-F411RE image with the emulator's config (docs/firmware.md)
+    "stm32-emulator-elf": Tool(
+        "THERMRIG_STM32_EMULATOR_ELF",
+        default=lambda: (
+            (checkout() or Path()) / "build" / "zephyr" / "nucleo_f411re_emulator" / "zephyr" / "zephyr.elf"
+        ),
+    ),
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",
