@@ -29,16 +29,10 @@ DIST := dist
 .PHONY: dist
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
-DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
-DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
-
-# The main job: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2 profiles
-# sequential-write campaign, then the onset/depth table read back from InfluxDB.
+# The main job, `thermrig demo`: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2
+# profiles sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
-	$(VENV)/bin/thermrig db up
-	$(VENV)/bin/thermrig run $(DEMO_CAMPAIGN) --no-prompt --out $(DEMO_OUT)
-	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
-	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
+	$(VENV)/bin/thermrig demo
 
 # Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
+from thermrig.cli.step_cmd import step
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
@@ -24,6 +25,7 @@ from thermrig.sim.serving import Serving, serve
 from thermrig.sim.simulated_rig import SimConfig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
+app.command("step")(step)
 
 
 @app.callback(invoke_without_command=True)
