@@ -25,6 +25,8 @@ RAM_BUDGET := 8192
 
 .PHONY: firmware
 .PHONY: pio
+DIST := dist
+.PHONY: dist
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
 DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
@@ -110,6 +112,14 @@ firmware: venv
 PIO_ENVS := nucleo_f411re nucleo_f446re
 pio: venv
 	@bash scripts/build_pio.sh $(PIO_ENVS)
+
+# What a lab installs: the agent's wheel (scikit-build-core compiles rigsim, rigsim6 and the nbdkit plugin
+# into it; docs/install.md) and the firmware release files with their manifest (docs/firmware.md).
+dist: venv firmware
+	rm -rf $(DIST)
+	$(VENV)/bin/pip wheel --no-deps --no-build-isolation -q -w $(DIST) ./host
+	$(PY) scripts/release_files.py $(DIST)/firmware $(BUILD)/zephyr $(ZEPHYR_BOARDS)
+	@ls -l $(DIST)/*.whl
 
 coverage:
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null

@@ -23,6 +23,7 @@ BENCHES = [
     "bench_influx",
     "bench_campaign",
     "bench_virtual_drive",
+    "bench_drive_data",
     "bench_zephyr_emulated",
     "bench_stm32_emulator",
     "bench_micropython",
@@ -31,6 +32,7 @@ BENCHES = [
     "bench_identify",
     "bench_tune",
     "bench_lab_campaign",
+    "bench_wheel",
 ]
 
 

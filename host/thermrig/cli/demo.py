@@ -24,7 +24,7 @@ from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
 @user_errors
@@ -44,7 +44,6 @@ def demo(
     prof = load_profile(profile)
     if prof.air_c is None:
         raise typer.BadParameter(f"profile {profile!r} does not heat; choose one with an air target")
-    cfg = SimConfig(slot=slot, pacing=Pacing.of_speed(speed))
     console.print(
         f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
         f"{speed:g}x real time"
@@ -53,12 +52,11 @@ def demo(
     run = datetime.now(UTC).strftime("demo-%Y%m%dT%H%M%SZ")
     tags = RunTags(rig="sim", run=run, campaign="demo", slot=slot, profile=profile)
     console.print(f"recording run {tags.run} into {influx.describe()}")
-    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
-        info = link.hello()
-        sim.watch_clock(link.follow_pace)  # the time sync knows the simulated clock's pace
-        console.print(info_table(info, sim.port))
-        # The heartbeat the firmware demands while heating is counted in its (simulated) seconds.
-        link.start_keepalive(speed=speed)
+    # The heartbeat the firmware demands while heating is counted in its (simulated) seconds: the
+    # testbed paces it, and tells the time sync the simulated clock's pace.
+    with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot)) as bed:
+        link, sim = bed.link, bed.simulated
+        console.print(info_table(bed.info, bed.port))
 
         def started(tel: Telemetry) -> None:
             console.print(

@@ -16,6 +16,7 @@ from thermrig.cli.errors import user_errors
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
+from thermrig.fio.workloads import WorkloadError, parse_size
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS
 from thermrig.settings import ConfigError, running_sim
@@ -53,6 +54,13 @@ def sim(
     scale: Annotated[
         float, typer.Option(help="The virtual drive's wire rate per modelled rate (bandwidth and IOPS), in (0, 1].")
     ] = SimConfig.drive_scale,
+    keep_data: Annotated[
+        str,
+        typer.Option(
+            help="The virtual drive keeps what is written, up to this size (a sparse file in its folder; "
+            "past it, writes needing new space fail with ENOSPC). 0: drop written data, reads return zeros."
+        ),
+    ] = "8g",
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
@@ -77,6 +85,7 @@ def sim(
         chassis=chassis,
         drive=drive,
         drive_scale=scale,
+        drive_keep_data=_size(keep_data),
     )
     console = Console()
     stop = threading.Event()
@@ -90,7 +99,8 @@ def sim(
             f"{f', chassis {chassis}' if chassis else ''})"
         )
         if s.drive_uri is not None:
-            console.print(f"virtual drive {drive} (scale {scale:g}) served over NBD at [bold]{s.drive_uri}[/]")
+            kept = f"keeps up to {keep_data} written" if cfg.drive_keep_data else "drops written data"
+            console.print(f"virtual drive {drive} (scale {scale:g}, {kept}) served over NBD at [bold]{s.drive_uri}[/]")
             console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(s.port, flush=True)
@@ -98,6 +108,13 @@ def sim(
             print(s.drive_uri, flush=True)
 
     serve(cfg, stop, ready, lambda note: console.print(f"[red]{escape(note)}[/]"))
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except WorkloadError as exc:
+        raise typer.BadParameter(f"--keep-data: {exc}") from exc
 
 
 @app.command()
