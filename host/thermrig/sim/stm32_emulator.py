@@ -25,8 +25,6 @@ from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from thermrig.errors import ThermrigError
 from thermrig.protocol.frame import Frame, decode, encode
 
@@ -83,8 +81,8 @@ class Wiring:
         return cls(chip_selects, int(sht[1], 16))
 
 
-def _chip(catalog: Path) -> dict[str, Any]:
-    chip = yaml.safe_load((catalog / "chips" / f"{CHIP}.yaml").read_text())
+def _chip(packaged: dict[str, Any], catalog: Path) -> dict[str, Any]:
+    chip = dict(packaged)
     chip["cpu_hz"] = CPU_HZ
     chip["peripherals"] = [p for p in chip["peripherals"] if p["id"] in PERIPHERALS]
     for p in chip["peripherals"]:
@@ -125,12 +123,15 @@ class NucleoEmulator:
         if not self.elf.is_file():
             raise EmulatorError(f"no image at {self.elf}: run 'make firmware-emulator'")
         import labwired
+        import yaml  # with labwired in the firmware extra
 
         catalog = Path(labwired.__file__).parent / "configs"
         wiring = Wiring.from_overlay(self.overlay)
         with tempfile.TemporaryDirectory(prefix="thermrig-labwired-") as tmp:
             chip_file, system_file = Path(tmp) / "chip.yaml", Path(tmp) / "system.yaml"
-            chip_file.write_text(yaml.safe_dump(_chip(catalog)))
+            chip_file.write_text(
+                yaml.safe_dump(_chip(yaml.safe_load((catalog / "chips" / f"{CHIP}.yaml").read_text()), catalog))
+            )
             system_file.write_text(yaml.safe_dump(_system(chip_file, wiring, self.thermocouples, self.ambient)))
             try:
                 self._sim = labwired.Sim(self.elf, system=system_file, uart=LINK_UART)
