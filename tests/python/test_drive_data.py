@@ -8,12 +8,13 @@ import filecmp
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from campaign_helpers import VIRTUAL_DRIVE, CampaignFile
-from nbd_clients import fio_json, libnbd, nbdinfo_map
+from nbd_clients import fio_json, libnbd, libnbd_errno, nbdinfo_map
 
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.hardware.drive_profiles import load_drive_profile
@@ -164,3 +165,26 @@ def test_a_campaign_says_what_is_wrong_with_keep_data_and_filesystem(tmp_path: P
     path.write_text(plain.replace("[drive]\n", '[drive]\nkeep_data = "2g"\nfilesystem = "ext4"\n'))
     spec = load_campaign(path).drive
     assert (spec.keep_data, spec.filesystem) == (2 << 30, "ext4")
+
+
+def test_thermrig_sim_keeps_data_and_says_when_its_store_is_full(isolated_env: dict[str, str]) -> None:
+    """`thermrig sim --drive --keep-data 1m`: a write past the cap fails with ENOSPC and the command
+    prints one line saying why (once), while it serves on."""
+    cmd = [sys.executable, "-m", "thermrig.cli", "sim", "--drive", "950pro_512", "--keep-data", "1m"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**isolated_env, "COLUMNS": "400"}
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().strip() for _ in range(6)]
+        assert any("keeps up to 1m written" in line for line in lines), lines
+        uri = next(line for line in lines if line.startswith("nbd+unix:///?socket="))
+        script = "h.pwrite(b'k' * 1048576, 0)\n" + libnbd_errno("h.pwrite(b'x' * 4096, 1 << 30)")
+        assert libnbd(script, uri) == "ENOSPC"
+        assert libnbd("print(json.dumps(h.pread(4096, 0) == b'k' * 4096))", uri)
+        note = proc.stdout.readline().strip()  # the serving loop's next look at the drive
+        assert "data store is full" in note and "1 writes refused with ENOSPC" in note, note
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
