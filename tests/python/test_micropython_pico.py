@@ -8,6 +8,7 @@ firmware stops the board with one line. Every function of hal_pico.py is called 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import shutil
 import signal
@@ -71,15 +72,28 @@ def test_each_chip_select_reads_its_own_thermocouple_and_the_sht31_answers() -> 
     with pico() as (sim, link):
         for ch, c in enumerate((30.0, 31.0, 32.0, 33.0)):
             sim.faults.inject("tc-stuck", ch, c)  # each chip's word carries its own temperature
-        tel = advance_and_read(sim, link, 1.0)
-        assert [tel.temps[f"tc{i}"].value for i in range(4)] == [30.0, 31.0, 32.0, 33.0]
-        assert all(tel.temps[f"tc{i}"].status == 0 for i in range(4))
-        amb = tel.temps["amb"]
-        assert amb.status == 0 and abs(amb.value - sim.plant.room_c) < 1.0  # 0x44, CRC checked
-        sim.faults.clear()
+        sim.advance(1.0)
+
+        def temps() -> list[float]:
+            tel = link.latest
+            return [tel.temps[f"tc{i}"].value for i in range(4)] if tel is not None else []
+
+        def ambient_ok() -> bool:  # read a tick after its measurement started: not in the first frame
+            tel = link.latest
+            return tel is not None and tel.temps["amb"].status == 0
+
+        assert wait_for(lambda: temps() == [30.0, 31.0, 32.0, 33.0] and ambient_ok()), f"read {link.latest}"
+        assert link.latest is not None
+        assert abs(link.latest.temps["amb"].value - sim.plant.room_c) < 1.0  # 0x44, its CRCs checked
         sim.faults.inject("tc-open", 2)  # one chip's fault bits reach only its channel
-        tel = advance_and_read(sim, link, 0.2)
-        assert [int(tel.temps[f"tc{i}"].status) for i in range(4)] == [0, 0, 1, 0]
+        sim.advance(0.3)
+
+        def statuses() -> list[int]:
+            tel = link.latest
+            return [int(tel.temps[f"tc{i}"].status) for i in range(4)] if tel is not None else []
+
+        assert wait_for(lambda: statuses()[2:3] == [1]), f"statuses {statuses()}"
+        assert statuses() == [0, 0, 1, 0] and temps()[:2] + temps()[3:] == [30.0, 31.0, 33.0]
 
 
 def test_pwm_duties_drive_the_plant_and_tach_interrupts_follow_the_fans() -> None:
@@ -100,8 +114,13 @@ def test_a_silent_tach_and_a_bad_sht31_crc_are_handled_as_on_the_other_firmwares
         tel = advance_and_read(sim, link, 0.5)
         assert int(tel.temps["amb"].status) == 0x20  # flagged, not a fault
         sim.faults.inject("tach-missing", 1)
-        tel = advance_and_read(sim, link, 3.5)
-        assert Fault.FAN_STALL in tel.faults and tel.fan_pct == {"fan0": 100.0, "fan1": 100.0}
+        sim.advance(3.5)
+        assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
+        assert link.latest is not None and link.latest.fan_pct == {"fan0": 100.0, "fan1": 100.0}
+
+
+def stalled(link: RigLink) -> bool:
+    return link.latest is not None and Fault.FAN_STALL in link.latest.faults
 
 
 def test_a_pwm_error_restarts_the_board_by_its_watchdog_outputs_safe() -> None:
@@ -154,10 +173,11 @@ def test_the_uptime_runs_on_through_the_tick_counters_wrap() -> None:
     cfg = SimConfig(pacing=Pacing.stepped(), seed=5, firmware="micropython-pico", offset_us=wrap_soon)
     with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
         link.hello()
-        before = advance_and_read(sim, link, 0.5).uptime_ms
-        after = advance_and_read(sim, link, 3.0).uptime_ms
-        assert after - before == 3000
-        assert abs(link.ping().mcu_us - after * 1000) < 200_000
+        frames = link.subscribe()  # every frame from here on, none missed
+        sim.advance(3.0)  # the counter wraps 1 s in
+        uptimes = [frames.get(timeout=30).uptime_ms for _ in range(29)]  # on the line: the reader's pace
+        assert [b - a for a, b in itertools.pairwise(uptimes)] == [100] * 28
+        assert abs(link.ping().mcu_us - uptimes[-1] * 1000) < 200_000
 
 
 def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
@@ -220,7 +240,7 @@ def test_a_miswired_firmware_reads_wrong_on_the_board(tmp_path: Path, edit: Call
         elif check == "no-ambient":
             assert int(tel.temps["amb"].status) == 0x20
         else:
-            assert Fault.FAN_STALL in tel.faults
+            assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
 
 
 @contextmanager

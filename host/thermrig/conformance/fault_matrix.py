@@ -133,6 +133,10 @@ def mcu_reset(t: RigUnderTest) -> str:
     return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
 
 
+def _rebooted(frame: Telemetry | None) -> bool:
+    return frame is not None and Fault.WATCHDOG in frame.faults
+
+
 def pwm_error(t: RigUnderTest) -> str:
     """The heater's PWM driver fails while heating, where a firmware has a PWM driver of its own (the
     Pico's machine.PWM): the heater goes off at once all the same, the MCU restarts by its watchdog and
@@ -151,12 +155,18 @@ def pwm_error(t: RigUnderTest) -> str:
         heater, fans = t.sim.actuators()
         expect(heater == 0 and min(fans) == 1.0, f"outputs {heater:.2f}, {fans} 0.3 s after the PWM failed")
         t.run_for(2.5, heartbeat=False, line_dead=True)  # the watchdog's 2 s
+        deadline = time.monotonic() + 5  # its EVT BOOT is on the line: give the link's reader a moment
+        while t.link.stats.mcu_resets <= resets and time.monotonic() < deadline:
+            time.sleep(0.01)
         expect(t.link.stats.mcu_resets > resets, "no MCU reset within 2.8 s of the PWM failing")
     finally:
         t.faults.clear()
-    frames = t.run_for(3.0, heartbeat=False)  # the next watchdog reset boots with a working PWM
-    last = frames[-1] if frames else None
-    expect(last is not None and Fault.WATCHDOG in last.faults, f"no WATCHDOG latched after the restart: {last}")
+    t.run_for(3.0, heartbeat=False)  # the next watchdog reset boots with a working PWM
+    deadline = time.monotonic() + 5  # the rebooted rig's frames are on the line: the reader reads them
+    while not _rebooted(t.link.latest) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    last = t.link.latest
+    expect(_rebooted(last), f"no WATCHDOG latched after the restart: {last}")
     assert last is not None
     expect(last.heater_pct == 0 and min(last.fan_pct.values()) == 100, "not in the safe state after the restart")
     t.link.command("CLEAR")
