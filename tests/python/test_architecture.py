@@ -156,6 +156,7 @@ SIMULATOR_BUILDERS = {
     "thermrig.cli.sim_cmd",
     "thermrig.cli.bringup_cmd",
     "thermrig.cli.identify_cmd",
+    "thermrig.lab_world.world",  # the simulated lab's rigs (`thermrig lab demo`, the lab tests)
 }
 
 

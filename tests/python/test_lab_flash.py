@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, CAMPAIGN_RIG, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.lab_world.world import BIN, CAMPAIGN_RIG, Lab, Proc, campaign, simulated_lab
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
 from thermrig.protocol.messages import Fault
