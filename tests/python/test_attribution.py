@@ -108,3 +108,14 @@ def test_the_worst_lag_of_plant_drive_and_fio_is_marked_past_the_bound() -> None
     lag = run_lag(RunData("r", {}, jobs=[on_time], counters=counters))
     assert lag is not None and lag.source == "drive" and lag.worst_ms == pytest.approx(80.0) and not lag.over_bound
     assert run_lag(RunData("r", {})) is None
+
+
+def test_a_simulated_onset_in_the_drives_own_time_takes_off_what_the_plant_lost() -> None:
+    # The plant fell behind wall time at 100 ms a second from the job's start: the drive that throttles
+    # after 36 s of its own time does so at 40 s of fio's.
+    series = [100.0] * 39 + [40.0] * 30
+    lag = _trace([100.0 * i for i in range(len(series))])
+    th = throttle_summary([_job(series)], counters={**_account(len(series), 39), "sim_plant_late_ms": lag})
+    assert th.onset_s == 40.0 and th.onset_cause == "thermal"
+    assert th.onset_drive_s == pytest.approx(36.05, abs=0.1) and th.fields(1.0)["onset_drive_s"] == th.onset_drive_s
+    assert throttle_summary([_job(series)], counters=_account(len(series), 39)).onset_drive_s is None  # a real drive
