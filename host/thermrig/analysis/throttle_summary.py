@@ -63,11 +63,10 @@ class ThrottleSummary:
             out["onset_s"] = float(self.onset_s)
         if self.onset_at_s is not None:
             out["onset_at_s"] = float(self.onset_at_s)
-        if self.onset_cause:
-            out["onset_cause"] = self.onset_cause
         if self.onset_drive_s is not None:
             out["onset_drive_s"] = float(self.onset_drive_s)
         if self.plateau_bps is not None:
+            out["onset_cause"] = self.onset_cause  # empty without an onset: a rewrite clears the runner's
             out["host_stalls"] = len(self.host_stalls)
             out["host_stall_s"] = ",".join(map(str, self.host_stalls))  # empty: none (a rewrite clears it)
         return out
