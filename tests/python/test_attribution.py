@@ -108,3 +108,24 @@ def test_the_worst_lag_of_plant_drive_and_fio_is_marked_past_the_bound() -> None
     lag = run_lag(RunData("r", {}, jobs=[on_time], counters=counters))
     assert lag is not None and lag.source == "drive" and lag.worst_ms == pytest.approx(80.0) and not lag.over_bound
     assert run_lag(RunData("r", {})) is None
+
+
+def test_a_simulated_onset_in_the_drives_own_time_takes_off_what_the_plant_lost() -> None:
+    # The plant fell behind wall time at 100 ms a second from the job's start: the drive that throttles
+    # after 36 s of its own time does so at 40 s of fio's.
+    series = [100.0] * 39 + [40.0] * 30
+    lag = _trace([100.0 * i for i in range(len(series))])
+    th = throttle_summary([_job(series)], counters={**_account(len(series), 39), "sim_plant_late_ms": lag})
+    assert th.onset_s == 40.0 and th.onset_cause == "thermal"
+    assert th.onset_drive_s == pytest.approx(36.05, abs=0.1) and th.fields(1.0)["onset_drive_s"] == th.onset_drive_s
+    assert throttle_summary([_job(series)], counters=_account(len(series), 39)).onset_drive_s is None  # a real drive
+
+
+def test_a_host_stall_in_the_plateaus_seconds_does_not_make_the_plateau() -> None:
+    # fio starved for the job's seconds 2-4: fio's throughput alone reads a plateau of 30 and a negative depth
+    series = [100.0, 30.0, 30.0, 30.0] + [100.0] * 30 + [40.0] * 30
+    blind = throttle_summary([_job(series)])
+    assert blind.plateau_bps == 30.0 and blind.depth_pct is not None and blind.depth_pct < 0
+    th = throttle_summary([_job(series)], counters=_account(len(series), 34))
+    assert th.plateau_bps == 100.0 and th.depth_pct == pytest.approx(60.0)
+    assert th.onset_s == 35.0 and th.onset_cause == "thermal" and th.host_stalls == (2,)

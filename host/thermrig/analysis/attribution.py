@@ -86,6 +86,15 @@ class Evidence:
         before = trace.between(at_ms - 3000, at_ms).values
         return float(before[-1]) if len(before) else 0.0
 
+    def plant_lag_ms(self, at_ms: float) -> float | None:
+        """How far the plant's time was behind wall time at at_ms (its latest record then; the simulator's
+        only: None elsewhere)."""
+        trace = self.counters.get("sim_plant_late_ms")
+        if trace is None:
+            return None
+        before = trace.between(-float("inf"), at_ms).values
+        return float(before[-1]) if len(before) else 0.0
+
     def late_ms(self, at_ms: int) -> tuple[str, float]:
         """The latest reply of the virtual drive's server around at_ms: (whose, ms); ("", 0) when none."""
         lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
