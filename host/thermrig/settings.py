@@ -151,9 +151,24 @@ def zephyr_qemu_build() -> Path:
     return (checkout() or Path()) / "build" / "zephyr" / "qemu_cortex_m3"
 
 
+def zephyr_board_build() -> Path:
+    """Where `make firmware-board` builds the board build (the Nucleo's HAL on native_sim_64) in the
+    checkout; an installed package has none (THERMRIG_ZEPHYR_BOARD names one)."""
+    return (checkout() or Path()) / "build" / "zephyr" / "native_sim_64"
+
+
 TOOLS: dict[str, Tool] = {
     "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: packaged("bin/rigsim")),
     "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: zephyr_qemu_build() / "zephyr" / "zephyr.elf"),
+    # The board build: the Nucleo's HAL on native_sim_64 (make firmware-board), a host program.
+    "zephyr-board": Tool("THERMRIG_ZEPHYR_BOARD", default=lambda: zephyr_board_build() / "zephyr" / "zephyr.exe"),
+    # `make firmware-emulator`: the Nucleo-F411RE image with the emulator's config (docs/firmware.md)
+    "stm32-emulator-elf": Tool(
+        "THERMRIG_STM32_EMULATOR_ELF",
+        default=lambda: (
+            (checkout() or Path()) / "build" / "zephyr" / "nucleo_f411re_emulator" / "zephyr" / "zephyr.elf"
+        ),
+    ),
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",

@@ -49,22 +49,29 @@ def test_a_host_stall_before_the_throttle_is_passed_over_and_the_thermal_onset_k
     assert th.depth_pct == pytest.approx(blind.depth_pct)  # the depth does not move
 
 
-def test_a_fall_is_the_hosts_while_the_simulator_was_late() -> None:
+def test_a_fall_is_the_hosts_while_the_drives_server_was_late_enough_to_lose_it() -> None:
     # 20 s of writes at 100, then 40 for good; the drive's account never moves (no throttle it saw).
     series = [100.0] * 20 + [40.0] * 40
     quiet = throttle_summary([_job(series)], counters=_account(len(series), None))
     assert quiet.onset_s == 21.0 and quiet.onset_cause == "cache"  # the drive slowed on its own
-    late = [0.0] * len(series)
-    late[20] = 350.0  # the plant's tick, 350 ms late, as the fall began
-    counters = {**_account(len(series), None), "sim_plant_late_ms": _trace(late)}
-    found = attribute(series, 20, 100.0, Evidence(counters, START_MS))
-    assert found.cause == "host" and "plant 350 ms late" in found.why
-    # the seconds around the late tick are the host's; the fall still there once the simulator was on
+
+    def late(ms: float, whose: str = "sim_drive_late_ms") -> dict[str, Trace]:
+        values = [0.0] * len(series)
+        values[20] = ms  # the worst reply as the fall began
+        return {**_account(len(series), None), whose: _trace(values)}
+
+    found = attribute(series, 20, 100.0, Evidence(late(700.0), START_MS))
+    assert found.cause == "host" and "drive 700 ms late" in found.why  # 0.7 s lost: 60 % of the second
+    # 300 ms late cannot lose 60 % of a second: the fall is the drive's own (a cache running out under a
+    # busy machine); nor does a plant seconds late take throughput away (its figures only come late)
+    assert attribute(series, 20, 100.0, Evidence(late(300.0), START_MS)).cause == "cache"
+    assert attribute(series, 20, 100.0, Evidence(late(9000.0, "sim_plant_late_ms"), START_MS)).cause == "cache"
+    # the seconds around the late reply are the host's; the fall still there once the server was on
     # time again is the drive's
-    stalled = throttle_summary([_job(series)], counters=counters)
+    stalled = throttle_summary([_job(series)], counters=late(700.0))
     assert stalled.host_stalls == (21,) and stalled.onset_s == 25.0 and stalled.onset_cause == "cache"
     # the drive's account moving at the same fall outweighs the lateness: the drive throttled
-    moved = {**_account(len(series), 20), "sim_plant_late_ms": _trace(late)}
+    moved = {**_account(len(series), 20), "sim_drive_late_ms": late(700.0)["sim_drive_late_ms"]}
     assert attribute(series, 20, 100.0, Evidence(moved, START_MS)).cause == "thermal"
 
 

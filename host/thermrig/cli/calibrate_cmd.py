@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.analysis.published import PugetCell
+from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.calibration.crossval import Crossval, Fold, crossval, summarise
 from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, evaluate, fit, fit_sm951
 from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS, read
@@ -25,8 +25,8 @@ from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
-from thermrig.cli.testbed import model_replay
 from thermrig.hardware.profiles import load_chassis
+from thermrig.testbed.replay import model_replay
 
 CROSSVAL_MAXFEV = 1500  # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more
 
@@ -223,6 +223,16 @@ def crossval_cmd(
             (predicted,) = evaluate(model_replay(), load_chassis(), r.fitted, [cell])
             ok = "yes" if Fold.ok(cell, predicted) else "NO"
             what += f" (published {cell.published}): held out {_cell(predicted)} {ok}"
+        else:  # each cell in sample, so a run cut short still has them
+            cells = evaluate(model_replay(), load_chassis(), r.fitted)
+            what += (
+                " ["
+                + "; ".join(
+                    f"{c.slot} / {c.profile} {_cell(p)} {'yes' if Fold.ok(c, p) else 'NO'}"
+                    for c, p in zip(PUGET, cells, strict=True)
+                )
+                + "]"
+            )
         console.print(
             f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}; cost {r.start_cost:.1f} -> "
             f"{r.cost:.2f} in {r.evaluations} evaluations{'' if r.converged else ', stopped by the budget'}",

@@ -13,11 +13,10 @@ from rich.table import Table
 
 from thermrig.calibration.chassis_steps import StepPlan, StepSample, record_steps
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.hardware.profiles import chassis_toml, load_chassis
-from thermrig.link.rig_link import RigLink
 from thermrig.settings import data_dir
 from thermrig.sim.chassis_fit import FITTED, ChassisFit, HeldOutStep, IdentifyError, fit_chassis, fit_held_out
+from thermrig.testbed import LocalRig, open_testbed
 
 
 def fit_table(fit: ChassisFit) -> Table:
@@ -64,9 +63,8 @@ def identify(
     target = out or data_dir() / "chassis" / f"{name}.toml"
     load_chassis()  # the base chassis must read before half an hour of steps is spent
     console = Console()
-    with RigLink(resolve_port(port).port) as link:
-        link.hello()
-        link.start_keepalive(speed=speed)
+    with open_testbed(LocalRig(port, speed=speed)) as bed:
+        link = bed.link
         with Progress(
             TextColumn("identify {task.fields[what]}"), BarColumn(), TimeRemainingColumn(), console=console
         ) as bar:

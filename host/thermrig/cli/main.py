@@ -8,7 +8,7 @@ import typer
 
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, lab_cmd, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.analyze_cmd import analyze
-from thermrig.cli.demo import demo
+from thermrig.cli.demo_cmd import demo
 from thermrig.cli.examples_cmd import examples
 from thermrig.cli.flash_cmd import flash
 from thermrig.cli.grafana_cmd import grafana

@@ -12,13 +12,11 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
-from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
 
@@ -37,6 +35,10 @@ def selftest(
     firmware: Annotated[
         str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
     ] = "rigsim",
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
+    ] = None,
     only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
@@ -58,13 +60,11 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        config = SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware)
-        rig = stack.enter_context(SimulatedRig(config)) if sim else None
-        where = rig.port if rig is not None else resolve_port(port).port
-        link = stack.enter_context(RigLink(where))
-        info = link.hello()
-        console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {where}")
-        target = RigUnderTest(link, rig, destructive=destructive)
+        where = SimulatedRigSpec(Pacing.stepped(), seed=7, firmware=firmware, image=image) if sim else LocalRig(port)
+        bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
+        info = bed.info
+        console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")
+        target = RigUnderTest(bed.link, bed.simulated, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)

@@ -15,7 +15,7 @@ from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
-from thermrig.cli.late import complete_summaries
+from thermrig.cli.late import say_incomplete
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 
@@ -95,7 +95,7 @@ def throttle(
     last 30 s falls below that plateau."""
     settings = resolve_settings(start_local=False)
     console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
-    complete_summaries(settings, console, campaign)
+    say_incomplete(console, campaign)  # reading writes nothing: `thermrig analyze` completes them
     rows = throttle_table(settings, campaign)
     unsent = unsent_runs(campaign)  # runs whose points wait in a spool: marked, never left out
     if runs_from is not None:

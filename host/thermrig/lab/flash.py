@@ -28,8 +28,8 @@ from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError, PlaceTaken
 from thermrig.lab.locks import LockRecord
 from thermrig.lab.test_pc_ssh import ssh_argv, ssh_where
-from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import RigInfo
+from thermrig.testbed import LocalRig, open_testbed
 
 UPLOAD_S = 600.0  # the longest an upload on the test PC may take
 PICO_DEVICE = "auto"  # mpremote's first USB serial device on the test PC: the Pico plugged in there
@@ -140,9 +140,8 @@ def send(upload: Upload, held: HeldPlace, key: str = "") -> None:
 
 def _safe(url: str) -> None:
     """Best effort: whatever runs on the rig now stops heating before its firmware is replaced."""
-    with contextlib.suppress(Exception), RigLink(url) as link:
-        link.hello(timeout=0.5)
-        link.command("SAFE")
+    with contextlib.suppress(Exception), open_testbed(LocalRig(url), keepalive=False, hello_timeout=0.5):
+        pass  # SAFE on the way out
 
 
 def flash_place(
