@@ -14,37 +14,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from firmware_release import BOARDS, write_release
 
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash.release import MANIFEST
+from thermrig.flash.base import FlashError
+from thermrig.flash.release import MANIFEST, image_to_flash
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
-pytestmark = pytest.mark.timeout(900)  # a dozen `thermrig flash` runs
+pytestmark = pytest.mark.timeout(600)  # four `thermrig flash` runs
 
 REPO = Path(__file__).resolve().parents[2]
-BOARDS = ("nucleo_f411re", "nucleo_f446re")
 OLD = "0.0.9+gdeadbee"
-
-
-def stand_in_image(version: str) -> bytes:
-    """Bytes that carry the version stamp as the core's HELLO literal does in a Zephyr image."""
-    return b"\x7fELF" + os.urandom(1024) + f" fw=thermrig-zephyr ver={version}\0".encode() + os.urandom(512)
-
-
-def write_release(tmp_path: Path, version: str, name: str = "release") -> Path:
-    """scripts/release_files.py run on a Zephyr build folder whose images are stand-ins stamped `version`."""
-    build = tmp_path / f"zephyr-{name}"
-    for board in BOARDS:
-        made = build / board / "zephyr"
-        made.mkdir(parents=True)
-        (made / "zephyr.elf").write_bytes(stand_in_image(version))
-        (made / "zephyr.bin").write_bytes(os.urandom(900))
-    out = tmp_path / name
-    script = [sys.executable, str(REPO / "scripts" / "release_files.py"), str(out), str(build), *BOARDS]
-    done = subprocess.run(script, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out
 
 
 def test_the_release_files_and_their_manifest(tmp_path: Path) -> None:
@@ -112,26 +93,35 @@ def test_flash_a_release_to_a_nucleo_checks_its_files_and_hellos_version(
         program = f"-f interface/stlink.cfg -f target/stm32f4x.cfg -c program {elf.name} verify reset exit"
         assert log.read_text().splitlines() == [program]
 
-        r = cli("flash", "--image", str(elf), "--port", sim.port, env=openocd_env)  # its board from the manifest
-        assert r.returncode == 0 and "flashed" in r.stdout, r.stderr
-        one_line_error(cli("flash", "--image", str(elf), "--board", "nucleo_f411re", env=openocd_env), "not the")
-        one_line_error(cli("flash", "--release", str(release), env=openocd_env), "needs --board", "pico")
-        dry = cli("flash", "--release", str(release), "--board", "nucleo_f446re", "--port", sim.port, "--dry-run",
-                  env=openocd_env)  # fmt: skip
+        dry = cli("flash", "--image", str(elf), "--port", sim.port, "--dry-run", env=openocd_env)
         assert dry.returncode == 0 and program in dry.stdout and running in dry.stdout, dry.stderr
-        assert len(log.read_text().splitlines()) == 2  # the dry run uploaded nothing
+        assert len(log.read_text().splitlines()) == 1  # the dry run uploaded nothing
 
         other = write_release(tmp_path, OLD, "other")
         r = cli("flash", "--release", str(other), "--board", "nucleo_f411re", "--port", sim.port, env=openocd_env)
         one_line_error(r, "version differs", OLD, running)
 
-        r = cli("flash", "--release", str(release), "--board", "nucleo_f411re", "--port", sim.port,
-                env={**openocd_env, "FAKE_OPENOCD_FAILS": "1"})  # fmt: skip
+        r = cli("flash", "--image", str(elf), "--port", sim.port, env={**openocd_env, "FAKE_OPENOCD_FAILS": "1"})
         one_line_error(r, "upload failed", "Error: open failed")
+        with RigLink(sim.port) as link:
+            assert link.hello().version == running  # the stand-in board runs on, safe
 
-        elf.write_bytes(elf.read_bytes()[:-1])  # a damaged download: refused before the upload
-        uploads = len(log.read_text().splitlines())
-        r = cli("flash", "--release", str(release), "--board", "nucleo_f446re", "--port", sim.port, env=openocd_env)
-        one_line_error(r, "differs from its manifest", elf.name)
-        assert len(log.read_text().splitlines()) == uploads
-    one_line_error(cli("flash", "--release", str(tmp_path), "--board", "pico", env=openocd_env), "no manifest.json")
+
+def test_a_release_is_checked_before_anything_is_uploaded(tmp_path: Path) -> None:
+    release = write_release(tmp_path, "0.1.0+g1234567")
+    elf = release / "nucleo_f446re" / "thermrig-nucleo_f446re.elf"
+    assert image_to_flash(None, elf, None) == ("nucleo_f446re", elf, "0.1.0+g1234567")  # board from the manifest
+    with pytest.raises(FlashError, match="is the nucleo_f446re firmware of its release, not the nucleo_f411re's"):
+        image_to_flash("nucleo_f411re", elf, None)
+    with pytest.raises(
+        FlashError, match=r"--release needs --board \(the release has: nucleo_f411re, nucleo_f446re, pico\)"
+    ):
+        image_to_flash(None, None, release)
+    with pytest.raises(FlashError, match=r"not a firmware release: no manifest\.json"):
+        image_to_flash("pico", None, tmp_path)
+    elf.write_bytes(elf.read_bytes()[:-1])  # a damaged download
+    with pytest.raises(FlashError, match=f"{elf.name} differs from its manifest"):
+        image_to_flash("nucleo_f446re", None, release)
+    (release / "pico" / "thermrig_fw" / "rig.mpy").unlink()
+    with pytest.raises(FlashError, match=r"rig\.mpy is missing from the release"):
+        image_to_flash("pico", None, release)

@@ -18,14 +18,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from firmware_release import write_release
 from interruptible import with_default_sigint
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash import FlashError, flasher
+from thermrig.flash import FlashError, flasher, image_flasher
 from thermrig.flash.pico import BOARD_FILES, PicoFlasher, mpremote_binary
+from thermrig.flash.release import image_to_flash
 from thermrig.flash.runner import flash
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.sim.server import PlantServer
@@ -123,6 +125,25 @@ def test_flash_copies_resets_and_checks_the_stamped_version(
     calls = [line.split(" resume ") for line in log.read_text().splitlines()]
     assert calls == [[f"connect {port}", "fs cp -r thermrig_fw main.py bootcheck.py :."], [f"connect {port}", "reset"]]
     assert (board / "thermrig_fw" / "version.py").read_text().count(checkout_version()) == 1
+
+
+def test_flash_a_release_copies_its_bytecode_as_it_is_and_checks_the_manifests_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_board: None
+) -> None:
+    """The release's .mpy files (mpy-cross) boot on the unix port and report the manifest's version."""
+    if shutil.which("socat") is None:
+        pytest.skip("socat is not installed (scripts/setup_system.sh installs it)")
+    release = write_release(tmp_path, "0.1.0+g1234567")
+    board, image, version = image_to_flash("pico", None, release)
+    assert (board, version, image) == ("pico", checkout_version(), release / "pico")
+    log, fs = fake_mpremote(tmp_path)
+    monkeypatch.setenv("THERMRIG_MPREMOTE", str(tmp_path / "mpremote"))
+    port = str(tmp_path / "ttyACM0")
+    info = flash(image_flasher(board, image, version), port, lambda text: None, timeout=30)
+    assert (info.firmware, info.version) == ("thermrig-micropython", version)
+    calls = [line.split(" resume ") for line in log.read_text().splitlines()]
+    assert calls == [[f"connect {port}", "fs cp -r bootcheck.mpy main.py thermrig_fw :."], [f"connect {port}", "reset"]]
+    assert sorted(p.relative_to(fs).as_posix() for p in fs.rglob("*.py")) == ["main.py"]  # the rest bytecode
 
 
 def test_dry_run_says_what_it_would_do_and_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
