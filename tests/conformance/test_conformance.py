@@ -46,5 +46,9 @@ def test_every_safety_row_has_a_check() -> None:
         "watchdog reset": "fault:watchdog-reset",
         "heater stuck on": "fault:heater-stuck-on",
         "ambient sensor": "fault:ambient-missing",
+        "output error": "fault:pwm-error:1",
+        "spi-all-ones": "fault:spi-all-ones:2",
+        "spi-all-zeros": "fault:spi-all-zeros:1",
+        "cs-stuck": "fault:cs-stuck:0",
     }.items():
         assert fault in table and check in names
