@@ -1,5 +1,5 @@
-"""`thermrig sim`: run the simulated rig (plant model + a firmware: rigsim, Zephyr in QEMU or on native_sim, MicroPython)
-and serve its port;
+"""`thermrig sim`: run the simulated rig (plant model + a firmware: rigsim, Zephyr in QEMU or on native_sim,
+MicroPython) and serve its port;
 `thermrig sim fault ...`: inject faults into the running simulation."""
 
 from __future__ import annotations
@@ -41,7 +41,11 @@ def sim(
     room: Annotated[float | None, typer.Option(help="Room temperature, °C (default: hardware profile).")] = None,
     link: Annotated[Path | None, typer.Option(help="Serve the port at this path (a symlink to the pty).")] = None,
     firmware: Annotated[
-        str, typer.Option(help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (zephyr: in QEMU; zephyr-board: the Nucleo's HAL on native_sim).")
+        str,
+        typer.Option(
+            help=f"Firmware run against the plant: {', '.join(FIRMWARES)}"
+            " (zephyr: in QEMU; zephyr-board: the Nucleo's HAL on native_sim)."
+        ),
     ] = "rigsim",
     chassis: Annotated[
         str | None,

@@ -258,8 +258,8 @@ CASES = [
     FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, 0.15, channel=2),
     FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, 0.15, channel=1),
     FaultCase(FaultKind.CS_STUCK, Fault.TC_OPEN, 0.15, channel=0),
-    # fan0's PWM driver fails: OUTPUT latches on the next tick and the heater goes off.
-    FaultCase(FaultKind.PWM_ERROR, Fault.OUTPUT, 0.25, channel=1, optional=True),
+    # fan0's PWM driver fails: OUTPUT_ERROR latches on the next tick and the heater goes off.
+    FaultCase(FaultKind.PWM_ERROR, Fault.OUTPUT_ERROR, 0.25, channel=1, optional=True),
     FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
     FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
     FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),
