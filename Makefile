@@ -25,18 +25,14 @@ RAM_BUDGET := 8192
 
 .PHONY: firmware
 .PHONY: pio
+DIST := dist
+.PHONY: dist
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
-DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
-DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
-
-# The main job: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2 profiles
-# sequential-write campaign, then the onset/depth table read back from InfluxDB.
+# The main job, `thermrig demo`: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2
+# profiles sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
-	$(VENV)/bin/thermrig db up
-	$(VENV)/bin/thermrig run $(DEMO_CAMPAIGN) --no-prompt --out $(DEMO_OUT)
-	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
-	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
+	$(VENV)/bin/thermrig demo
 
 # Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
@@ -111,6 +107,14 @@ PIO_ENVS := nucleo_f411re nucleo_f446re
 pio: venv
 	@bash scripts/build_pio.sh $(PIO_ENVS)
 
+# What a lab installs: the agent's wheel (scikit-build-core compiles rigsim, rigsim6 and the nbdkit plugin
+# into it; docs/install.md) and the firmware release files with their manifest (docs/firmware.md).
+dist: venv firmware
+	rm -rf $(DIST)
+	$(VENV)/bin/pip wheel --no-deps --no-build-isolation -q -w $(DIST) ./host
+	$(PY) scripts/release_files.py $(DIST)/firmware $(BUILD)/zephyr $(ZEPHYR_BOARDS)
+	@ls -l $(DIST)/*.whl
+
 # The core's line coverage by the C tests (at least 90 %), then the Nucleo HAL's (rig_hal.c) by the board
 # build's runs on native_sim_64 (scripts/board_coverage.py: the conformance suite on it, two variants).
 coverage: venv build firmware-qemu
@@ -130,13 +134,14 @@ lint: venv
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu firmware-board
+pytest: venv build asan firmware-qemu firmware-board firmware-emulator
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
-# HAL on native_sim_64) and the MicroPython firmware: each firmware's checks on one process, in order
-# (CONFORMANCE_WORKERS=0: all in this process).
-CONFORMANCE_WORKERS ?= 4
+# HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
+# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
+# this process).
+CONFORMANCE_WORKERS ?= 5
 conformance: venv build asan firmware-qemu firmware-board
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		-n $(CONFORMANCE_WORKERS) --dist loadgroup
@@ -181,13 +186,20 @@ calibrate: setup rigsim
 fit: venv
 	$(VENV)/bin/thermrig calibrate fit --write
 
+# Every benchmark, its figures printed and written into docs/figures.md; BENCHES="bench_a bench_b" runs those only.
+BENCHES ?=
 bench: setup build
-	$(PY) bench/run_all.py
+	BENCHES="$(BENCHES)" $(PY) bench/run_all.py
 
 # The Grafana dashboards and provisioning files in docs/grafana, generated from code (docs/grafana.md).
 .PHONY: grafana
 grafana: venv
 	$(VENV)/bin/thermrig grafana --out docs/grafana
+
+# The command reference in docs/cli.md, generated from the command definitions (a test fails when stale).
+.PHONY: docs
+docs: venv
+	$(PY) -m thermrig.cli.reference > docs/cli.md
 
 # The harness diagrams in docs/wiring, drawn with WireViz from hardware/README.md's wiring table.
 .PHONY: wiring
@@ -211,3 +223,14 @@ export THERMRIG_ZEPHYR_BOARD ?= $(CURDIR)/$(BUILD)/zephyr/native_sim_64/zephyr/z
 .PHONY: firmware-board
 firmware-board: venv
 	@bash scripts/build_zephyr.sh native_sim_64
+
+# The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
+# (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
+# make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
+# `make emulator-smoke` also runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes).
+.PHONY: firmware-emulator emulator-smoke
+firmware-emulator: venv
+	@bash scripts/build_zephyr.sh nucleo_f411re:emulator
+
+emulator-smoke: venv firmware-emulator
+	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider

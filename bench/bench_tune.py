@@ -14,9 +14,9 @@ import tempfile
 
 from common import figure
 
-from thermrig.cli.testbed import simulated_chassis_rig
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains
+from thermrig.testbed import SimulatedRigSpec
 from thermrig.tune.air_step import air_step
 from thermrig.tune.auto import auto_tune
 from thermrig.tune.relay import RelayPlan, TuneError
@@ -37,7 +37,7 @@ STEP_S = 500.0
 
 
 def step(scales: dict[str, float], rise: float, gains: Gains | None) -> str:
-    with simulated_chassis_rig(None, scales, seed=4) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(seed=4, chassis_scales=scales).rig() as sim, RigLink(sim.port) as link:
         link.hello()
         if gains is not None:
             link.set(**gains.set_args())
@@ -55,7 +55,7 @@ def main() -> int:
     names = sys.argv[1:] or list(CASES)
     for name in names:
         scales, rise = CASES[name]
-        with simulated_chassis_rig(None, scales, seed=4) as sim, RigLink(sim.port) as link:
+        with SimulatedRigSpec(seed=4, chassis_scales=scales).rig() as sim, RigLink(sim.port) as link:
             link.hello()
             result = sim.run_alongside(link, lambda: auto_tune(link, RelayPlan()))
         print(f"{name}: {result.model.describe()}; tuned {result.gains.describe()}")

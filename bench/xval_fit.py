@@ -13,7 +13,7 @@ import sys
 from thermrig.calibration.fit import fit
 from thermrig.calibration.parameters import MODELS
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, write
-from thermrig.cli.testbed import model_replay
+from thermrig.testbed.replay import model_replay
 
 
 def main() -> None:

@@ -26,9 +26,9 @@ from thermrig.analysis.published import DEPTH_PP, PUGET, PUGET_RUNTIME_S, PugetC
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.fit import SEQ_WRITE
 from thermrig.calibration.parameters import current, read
-from thermrig.cli.testbed import model_replay
 from thermrig.dut.replay import Condition
 from thermrig.hardware.profiles import load_chassis, load_drive_thermal, load_slot
+from thermrig.testbed.replay import model_replay
 
 AIR = np.arange(22.0, 62.01, 0.5)
 SPEED = np.geomspace(0.03, 3.0, 41)

@@ -130,6 +130,16 @@ class Lab:
     ssh_key: str = ""  # the campaign machine's key, which every simulated test PC takes
     stopping: threading.Event = field(default_factory=threading.Event)  # ends the smart-log writers
 
+    def restart_coordinator(self) -> None:
+        """The coordinator stopped and started again on its address, in its folder (its places.yaml kept):
+        what labgrid loses then is who holds which place."""
+        self.coordinator.stop()
+        folder = self.folder / "coordinator"
+        self.coordinator = Proc.start([str(BIN / "labgrid-coordinator"), "--listen", self.address], folder)
+        assert wait_for(lambda: any(x.startswith("listening on ") for x in self.coordinator.lines), 60), (
+            self.coordinator.output()
+        )
+
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
         cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
         proc = self.exporters[name] = Proc.start(cmd, self.folder)

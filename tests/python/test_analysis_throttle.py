@@ -60,6 +60,9 @@ def test_fill_then_write_is_summarised_on_the_write_whatever_the_names() -> None
         "throttled": True,
         "onset_s": 21.0,
         "onset_at_s": 20.0,  # the step at the 20th second's end
+        "onset_cause": "unclear",  # no drive account given: the drive's part is not known
+        "host_stalls": 0,
+        "host_stall_s": "",
     }
     # InfluxDB keeps jobs by name: the position is their order in time, "randwrite-fill" > "randwrite"
     assert positions_by_start({"randwrite": 41_000, "randwrite-fill": 0}) == {"randwrite-fill": 1, "randwrite": 2}

@@ -145,14 +145,15 @@ def test_procedures_do_not_import_the_simulator() -> None:
     assert simulator_imports(import_graph(PACKAGE), declared_layers(DOC.read_text())) == []
 
 
-# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the campaign's
-# testbed (which also hands the calibration its model replay), the commands that run the simulated rig
-# themselves, and `rig identify`, which fits the simulator's chassis to a recording.
+# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the testbed
+# (which also hands the calibration its model replay), `thermrig sim`, which serves the simulated rig
+# itself, `rig bringup --sim`, whose operator the plant plays, and `rig identify`, which fits the
+# simulator's chassis to a recording.
 SIMULATOR_BUILDERS = {
-    "thermrig.cli.testbed",
+    "thermrig.testbed",
+    "thermrig.testbed.simulated",
+    "thermrig.testbed.replay",
     "thermrig.cli.sim_cmd",
-    "thermrig.cli.demo",
-    "thermrig.cli.selftest_cmd",
     "thermrig.cli.bringup_cmd",
     "thermrig.cli.identify_cmd",
 }
@@ -165,6 +166,44 @@ def test_the_simulator_is_built_only_where_declared() -> None:
         if not module.startswith(SIMULATOR) and any(t.startswith(SIMULATOR) for t in targets)
     }
     assert importers <= SIMULATOR_BUILDERS, importers - SIMULATOR_BUILDERS
+
+
+# Where a rig link is built: the link itself, and the testbed, which opens one session with a rig for
+# every command and procedure (and leaves the rig safe however it ends).
+LINK_BUILDERS = ("thermrig.link", "thermrig.testbed")
+
+
+def link_constructions(package: Path) -> list[str]:
+    """`RigLink(...)` calls outside LINK_BUILDERS, as module:line."""
+    bad = []
+    for module, path in sorted(modules(package).items()):
+        if any(module == b or module.startswith(b + ".") for b in LINK_BUILDERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                if name == "RigLink":
+                    bad.append(f"{module}:{node.lineno}")
+    return bad
+
+
+def test_rig_links_are_built_only_by_the_testbed() -> None:
+    assert link_constructions(PACKAGE) == []
+
+
+def test_the_walk_catches_a_rig_link_built_outside_the_testbed(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    for name, text in {
+        "__init__.py": "",
+        "link/__init__.py": "class RigLink: ...\nRigLink()\n",
+        "testbed/__init__.py": "from thermrig.link import RigLink\nRigLink()\n",
+        "cli/__init__.py": "",
+        "cli/demo.py": "from thermrig import link\n\nwith link.RigLink('x') as l:\n    pass\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    assert link_constructions(pkg) == ["thermrig.cli.demo:3"]
 
 
 def test_every_thermrig_import_names_a_module() -> None:
@@ -214,3 +253,39 @@ def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path
         "thermrig.calibration.fit imports thermrig.sim.replay",
         "thermrig.campaign.phases imports thermrig.sim.simulated_rig",
     ]
+
+
+# The source checkout is a dev tool: only thermrig.paths knows where it is (and finds the checkout's
+# build/ and hardware/ in the dev workflow); everything else asks thermrig.paths for the package's data.
+CHECKOUT_AWARE = {"thermrig.paths"}
+
+
+def checkout_references(package: Path) -> list[str]:
+    """Modules outside CHECKOUT_AWARE that name REPO_ROOT (imported, or any name or attribute)."""
+    bad: list[str] = []
+    for module, path in sorted(modules(package).items()):
+        if module in CHECKOUT_AWARE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = (
+                (isinstance(node, ast.Name) and node.id == "REPO_ROOT")
+                or (isinstance(node, ast.Attribute) and node.attr == "REPO_ROOT")
+                or (isinstance(node, ast.alias) and node.name == "REPO_ROOT")
+            )
+            if named and module not in bad:
+                bad.append(module)
+    return bad
+
+
+def test_only_the_dev_tools_know_the_source_checkout() -> None:
+    assert checkout_references(PACKAGE) == []
+
+
+def test_the_walk_catches_a_module_reaching_into_the_checkout(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paths.py").write_text("REPO_ROOT = 1\n")
+    (pkg / "flash.py").write_text("from thermrig.paths import REPO_ROOT\nprint(REPO_ROOT)\n")
+    (pkg / "report.py").write_text("import thermrig.paths\nprint(thermrig.paths.REPO_ROOT)\n")
+    assert checkout_references(pkg) == ["thermrig.flash", "thermrig.report"]

@@ -129,7 +129,7 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
 
     status = thermrig("db", "status", env=influx_env)
     assert "1 runs with" in status.stdout and third in status.stdout and str(out) in status.stdout
-    assert f"summaries incomplete (complete=false) until their points are all in InfluxDB: {third}" in status.stdout
+    assert f"summary incomplete (complete=false) for {third} until their points are all in InfluxDB" in status.stdout
     influx_server.up()
     table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0, table.stdout + table.stderr
@@ -144,7 +144,7 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
     assert before[first]["analysed"] is True and before.get(third, {}).get("complete") in (None, False)
     drained = thermrig("db", "drain", env=influx_env)
     assert drained.returncode == 0 and third in drained.stdout, drained.stdout + drained.stderr
-    assert f"summaries completed for {third}" in drained.stdout and "campaign results rewritten" in drained.stdout
+    assert f"wrote the full summaries of {third}" in drained.stdout and "campaign's results again" in drained.stdout
     assert manifests(out)[third]["all_points_stored"] and manifests(out)[third]["analysed"]
     after = summary_fields(influx, "outage")
     print(
@@ -161,3 +161,26 @@ def test_an_influxdb_outage_leaves_no_data_silently_missing(
     table = thermrig("throttle", "outage", "--runs-from", str(out), env=influx_env)
     assert table.returncode == 0 and "incomplete" not in table.stdout
     assert set(json.loads((out / "state.json").read_text())["completed"]) == {first, second, third}
+
+    # A run whose points are all in but whose summary was never written (InfluxDB gone between the two):
+    # the commands that read say so and write nothing; `thermrig analyze` writes it and says so.
+    manifest_path = out / third / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**manifest, "analysed": False}))
+    written = summary_fields(influx, "outage")
+    said = f"summary incomplete (complete=false) for {third}: their points are all in InfluxDB"
+    for args in (
+        ("throttle", "outage"),
+        ("report", "outage", "--out", str(tmp_path / "report2")),
+        ("db", "status"),
+        ("query", "SELECT count(*) FROM run_summary WHERE campaign = 'outage'"),
+    ):
+        r = thermrig(*args, env=influx_env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert said in r.stdout + r.stderr and "thermrig analyze" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+        assert json.loads(manifest_path.read_text())["analysed"] is False, args  # nothing written
+    assert summary_fields(influx, "outage") == written
+    analyzed = thermrig("analyze", "outage", env=influx_env)
+    assert analyzed.returncode == 0, analyzed.stdout + analyzed.stderr
+    assert f"wrote the full summaries of {third}" in analyzed.stdout + analyzed.stderr
+    assert json.loads(manifest_path.read_text())["analysed"] is True

@@ -135,6 +135,56 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     assert set(holders(lab).values()) == {None}
 
 
+def closing(text: str) -> str:
+    [line] = [x for x in text.splitlines() if x.startswith("campaign ") and " finished" in x]
+    return line
+
+
+def test_a_place_lost_for_good_leaves_the_campaign_to_the_others_and_resume_finishes_there(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    """Nine runs on three places; rig-b's test PC dies in its second run and stays down, through the resume:
+    only that run and that place are named failed, and the resume reruns it on a healthy place."""
+    path = campaign(tmp_path, "gone", lab.address, runs=9, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+
+    def workloads(place: str) -> list[str]:
+        found = [x.split()[1] for x in list(proc.lines) if x.startswith(f"{place}: ") and ": workload" in x]
+        return list(dict.fromkeys(found))
+
+    try:
+        assert wait_for(lambda: len(workloads("rig-b")) >= 2, 400), proc.output()
+        lost_run = workloads("rig-b")[1]
+        lab.fio_servers["rig-b"].stop()  # never brought back in this test's campaign
+        assert proc.popen.wait(400) == 1, proc.output()
+        text = proc.output()
+        assert f"place rig-b lost during run {lost_run}: its test PC's fio server at 127.0.0.1," in text
+        assert [x for x in text.splitlines() if x.startswith("failed run ")] == [
+            x for x in text.splitlines() if x.startswith(f"failed run {lost_run} on rig-b: ")
+        ]
+        line = closing(text)
+        assert f"finished with failed runs ({lost_run}) on rig-b: 8 of 9 ok" in line, line
+        assert "rig-a" not in line and "rig-c" not in line, line
+        assert "not run" not in text
+        runs = manifests(out)
+        assert runs[lost_run]["status"] == "failed"
+        assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
+        assert set(holders(lab).values()) == {None}
+
+        again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        assert "place rig-b left out: its test PC's fio server at 127.0.0.1," in again.stdout, again.stdout
+        assert "9 of 9 runs ok" in closing(again.stdout) and "Error" not in again.stdout + again.stderr
+        rerun = manifests(out)[f"{lost_run}.2"]
+        assert rerun["status"] == "ok" and rerun["lab"]["place"] in ("rig-a", "rig-c")
+        assert set(holders(lab).values()) == {None}
+    finally:
+        proc.stop()
+        lab.start_fio_server("rig-b")
+
+
 def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:
@@ -156,10 +206,16 @@ def test_a_place_whose_exporter_stops_mid_run_is_lost_and_the_others_finish(
     assert runs[lost_run]["status"] == "failed"
     assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
     assert len(runs) == 6 and set(holders(lab).values()) == {None}
+    line = closing(text)
+    assert f"({lost_run}) on rig-a: 5 of 6 ok" in line and "rig-b" not in line and "rig-c" not in line, line
     assert wait_for(lambda: lab.rigs["rig-a"].actuators()[0] == 0.0, 60)  # the rig went safe on its own
     with RigLink(lab.rigs["rig-a"].port) as link:  # its host-lost fault latched: cleared as an operator would
         link.hello()
         link.command("CLEAR")
+    again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "6 of 6 runs ok" in closing(again.stdout) and manifests(out)[f"{lost_run}.2"]["status"] == "ok"
 
 
 def test_a_stopped_campaign_releases_every_place_and_leaves_the_rigs_safe(
@@ -324,3 +380,47 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
         assert f"place {place}: its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in line
     assert set(holders(lab).values()) == {None}
     assert not list(Path(influx_env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))  # our lock records gone
+
+
+def test_a_coordinator_restarted_mid_campaign(lab: Lab, tmp_path: Path, influx_env: dict[str, str]) -> None:
+    """The coordinator restarts while every place runs: its acquisitions and reservations are lost, and each
+    exporter exits with it (labgrid's does; its service starts it again, as here), its ser2net with it, so
+    every place's rig is out of reach: each place is lost, its run failed, the rest not run, every place
+    released, nothing left to cancel; once the rigs' latched HOST_LOST is cleared, a resume finishes."""
+    path = campaign(tmp_path, "restart", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lab.restart_coordinator()
+        for name in PLACES:
+            exporter = lab.exporters[f"exp-{name}"]
+            if exporter.popen.poll() is None:
+                exporter.popen.wait(60)  # it exits when it loses the coordinator
+            lab.start_exporter(f"exp-{name}", lab.folder / f"{name}.yaml", name)
+        proc.popen.wait(400)
+    finally:
+        proc.stop()
+    text = proc.output()
+    assert proc.popen.returncode == 1, text
+    assert "error:" not in text, text  # the reservations the coordinator lost are gone: nothing to cancel
+    runs = manifests(out)
+    lost = {r for r, m in runs.items() if m["status"] == "failed"}
+    assert len(lost) == len(PLACES) and all(f"failed run {r} on " in text for r in lost), text
+    assert all(f"place {name} lost during run " in text for name in PLACES), text
+    [not_run] = [x for x in text.splitlines() if x.startswith("not run (no place left that can): ")]
+    assert len(not_run.split(": ", 1)[1].split(", ")) == 6 - len(lost), not_run
+    line = closing(text)
+    assert "on rig-a, rig-b, rig-c: 0 of 6 ok" in line and all(r in line for r in lost), line
+    assert set(holders(lab).values()) == {None} and campaign_reservations(lab) == 0
+    for name in PLACES:  # left heating by a host that went away: safe on its own, HOST_LOST latched
+        assert wait_for(lambda name=name: lab.rigs[name].actuators()[0] == 0.0, 60)
+        with RigLink(lab.rigs[name].port) as link:  # cleared as an operator would
+            link.hello()
+            link.command("CLEAR")
+    again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=400)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "6 of 6 runs ok" in closing(again.stdout)
+    assert set(holders(lab).values()) == {None}

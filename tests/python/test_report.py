@@ -77,7 +77,7 @@ def test_the_report_opens_in_chromium_with_every_image_and_table(recorded_campai
     assert found, dom.stderr[-2000:]
     check = json.loads(found.group(1).replace("&quot;", '"'))
     drops = json.loads((out / "drop_causes.json").read_text())["rows"]  # the runs throttle: their drops, classified
-    assert drops and all(row["cause"] in ("cache", "thermal", "unclear") for row in drops)
+    assert drops and all(row["cause"] in ("cache", "thermal", "host", "unclear") for row in drops)
     assert check == {"images": 5, "bad": [], "empty": [], "tables": 6, "errors": []}
     shot = tmp_path / "report.png"
     chromium((out / "report.html").as_uri(), tmp_path / "profile2", "--window-size=1200,2400", f"--screenshot={shot}")

@@ -31,6 +31,7 @@ from thermrig.hardware.profiles import load_slot
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import Testbed
 
 CHANNELS = ("chassis_air", "drive_ctrl", "drive_nand")
 STEP_S = 900
@@ -351,7 +352,7 @@ def test_an_active_cool_down_keeps_the_slot_fan_full_until_the_drive_is_within_t
         for _ in range(240):
             second()
         sim.plant.drive_power_w = idle_w
-        phases = Phases(campaign, link, None, ProgressDisplay(Progress(), None), threading.Event())  # type: ignore[arg-type]
+        phases = Phases(campaign, Testbed("sim", link, link.info), ProgressDisplay(Progress(), None), threading.Event())
         out, cooled = sim.run_alongside(link, lambda: phases._cooldown(baseline, args))
         assert out["back_to_baseline"] and out["mode"] == "active"
         assert 0 < out["after_s"] < out["fans_full_s"]  # the recovery figure at the margin; the fans on past it
@@ -384,7 +385,7 @@ def cool_and_settle(tmp_path: Path, lowered: bool) -> tuple[float, float, float,
             step_second(sim, link, frames)
         sim.plant.drive_power_w = idle_w
         ended = frames[-1].uptime_ms
-        phases = Phases(campaign, link, None, ProgressDisplay(Progress(), None), threading.Event())  # type: ignore[arg-type]
+        phases = Phases(campaign, Testbed("sim", link, link.info), ProgressDisplay(Progress(), None), threading.Event())
         with pytest.MonkeyPatch.context() as mp:
             if not lowered:
                 mp.setattr(phases_module, "AIR_OVERSHOOT_C", 0.0)

@@ -9,12 +9,12 @@ from typer.testing import CliRunner
 from waiting import advance_and_read, wait_for
 
 from thermrig.cli.main import app
-from thermrig.cli.testbed import simulated_chassis_rig
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains, GainsError, gains_path, load_gains, rig_key, save_gains
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec
 from thermrig.tune.air_step import air_step
 from thermrig.tune.auto import auto_tune
 from thermrig.tune.relay import RelayPlan, TuneError, relay
@@ -44,7 +44,7 @@ CHASSIS = {
 
 def tune_and_store(scales: dict[str, float]) -> Gains:
     """Tune a simulated rig on the chassis and store the gains for it, as `rig tune --port` does."""
-    with simulated_chassis_rig(None, scales) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales=scales).rig() as sim, RigLink(sim.port) as link:
         info = link.hello()
         result = sim.run_alongside(link, lambda: auto_tune(link, RelayPlan()))
         save_gains(rig_key(info, link.usb_serial), result.gains, result.note(RelayPlan()))
@@ -54,7 +54,7 @@ def tune_and_store(scales: dict[str, float]) -> Gains:
 
 def step_after_connect(scales: dict[str, float], rise_c: float) -> tuple[RigLink, float | None, float]:
     """A fresh rig on the chassis, connected (the HELLO sends whatever gains are stored), and a step."""
-    with simulated_chassis_rig(None, scales) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales=scales).rig() as sim, RigLink(sim.port) as link:
         link.hello()
         r = sim.run_alongside(link, lambda: air_step(link, rise_c, STEP_S))
     return link, r.settle_s, r.overshoot_c
@@ -82,7 +82,7 @@ def test_without_tuning_the_hot_chassis_overshoots(isolated_env: dict[str, str])
 
 def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_env: dict[str, str]) -> None:
     plan = RelayPlan(heater_pct=60.0, rise_c=10.0)
-    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
         link.hello()
         rec = sim.run_alongside(link, lambda: relay(link, plan, Gains.firmware_default()))
         last = advance_and_read(sim, link)
@@ -97,7 +97,7 @@ def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_
 def test_a_heater_that_does_not_warm_the_air_trips_the_firmware_runaway_check(isolated_env: dict[str, str]) -> None:
     """The relay keeps the firmware's runaway check meaningful: an open heater (or one aimed elsewhere)
     while tuning latches HEATER_RUNAWAY as on any heat-up, and the tune stops with the heater off."""
-    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
         link.hello()
         sim.faults.inject("heater-open")
         with pytest.raises(TuneError, match="HEATER_RUNAWAY"):
@@ -111,7 +111,7 @@ def test_a_setpoint_the_heater_cannot_reach_is_named(isolated_env: dict[str, str
     runaway check trips (the relay keeps it watching), and the error says why."""
     plan = RelayPlan(rise_c=30.0)
     with (
-        simulated_chassis_rig(None, {"heater": 0.5}) as sim,
+        SimulatedRigSpec(chassis_scales={"heater": 0.5}).rig() as sim,
         RigLink(sim.port) as link,
         pytest.raises(TuneError, match=r"HEATER_RUNAWAY.*stopped rising at .* short of .*\(\d+\.\d °C more\)"),
     ):
@@ -146,7 +146,7 @@ def test_rig_tune_sim_reports_the_gains_and_stores_nothing(isolated_env: dict[st
 def test_stored_gains_are_sent_at_connection_and_said(
     isolated_env: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
         info = link.hello()
         assert link.gains is None and not caplog.records  # nothing stored: the firmware's defaults, silently
         path = save_gains(rig_key(info, link.usb_serial), Gains(123.4, 5.6, 7.8), "by hand")
@@ -177,7 +177,7 @@ def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
 
 def test_a_rig_that_resets_gets_its_stored_gains_again(isolated_env: dict[str, str]) -> None:
     """A reset rig boots on its firmware's gains: the link's re-handshake sends the stored ones again."""
-    with simulated_chassis_rig(None, {}) as sim, RigLink(sim.port) as link:
+    with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
         info = link.hello()
         save_gains(rig_key(info, link.usb_serial), Gains(300.0, 10.0, 150.0), "by hand")
         link.hello()

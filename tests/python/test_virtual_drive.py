@@ -20,6 +20,7 @@ from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workloads import KINDS, Workload, job_file
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
+from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.virtual_drive.served import VirtualDrive
 
@@ -55,6 +56,13 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
     # The drive counted what fio sent, at its own scale (NVMe data units of 512,000 bytes).
     units = drive_sim.drive.collect().smart_log()["data_units_written"]
     assert units * 512_000 == pytest.approx(written / SCALE, rel=0.02)
+    # The simulator's own record of its lateness rides with the drive's telemetry: nbdkit's replies went
+    # out some time after the drive's timeline said (a thread never wakes early), then nothing was served.
+    sample = SimulatedDrive(drive_sim).telemetry().source
+    assert sample is not None
+    served, idle = sample(), sample()
+    assert served["sim_drive_late_ms"] > 0 and idle["sim_drive_late_ms"] == 0
+    assert served["sim_plant_late_ms"] >= 0 and "composite_c" in served
 
 
 def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The drive's own account of its throttling, where it reports one: NVMe thermal-management transition
-counts and times (smart-log, cumulative since power-on: a run's share is last minus first) and the
-power state (only where the monitor records `power_state`)."""
+counts and times (smart-log, cumulative since power-on: a run's share is last minus first), the OCP
+extended SMART log's thermal throttling event count where the drive has one, and the power state (only
+where the monitor records `power_state`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 from thermrig.analysis.run_data import Trace
 
-COUNTERS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s")
+COUNTERS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "ocp_throttle_events")
 
 
 @dataclass(frozen=True)

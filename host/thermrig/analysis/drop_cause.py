@@ -1,4 +1,4 @@
-"""Thermal or cache? Each throughput drop of a campaign's runs, classified (docs/analysis.md):
+"""Thermal, cache or host? Each throughput drop of a campaign's runs, classified (docs/analysis.md):
 
 - a drop is a fall of the measured job's throughput below (1 - FALL) of the median of the 3 seconds
   before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
@@ -12,6 +12,9 @@
 - **thermal**: at a power-state change or TMT step (or while the drive is already in a throttled power
   state: the throttle deepening), and at bytes written no other condition drops at (it moves with
   temperature);
+- **host**: no power-state change or TMT step at it, and the host shows a stall (analysis.attribution:
+  the simulator's ticks late, fio's latency flat while its I/O count fell, or the level back within
+  seconds);
 - **unclear** otherwise, with the reason (e.g. the drive's power state is not recorded).
 """
 
@@ -21,16 +24,14 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from thermrig.analysis.attribution import Evidence, attribute
 from thermrig.analysis.run_data import RunData
-from thermrig.analysis.throttle import level_after
-from thermrig.analysis.throttle_summary import job_series, measured_job
+from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after
+from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
 
-FALL = 0.08  # a light throttle state can cap writes by as little as 10 %
-HOLD = 2  # seconds below, in a row
-SETTLE_S = 3
 DRIVE_WINDOW_MS = (-3000, 2000)  # the drive's state changes just before its throughput falls
 SAME_BYTES = 0.1  # relative; at least 1 GB
-COUNTERS = ("power_state", "tmt1_count", "tmt2_count")
+COUNTERS = ("power_state", "tmt1_count", "tmt2_count", "ocp_throttle_events")
 
 
 @dataclass(frozen=True)
@@ -47,23 +48,7 @@ class Drop:
     drive_state_known: bool
     cause: str = ""
     why: str = ""
-
-
-def find_drops(series: list[float]) -> list[int]:
-    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds and its level
-    after stays down: a dip back at the level within the seconds after is the host (fio starved of CPU
-    on a loaded machine), not the drive."""
-    drops: list[int] = []
-    i = SETTLE_S
-    while i + HOLD <= len(series):
-        level = statistics.median(series[i - SETTLE_S : i])
-        low = (1 - FALL) * level
-        if level > 0 and all(series[i + k] < low for k in range(HOLD)) and level_after(series, i, SETTLE_S) < low:
-            drops.append(i)
-            i += HOLD + SETTLE_S
-        else:
-            i += 1
-    return drops
+    host: str = ""  # the host's stall at it, when analysis.attribution calls the drop the host's
 
 
 def throttle_state(data: RunData, at_ms: int) -> float:
@@ -104,10 +89,12 @@ def run_drops(data: RunData) -> list[Drop]:
     writes = [log for log in job if log.direction == "write"]
     _, written = job_series(writes) if writes else (None, [])
     condition = _condition(data)
+    evidence = Evidence(data.counters, start, latency_series(job, start))
     out = []
     for i in find_drops(series):
         at_ms = start + i * 1000
         events, known = _events(data, at_ms)
+        found = attribute(series, i, statistics.median(series[i - SETTLE_S : i]), evidence, FALL)
         state = throttle_state(data, at_ms)
         if not events and state > 0:  # the throttle deepening within a throttled power state
             events = (f"in power_state {state:g}",)
@@ -123,6 +110,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
                 known,
+                host=found.why if found.cause == "host" else "",
             )
         )
     return out
@@ -149,7 +137,9 @@ def classify(runs: Iterable[RunData]) -> list[Drop]:
     for d in drops:
         others = {_condition(r) for r in runs if r.tags.get("workload", "") == d.workload} - {d.condition}
         same = {o.condition for o in drops if o.condition in others and _same_bytes(o, d)}
-        if not d.drive_state_known:
+        if d.host and not d.drive_events:
+            cause, why = "host", d.host
+        elif not d.drive_state_known:
             cause, why = "unclear", "the drive's power state and TMT counters are not recorded"
         elif not others:
             cause, why = "unclear", "one chassis condition only: nothing to compare the bytes written with"

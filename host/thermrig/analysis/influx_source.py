@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from thermrig.analysis.attribution import ACCOUNT, LATENESS
 from thermrig.analysis.run_data import FACTORS, LAB_TAGS, Gap, RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog, positions_by_start
 from thermrig.db.query import QueryError, Series, influxql
@@ -16,7 +17,7 @@ from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
 from thermrig.db.settings import InfluxSettings
 
 BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
-COUNTER_FIELDS = ("tmt1_count", "tmt1_time_s", "tmt2_count", "tmt2_time_s", "power_state")
+COUNTER_FIELDS = (*ACCOUNT, "ocp_throttle_status", *LATENESS)  # the drive's account, the simulator's lateness
 TAGS = ("rig", "campaign", *FACTORS, *LAB_TAGS)
 UPTIME = "uptime_ms"  # rig_telemetry: the rig's own clock, for axes in rig time
 
@@ -71,7 +72,8 @@ def campaign_runs(settings: InfluxSettings, campaign: str, only_run: str | None 
 
 def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) -> None:
     group = _group("run", "job", "rw")
-    fio = influxql(settings, f"SELECT bw_bps, iops FROM {FIO_INTERVAL} WHERE {where} GROUP BY {group}", epoch="ms")
+    q = f"SELECT bw_bps, iops, lat_mean_ns FROM {FIO_INTERVAL} WHERE {where} GROUP BY {group}"
+    fio = influxql(settings, q, epoch="ms")
     by_run: dict[str, list[Series]] = defaultdict(list)
     for s in fio:
         if s.values:
@@ -94,6 +96,7 @@ def _add_jobs(settings: InfluxSettings, where: str, runs: dict[str, RunData]) ->
                     tuple(int(v[0]) for v in rows),
                     tuple(float(v[1]) for v in rows),
                     tuple(float(v[2] or 0.0) for v in rows) if any(v[2] is not None for v in rows) else (),
+                    tuple(float(v[3] or 0.0) for v in rows) if any(v[3] is not None for v in rows) else (),
                 )
             )
 
@@ -121,11 +124,22 @@ def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None 
     walk every empty second between runs)."""
     runs = campaign_runs(settings, campaign, only_run)
     for measurement in (TELEMETRY, DRIVE):
-        types = _all_fields(settings, measurement)
-        fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float")
-        fields += [f for f in (*COUNTER_FIELDS, UPTIME) if f in types]
-        if not fields:
-            continue
+        _add_measurement(settings, runs, measurement, temps=True)
+    return runs
+
+
+def add_counters(settings: InfluxSettings, runs: list[RunData]) -> list[RunData]:
+    """The runs with their drive counters and the simulator's lateness added (drive_smart), no temperatures:
+    what attributing each fall of the throughput needs (analysis.attribution)."""
+    _add_measurement(settings, runs, DRIVE, temps=False)
+    return runs
+
+
+def _add_measurement(settings: InfluxSettings, runs: list[RunData], measurement: str, temps: bool) -> None:
+    types = _all_fields(settings, measurement)
+    fields = sorted(f for f, kind in types.items() if f.endswith("_c") and kind == "float") if temps else []
+    fields += [f for f in (*COUNTER_FIELDS, UPTIME) if f in types]
+    if fields:
         select = ", ".join(f'mean("{f}") AS "{f}"' for f in fields)
         for data in runs:
             start, end = run_window(data)
@@ -134,7 +148,6 @@ def load_campaign(settings: InfluxSettings, campaign: str, only_run: str | None 
             for s in influxql(settings, q, epoch="ms"):
                 if s.values:
                     _add_series(data, measurement, s)
-    return runs
 
 
 def _add_series(data: RunData, measurement: str, s: Series) -> None:

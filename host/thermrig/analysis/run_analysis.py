@@ -11,6 +11,7 @@ import numpy as np
 
 from thermrig.analysis.consistency import consistency_score
 from thermrig.analysis.drive_state import DriveState, drive_state
+from thermrig.analysis.lag import Lag, run_lag
 from thermrig.analysis.run_data import CONTROLLER, RunData, Trace
 from thermrig.analysis.sweep import SweepPoint, sweep_curve
 from thermrig.analysis.throttle_summary import ThrottleSummary, job_series, measured_job, throttle_summary
@@ -39,6 +40,7 @@ class RunSummary:
     iops_consistency: float | None = None
     sweep: list[SweepPoint] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # what this run lacks, in words
+    lag: Lag | None = None  # the simulated world's worst lag in the workload (analysis.lag); None: unmeasured
 
     @property
     def complete(self) -> bool:
@@ -62,7 +64,7 @@ def recovery_after(ctrl: Trace, baseline_c: float, from_ms: int, margin_c: float
 
 def analyse_run(data: RunData, thresholds: tuple[float, ...] = THRESHOLDS_C) -> RunSummary:
     missing: list[str] = []
-    th = throttle_summary(data.jobs, data.scale)
+    th = throttle_summary(data.jobs, data.scale, counters=data.counters)
     if th.note:
         missing.append(th.note)
     if data.status not in (None, "ok"):
@@ -108,6 +110,7 @@ def analyse_run(data: RunData, thresholds: tuple[float, ...] = THRESHOLDS_C) -> 
         scale=data.scale,
         sweep=sweep_curve(data.jobs, data.scale),
         missing=missing,
+        lag=run_lag(data),
     )
     _, iops = job_series(measured_job(data.jobs), iops=True)
     if len(iops) >= 2:

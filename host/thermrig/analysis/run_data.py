@@ -8,28 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thermrig.analysis.throttle_summary import JobLog
+from thermrig.analysis.trace import Trace
 
 CONTROLLER = "rig_telemetry.drive_ctrl_c"  # the thermocouple on the drive's controller
 FACTORS = ("slot", "heatsink", "airflow", "profile", "workload", "drive_model", "hctm")
 LAB_TAGS = ("place", "test_pc", "firmware")  # a lab's runs (thermrig run --lab): where each ran
-
-
-@dataclass(frozen=True)
-class Trace:
-    """One sensor or counter against time: Unix ms and values, in time order."""
-
-    t_ms: np.ndarray
-    values: np.ndarray
-
-    def at(self, ms: float) -> float | None:
-        """Linear interpolation at ms; None outside the trace (never extrapolated)."""
-        if len(self.t_ms) == 0 or ms < self.t_ms[0] or ms > self.t_ms[-1]:
-            return None
-        return float(np.interp(ms, self.t_ms, self.values))
-
-    def between(self, start_ms: float, end_ms: float) -> Trace:
-        keep = (self.t_ms >= start_ms) & (self.t_ms <= end_ms)
-        return Trace(self.t_ms[keep], self.values[keep])
 
 
 def sensor_label(key: str) -> str:

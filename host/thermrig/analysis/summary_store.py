@@ -80,6 +80,8 @@ def run_fields(s: RunSummary) -> dict[str, float | int | str | bool]:
         out[f"run_{name}"] = float(delta)
     if s.drive.max_power_state is not None:
         out["max_power_state"] = int(s.drive.max_power_state)
+    if s.lag is not None:
+        out.update(s.lag.fields())
     return {k: v for k, v in out.items() if not isinstance(v, float) or math.isfinite(v)}
 
 

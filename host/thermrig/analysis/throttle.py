@@ -5,7 +5,9 @@
 - plateau: the median of the three seconds after the first second that moved data (that one is partial);
 - onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
   (1 - DROP) x plateau whose level after (the median of the PLATEAU_S seconds past the first) is below
-  it too (one slow second, or a dip back at the plateau, is a hiccup of the host, not a throttle);
+  it too (one slow second, or a dip back at the plateau, is a hiccup of the host, not a throttle), and
+  that is not a host stall (a `stall` judge says so: analysis.attribution, from the drive's own account
+  and the host's lateness; the stalls passed over are kept, by their first second);
 - onset moment: when the throughput left the plateau, from the throughput lost in the first slow second
   and the one before it (a drop late in a second leaves that second within 10 % of the plateau), taken
   as a step from the plateau to the next second's level (what the temperatures at the onset are read at);
@@ -15,7 +17,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 DROP = 0.10  # a second 10 % under the plateau has left it
@@ -31,13 +33,19 @@ class Throttle:
     depth_pct: float
     seconds: int
     onset_at_s: float | None = None  # the onset moment: onset_s - 2 <= it <= onset_s
+    host_stalls: tuple[int, ...] = ()  # falls before the onset judged host stalls: their first second (1-based)
 
 
-def throttle_of(series: Sequence[float], reference: float | None = None) -> Throttle:
+# Is the fall at series index i, from the level given, a stall of the host (not the drive)?
+StallJudge = Callable[[int, float], bool]
+
+
+def throttle_of(series: Sequence[float], reference: float | None = None, stall: StallJudge | None = None) -> Throttle:
     """series[i] = mean throughput over second i + 1 of the job (i = 0 is the first second).
 
     reference: a plateau known from elsewhere (the best run of the same workload), for a drive that is
-    throttled from its first second and so has no plateau of its own to leave."""
+    throttled from its first second and so has no plateau of its own to leave.
+    stall: judges each fall that would be the onset; one it calls a host stall is passed over."""
     if len(series) < TAIL_S + 5:
         raise ValueError(f"a throttle needs at least {TAIL_S + 5} s of throughput, got {len(series)}")
     first = next((i for i, v in enumerate(series) if v > 0), None)
@@ -49,20 +57,26 @@ def throttle_of(series: Sequence[float], reference: float | None = None) -> Thro
     line = (1 - DROP) * plateau
     low = [v < line for v in series]
     begin = first if reference is not None else first + 1  # against a reference even the first second counts
-    first_low = next(
-        (
-            i
-            for i in range(begin, len(low) - SUSTAIN + 1)
-            if all(low[i : i + SUSTAIN]) and level_after(series, i) < line
-        ),
-        None,
-    )
+    first_low: int | None = None
+    stalls: list[int] = []
+    last_stalled = -2
+    for i in range(begin, len(low) - SUSTAIN + 1):
+        if not low[i]:
+            continue
+        if stall is not None and stall(i, plateau):  # the host's: passed over, by its first second
+            if i != last_stalled + 1:  # else the second before was this stall's too
+                stalls.append(i + 1)
+            last_stalled = i
+            continue
+        if all(low[i : i + SUSTAIN]) and level_after(series, i) < line:
+            first_low = i
+            break
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     if first_low is None:
-        return Throttle(plateau=plateau, onset_s=None, depth_pct=depth, seconds=len(series))
+        return Throttle(plateau, None, depth, len(series), host_stalls=tuple(stalls))
     at = _step_moment(series, max(begin, first_low - 1), first_low, plateau)
-    return Throttle(plateau=plateau, onset_s=first_low + 1.0, depth_pct=depth, seconds=len(series), onset_at_s=at)
+    return Throttle(plateau, first_low + 1.0, depth, len(series), onset_at_s=at, host_stalls=tuple(stalls))
 
 
 def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> float:
@@ -95,3 +109,25 @@ def per_second(stamps_ms: Sequence[int], values: Sequence[float], start_ms: int 
         if len(out) == i:
             out.append(float(v))
     return out
+
+
+FALL = 0.08  # a drop: a light throttle state can cap writes by as little as 10 %
+HOLD = 2  # seconds below, in a row
+SETTLE_S = 3
+
+
+def find_drops(series: Sequence[float]) -> list[int]:
+    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds and its level
+    after stays down: a dip back at the level within the seconds after is the host (fio starved of CPU
+    on a loaded machine), not the drive."""
+    drops: list[int] = []
+    i = SETTLE_S
+    while i + HOLD <= len(series):
+        level = statistics.median(series[i - SETTLE_S : i])
+        low = (1 - FALL) * level
+        if level > 0 and all(series[i + k] < low for k in range(HOLD)) and level_after(series, i, SETTLE_S) < low:
+            drops.append(i)
+            i += HOLD + SETTLE_S
+        else:
+            i += 1
+    return drops

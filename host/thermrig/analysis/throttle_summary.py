@@ -5,11 +5,14 @@ comparing job names; its directions are added second by second."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from thermrig.analysis.attribution import Evidence, attribute
 from thermrig.analysis.fio_log import LogPoint
-from thermrig.analysis.throttle import TAIL_S, per_second, throttle_of
+from thermrig.analysis.throttle import FALL, SETTLE_S, TAIL_S, find_drops, per_second, throttle_of
+from thermrig.analysis.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,7 @@ class JobLog:
     stamps_ms: tuple[int, ...]  # window-end stamps, Unix ms
     values: tuple[float, ...]  # bytes/s as fio measured them (on the wire for the virtual drive)
     iops: tuple[float, ...] = ()  # the same seconds' IOPS, when known
+    lat_ns: tuple[float, ...] = ()  # the same seconds' mean latency, ns, when known
 
 
 @dataclass(frozen=True)
@@ -33,10 +37,20 @@ class ThrottleSummary:
     depth_pct: float | None
     note: str  # why there is no onset or depth, when there is none; "" otherwise
     onset_at_s: float | None = None  # the onset moment, up to 2 s before onset_s; set with it (throttle.py)
+    onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
+    onset_why: str = ""
+    host_stalls: tuple[int, ...] = ()  # falls judged the host's: their first second into the job
 
     @property
     def throttled(self) -> bool:
         return self.onset_s is not None
+
+    def describe_stalls(self) -> str:
+        """ "host stalls at 12, 33 s" (empty without any)."""
+        if not self.host_stalls:
+            return ""
+        plural = "s" if len(self.host_stalls) > 1 else ""
+        return f"host stall{plural} at {', '.join(map(str, self.host_stalls))} s"
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
         """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
@@ -48,18 +62,24 @@ class ThrottleSummary:
             out["onset_s"] = float(self.onset_s)
         if self.onset_at_s is not None:
             out["onset_at_s"] = float(self.onset_at_s)
+        if self.onset_cause:
+            out["onset_cause"] = self.onset_cause
+        if self.plateau_bps is not None:
+            out["host_stalls"] = len(self.host_stalls)
+            out["host_stall_s"] = ",".join(map(str, self.host_stalls))  # empty: none (a rewrite clears it)
         return out
 
 
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 
-def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = ()) -> list[JobLog]:
-    """fio's bandwidth (KiB/s) and IOPS log points of numbered jobs as job logs in bytes/s."""
+def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = (), lat: Iterable[LogPoint] = ()) -> list[JobLog]:
+    """fio's bandwidth (KiB/s), IOPS and latency (ns) log points of numbered jobs as job logs in bytes/s."""
     grouped: dict[tuple[int, int], list[LogPoint]] = {}
     for p in bw:
         grouped.setdefault((p.job, p.ddir), []).append(p)
     rates = {(p.job, p.ddir, p.timestamp_ms): float(p.value) for p in iops}
+    lats = {(p.job, p.ddir, p.timestamp_ms): float(p.value) for p in lat}
     return [
         JobLog(
             job,
@@ -67,6 +87,7 @@ def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = ()) -> list
             tuple(p.timestamp_ms for p in ps),
             tuple(p.value * 1024.0 for p in ps),
             tuple(rates.get((job, ddir, p.timestamp_ms), 0.0) for p in ps) if rates else (),
+            tuple(lats.get((job, ddir, p.timestamp_ms), 0.0) for p in ps) if lats else (),
         )
         for (job, ddir), ps in sorted(grouped.items())
     ]
@@ -101,8 +122,26 @@ def job_series(logs: list[JobLog], iops: bool = False) -> tuple[int | None, list
     return start, total
 
 
-def throttle_summary(logs: Iterable[JobLog], scale: float = 1.0, reference_bps: float | None = None) -> ThrottleSummary:
-    """Never raises on odd data: a missing, short or all-zero series gives no onset and says why."""
+def latency_series(logs: list[JobLog], start_ms: int) -> list[float]:
+    """One job's mean latency per second (ns), the mean of its directions that logged one; 0: none."""
+    per_dir = [per_second(log.stamps_ms, log.lat_ns, start_ms=start_ms) for log in logs if log.lat_ns]
+    out: list[float] = []
+    for i in range(max((len(s) for s in per_dir), default=0)):
+        values = [s[i] for s in per_dir if i < len(s) and s[i] > 0]
+        out.append(sum(values) / len(values) if values else 0.0)
+    return out
+
+
+def throttle_summary(
+    logs: Iterable[JobLog],
+    scale: float = 1.0,
+    reference_bps: float | None = None,
+    counters: dict[str, Trace] | None = None,
+) -> ThrottleSummary:
+    """Never raises on odd data: a missing, short or all-zero series gives no onset and says why.
+
+    counters: the run's drive_smart traces (the drive's account, the simulator's lateness): each fall
+    is attributed (analysis.attribution) and a host stall is never the onset."""
     job = measured_job(logs)
     start, series = job_series(job)
     position = job[0].position if job else None
@@ -112,9 +151,35 @@ def throttle_summary(logs: Iterable[JobLog], scale: float = 1.0, reference_bps: 
         note = f"only {len(series)} s of throughput (onset and depth need {TAIL_S + 5} s)"
         return ThrottleSummary(position, start, len(series), None, None, None, note)
     reference = None if reference_bps is None else reference_bps * scale
-    th = throttle_of(series, reference)
+    assert start is not None
+    evidence = Evidence(counters or {}, start, latency_series(job, start))
+
+    def stall(i: int, level: float) -> bool:
+        return attribute(series, i, level, evidence).cause == "host"
+
+    th = throttle_of(series, reference, stall)
     if th.plateau <= 0:
         return ThrottleSummary(position, start, len(series), None, None, None, "no throughput at the job's start")
+    cause = why = ""
+    stalls = list(th.host_stalls)
+    if th.onset_s is not None:
+        onset = int(th.onset_s) - 1
+        found = attribute(series, onset, th.plateau, evidence)
+        cause, why = found.cause, found.why
+        for i in find_drops(series):  # the falls after the onset (the throttle deepening, or the host)
+            level = statistics.median(series[i - SETTLE_S : i])
+            if i > onset + 1 and attribute(series, i, level, evidence, FALL).cause == "host":
+                stalls.append(i + 1)
     return ThrottleSummary(
-        position, start, len(series), th.plateau / scale, th.onset_s, th.depth_pct, "", onset_at_s=th.onset_at_s
+        position,
+        start,
+        len(series),
+        th.plateau / scale,
+        th.onset_s,
+        th.depth_pct,
+        "",
+        onset_at_s=th.onset_at_s,
+        onset_cause=cause,
+        onset_why=why,
+        host_stalls=tuple(stalls),
     )

@@ -1,12 +1,14 @@
 """The Puget-style table, read back from InfluxDB: per run of a campaign, throttle onset and depth from
 fio's per-second bandwidth (measurement fio_interval) through the one throttle summary
-(analysis.throttle_summary), beside the published figures when asked."""
+(analysis.throttle_summary), each fall attributed with the drive's counters and the simulator's lateness
+(drive_smart), beside the published figures when asked."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from thermrig.analysis.influx_source import NoData, campaign_runs
+from thermrig.analysis.influx_source import NoData, add_counters, campaign_runs
+from thermrig.analysis.lag import run_lag
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
@@ -26,6 +28,9 @@ class ThrottleRow:
     depth_pct: float | None
     plateau_bps: float | None  # at the drive's scale (the virtual drive's wire scale undone)
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
+    onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
+    host_stalls: tuple[int, ...] = ()  # falls of the throughput judged the host's, first second into the job
+    lag_ms: float | None = None  # the simulated world's worst lag in the workload (analysis.lag); None: unmeasured
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
     status: str | None = "ok"  # how the run ended (its run_stop: ok, failed, aborted); None: never stopped
 
@@ -34,7 +39,8 @@ class ThrottleRow:
 
 
 def row_of(data: RunData) -> ThrottleRow:
-    th = throttle_summary(data.jobs, data.scale)
+    th = throttle_summary(data.jobs, data.scale, counters=data.counters)
+    lag = run_lag(data)
     notes = [th.note] if th.note else []
     if data.status not in (None, "ok"):
         notes.append(f"run {data.status}")
@@ -42,6 +48,10 @@ def row_of(data: RunData) -> ThrottleRow:
         notes.append("run never stopped")
     origin = data.phases.get("workload", th.start_ms)
     notes += [gap.describe(origin) for gap in data.workload_gaps()]
+    if th.host_stalls:
+        notes.append(th.describe_stalls())
+    if lag is not None and lag.over_bound:
+        notes.append(lag.describe())
     if data.stored.get("analysed") is False:  # the campaign runner's summary, not yet completed
         notes.append("summary not analysed yet (complete=false)")
     t = data.tags
@@ -56,6 +66,9 @@ def row_of(data: RunData) -> ThrottleRow:
         onset_s=th.onset_s,
         depth_pct=th.depth_pct,
         plateau_bps=th.plateau_bps,
+        onset_cause=th.onset_cause,
+        host_stalls=th.host_stalls,
+        lag_ms=None if lag is None else lag.worst_ms,
         note="; ".join(notes),
         hctm=t.get("hctm") or "-",
         status=data.status,
@@ -69,4 +82,4 @@ def throttle_table(settings: InfluxSettings, campaign: str) -> list[ThrottleRow]
         runs = campaign_runs(settings, campaign)
     except NoData:
         return []
-    return [row_of(data) for data in runs]
+    return [row_of(data) for data in add_counters(settings, runs)]

@@ -81,6 +81,7 @@ class FitResult:
     cost: float
     start_cost: float
     evaluations: int
+    converged: bool  # every Powell start ran to its tolerances (xtol, ftol), none stopped by the budget
 
 
 def fit(
@@ -94,7 +95,9 @@ def fit(
 ) -> FitResult:
     """Powell within the bounds from base's values (the profiles' by default), then from the best point
     so far with the throttle gain at each of gain_starts (when the model frees it), maxfev evaluations
-    shared among the starts; the result is the best point seen, the start included."""
+    shared among the starts; the result is the best point seen, the start included. converged: each start
+    that ran ended on Powell's tolerances rather than on the budget (a start the budget left no room for
+    counts as not converged)."""
     chassis = load_chassis()
     base = current() if base is None else base
     free = model.free
@@ -117,23 +120,28 @@ def fit(
     gains: list[float | None] = [None]
     if "throttle_gain_w_per_k_s" in names:
         gains += list(gain_starts)
+    converged = True
     for k, gain in enumerate(gains):
         budget = (maxfev - calls[0]) // (len(gains) - k)
         x = list(x0) if gain is None else list(best[0][1])  # a later start: the best point, the gain moved
         if gain is not None:
             i = names.index("throttle_gain_w_per_k_s")
-            if budget < 2 * len(free) or abs(x[i] - gain) < 1e-9:
+            if abs(x[i] - gain) < 1e-9:
+                continue
+            if budget < 2 * len(free):
+                converged = False
                 continue
             x[i] = gain
-        minimize(
+        res = minimize(
             objective,
             np.array(x),
             method="Powell",
             bounds=[(b.lo, b.hi) for b in free],
             options={"maxfev": budget, "xtol": 1e-3, "ftol": 1e-4},
         )
+        converged = converged and bool(res.success)
     c, x = best[0]
-    return FitResult(model.apply(x, base), c, start_cost, calls[0])
+    return FitResult(model.apply(x, base), c, start_cost, calls[0], converged)
 
 
 SM951_BOUNDS = (

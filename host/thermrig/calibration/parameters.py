@@ -7,7 +7,8 @@ bottom slots in the heater's exhaust, the underside's air speed tied to the upri
 the Puget cells constrain free (16 numbers; docs/virtual-drive.md, Calibration and "Out of sample"). The
 models it grew from, kept to compare against (`thermrig calibrate crossval --model NAME`): `IDENTIFIED` (no
 exhaust, 18 free, the fit before), `EXHAUST` (19), `EXHAUST_TIED` (18, the throttle gain and TMT2 power
-free); `FREE` frees all 22 numbers, the fit before issue 20."""
+free); `FREE` frees all 22 numbers, the fit before issue 20. `PRIOR` and `start_point`: where a fit starts that
+has seen no Puget cell (`thermrig calibrate crossval`)."""
 
 from __future__ import annotations
 
@@ -284,3 +285,46 @@ EXHAUST_TIED_HELD = Model(  # make fit's (FIT_MODEL): docs/virtual-drive.md, "Mo
 )
 MODELS = {m.name: m for m in (IDENTIFIED, EXHAUST, EXHAUST_TIED, EXHAUST_TIED_HELD, FREE)}
 FIT_MODEL = EXHAUST_TIED_HELD  # what make fit fits, crossval and sensitivity judge by default
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A physical value for a calibrated number, and where it comes from: where a fit starts that has
+    seen no Puget cell (`thermrig calibrate crossval`'s folds)."""
+
+    name: str
+    value: float
+    source: str
+
+
+MIDDLE_SOURCE = "no published value: the middle of its bound"
+PRIOR = (  # ../shared/reference/physics.md; every other number starts at its bound's middle (MIDDLE_SOURCE)
+    Prior("tmt1_c", 75.0, "no published threshold; 'start near 70-80 C on the controller': the middle of that"),
+    Prior("board_capacity_j_per_k", 9.0, "M.2 2280 board <= 10 g (spec): ~9 J/K (EST)"),
+    Prior(
+        "single_gpu_load.air_c",
+        39.0,
+        "Tom's Hardware: 39 C at the hottest point of a closed case, one GPU under FurMark",
+    ),
+)
+STARTS = ("prior", "middle", "profiles")  # where a crossval fit starts: crossval.start_point
+
+
+def prior() -> dict[str, Prior]:
+    """Every calibrated number's prior: PRIOR's, else its bound's middle."""
+    given = {p.name: p for p in PRIOR}
+    return {b.name: given.get(b.name, Prior(b.name, (b.lo + b.hi) / 2, MIDDLE_SOURCE)) for b in all_bounds()}
+
+
+def start_point(model: Model, how: str, profiles: Fitted) -> Fitted:
+    """Where a fit of model starts: "prior" (PRIOR, else each bound's middle), "middle" (each bound's
+    middle), each free number there and every other one at the model's held value; or "profiles" (the
+    profiles' values: a fit on every Puget cell, so a fold starting there has seen the cell it holds
+    out). profiles supplies what no calibrated number sets (the drive's power states and the like)."""
+    if how == "profiles":
+        return profiles
+    if how not in STARTS:
+        raise ValueError(f"start {how!r}: one of {', '.join(STARTS)}")
+    values = prior()
+    x = [values[b.name].value if how == "prior" else (b.lo + b.hi) / 2 for b in model.free]
+    return model.apply(x, profiles)

@@ -1,17 +1,17 @@
 """`make calibrate`: the calibration cells through the whole pipeline. Campaigns on the simulated rig with
 the virtual drive, the real fio, a private InfluxDB; the tables read back from InfluxDB and set beside
-the published numbers. Campaigns run as parallel `thermrig run` processes (each its own rig and drive)."""
+the published numbers. Campaigns run in parallel processes (each its own rig and drive), each through the
+campaign procedure (calibration.campaign_process)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from thermrig.analysis.published import (
@@ -29,6 +29,7 @@ from thermrig.analysis.published import (
     SM951_SEQ_RUNTIME_S,
 )
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
+from thermrig.calibration import campaign_process
 from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.mixed import HEATSINKS
 from thermrig.calibration.seed_runs import (
@@ -228,22 +229,23 @@ def run_groups(
             env = {**os.environ, "THERMRIG_INFLUX_URL": url, "XDG_DATA_HOME": str(Path(tmp) / "data")}
             pending = list(chosen)
             by_name = {g.name: g for g in chosen}
-            running: dict[str, subprocess.Popen[bytes]] = {}
+            running: dict[str, BaseProcess] = {}
             try:
                 while pending or running:
                     while pending and len(running) < jobs:
                         g = pending.pop(0)
                         running[g.name] = _launch(g, out, speed, scale, env)
                     for name, proc in list(running.items()):
-                        if proc.poll() is None:
+                        if proc.is_alive():
                             continue
+                        proc.join()
                         del running[name]
-                        if proc.returncode != 0 and outcome.resumed.get(name, 0) < RESUMES:
+                        if proc.exitcode != 0 and outcome.resumed.get(name, 0) < RESUMES:
                             # a starved simulation (HOST_LOST on a loaded machine) measures the machine,
                             # not the model: go on from the run it stopped in, retried under ID.2
                             outcome.resumed[name] = outcome.resumed.get(name, 0) + 1
                             running[name] = _launch(by_name[name], out, speed, scale, env, resume=True)
-                        elif proc.returncode != 0:
+                        elif proc.exitcode != 0:
                             outcome.failed.append(name)
                     if on_progress is not None:
                         on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
@@ -252,7 +254,7 @@ def run_groups(
                 for proc in running.values():
                     proc.terminate()
                 for proc in running.values():
-                    proc.wait()
+                    proc.join()
             for g in chosen:  # a failed or cut-short attempt is no measurement; its retry is
                 outcome.rows[g.name] = [r for r in throttle_table(settings, g.name) if r.status == "ok"]
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
@@ -266,20 +268,13 @@ def run_groups(
     return outcome
 
 
-def _launch(
-    g: Group, out: Path, speed: float, scale: float, env: dict[str, str], resume: bool = False
-) -> subprocess.Popen[bytes]:
+def _launch(g: Group, out: Path, speed: float, scale: float, env: dict[str, str], resume: bool = False) -> BaseProcess:
     spec = out / f"{g.name}.toml"
     folder = out / g.name
     if not resume:
         spec.write_text(g.toml(speed, scale))
         shutil.rmtree(folder, ignore_errors=True)  # generated: each check starts its campaigns afresh
-    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(spec), "--no-prompt", "--out", str(folder)]
-    with (out / f"{g.name}.log").open("ab" if resume else "wb") as log:
-        if resume:
-            log.write(b"\n--- the campaign stopped (above); resumed with --resume ---\n")
-            log.flush()
-        return subprocess.Popen(cmd + (["--resume"] if resume else []), stdout=log, stderr=subprocess.STDOUT, env=env)
+    return campaign_process.start(spec, folder, resume, out / f"{g.name}.log", env)
 
 
 def _smart(settings: InfluxSettings, campaign: str) -> dict[str, float]:

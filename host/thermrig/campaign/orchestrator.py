@@ -18,6 +18,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.campaign.drive_thermal import check_hctm_levels
@@ -32,13 +33,21 @@ from thermrig.campaign.spec import CampaignError
 from thermrig.campaign.summaries import analyse_campaign, analyse_run
 from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
-from thermrig.dut.drive import DriveLost, DriveUnderTest
-from thermrig.dut.simulation import SimulationControl
+from thermrig.dut.drive import DriveLost
 from thermrig.fio.runner import FioError
-from thermrig.link.rig_link import RigLink
+from thermrig.testbed import Testbed
 
 SETTLE_TIMEOUT_S = 30.0  # at the campaign's end: how long to wait for spools still draining
 DRAIN_CHECK_S = 1.0  # while runs go on: how often the runs still sending are looked at
+
+
+@dataclass(frozen=True)
+class CampaignHooks:
+    """Who follows a campaign: the operator asked to change the hardware (None: nobody is asked) and
+    whoever shows its progress."""
+
+    prompt: Prompt | None = None
+    on_progress: Callable[[Progress], None] | None = None
 
 
 class Orchestrator:
@@ -46,21 +55,20 @@ class Orchestrator:
         self,
         plan: Plan,
         folder: Path,
-        link: RigLink,
+        bed: Testbed,
         influx: InfluxSettings,
-        drive: DriveUnderTest,
-        sim: SimulationControl | None = None,
-        prompt: Prompt | None = None,
-        on_progress: Callable[[Progress], None] | None = None,
-        drive_identity: dict[str, str | None] | None = None,
-        point_tags: dict[str, str] | None = None,
+        hooks: CampaignHooks | None = None,
         whole_campaign: bool = True,
     ) -> None:
-        """point_tags: tags every point of every run carries besides the run's (a lab's place, test PC,
-        firmware; thermrig.lab); whole_campaign False: the plan is one place's share of a campaign, whose
-        results the caller writes once every share is done."""
-        self.drive_identity = drive_identity or {}
-        self.point_tags = point_tags or {}
+        """bed: what the runs run on (its link, drive, simulation, the drive's identity and the tags every
+        point carries besides the run's: a lab's place, test PC, firmware); whole_campaign False: the plan
+        is one place's share of a campaign, whose results the caller writes once every share is done."""
+        if bed.drive is None:
+            raise CampaignError(f"testbed {bed.name} has no drive under test")
+        hooks = hooks or CampaignHooks()
+        link, drive, sim = bed.link, bed.drive, bed.sim
+        self.drive_identity = bed.identity
+        self.point_tags = bed.tags
         self.whole_campaign = whole_campaign
         self.plan = plan
         self.folder = folder
@@ -69,9 +77,9 @@ class Orchestrator:
         self.drive = drive
         self.sim = sim
         self.progress = Progress(total=len(plan.runs))
-        self.display = ProgressDisplay(self.progress, on_progress)
+        self.display = ProgressDisplay(self.progress, hooks.on_progress)
         self.stop = threading.Event()
-        self.phases = Phases(plan.campaign, link, drive, self.display, self.stop, sim, prompt)
+        self.phases = Phases(plan.campaign, bed, self.display, self.stop, hooks.prompt)
         self.draining: list[RunRecording] = []  # runs whose writer still sends their spool
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
         self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written

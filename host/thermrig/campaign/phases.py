@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.drive_thermal import run_thermal
@@ -34,11 +34,10 @@ from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.dut.drive import DriveUnderTest
-from thermrig.dut.simulation import SimulationControl
 from thermrig.errors import ThermrigError
 from thermrig.hardware.chassis_profiles import ChassisProfile
-from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
+from thermrig.testbed import Testbed
 
 Prompt = Callable[[str], None]  # tells the operator what to change and returns once they confirm
 COOL_AIR_BACK_C = 1.0  # an active cool-down's air target lowered until the drive is this far above its margin
@@ -57,13 +56,13 @@ class Phases:
     def __init__(
         self,
         campaign: Campaign,
-        link: RigLink,
-        drive: DriveUnderTest,
+        bed: Testbed,
         display: ProgressDisplay,
         stop: threading.Event,
-        sim: SimulationControl | None = None,
         prompt: Prompt | None = None,
     ) -> None:
+        """bed: the rig's link, the drive under test and, when simulated, the simulation's control."""
+        link, drive, sim = bed.link, cast(DriveUnderTest, bed.drive), bed.sim  # the orchestrator checked it
         self.campaign = campaign
         self.link = link
         self.display = display

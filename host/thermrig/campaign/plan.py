@@ -83,7 +83,7 @@ class Plan:
         guess_cooldown = 0.0 if self.skips_cooldown(run) else COOLDOWN_GUESS_S
         if h is None or not h.runs:
             return PhaseEstimate(EQUILIBRIUM_GUESS_S, guess_baseline, workload_s, guess_cooldown, False)
-        prev = self.runs[run.index - 2] if run.index > 1 else None
+        prev = self._beside(run, -1)
         before = prev.profile if prev is not None and prev.physical == run.physical else START
         if prev is not None and prev.fan1_pct != run.fan1_pct:
             before = START
@@ -103,7 +103,15 @@ class Plan:
         )
 
     def skips_cooldown(self, run: RunSpec) -> bool:
-        return cooldown_skipped(self.campaign, run, self.runs[run.index] if run.index < len(self.runs) else None)
+        return cooldown_skipped(self.campaign, run, self._beside(run, +1))
+
+    def _beside(self, run: RunSpec, step: int) -> RunSpec | None:
+        """The run before (-1) or after (+1) `run` in this plan's order: the campaign's, or one place's
+        share of it, whose runs keep their index in the whole campaign."""
+        at = next((i for i, r in enumerate(self.runs) if r.run_id == run.run_id), None)
+        if at is None or not 0 <= at + step < len(self.runs):
+            return None
+        return self.runs[at + step]
 
     def estimate_s(self, run: RunSpec, target_bytes: int | None = None) -> float:
         return self.phases(run, target_bytes).total_s

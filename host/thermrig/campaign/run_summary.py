@@ -17,7 +17,7 @@ from thermrig.fio.kinds import WorkloadRun
 
 def run_summary(ran: WorkloadRun, scale: float) -> dict[str, Any]:
     """scale: wire bytes per drive byte (the virtual drive's; 1 for a real drive)."""
-    fields = throttle_summary(logs_from_fio(ran.result.bw), scale).fields(scale)
+    fields = throttle_summary(logs_from_fio(ran.result.bw, ran.result.iops, ran.result.lat), scale).fields(scale)
     return {**ran.figures, **fields, "complete": False, "analysed": False}
 
 

@@ -10,12 +10,10 @@ from rich.console import Console
 
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
-from thermrig.link.rig_link import RigLink
 from thermrig.sim.operator import SimulatedOperator
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
 COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "yellow"}
 
@@ -77,24 +75,17 @@ def bringup_cmd(
             console.print(f"      fix: {step.fix}")
 
     if sim:
-        with (
-            SimulatedRig(
-                SimConfig(pacing=Pacing.stepped(), swapped_tcs=parse_swap(swap), firmware=firmware, image=image)
-            ) as rig,
-            RigLink(rig.port) as link,
-        ):
-            link.hello()
-            operator = SimulatedOperator(rig.sensors)
-            steps = rig.run_alongside(link, lambda: bringup(link, operator, report))
+        spec = SimulatedRigSpec(Pacing.stepped(), firmware=firmware, swapped_tcs=parse_swap(swap), image=image)
+        with open_testbed(spec) as bed:
+            operator = SimulatedOperator(bed.simulated.sensors)
+            steps = bed.run(lambda: bringup(bed.link, operator, report))
     else:
         if swap is not None:
             raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
         if image is not None:
             raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
-        with RigLink(resolve_port(port).port) as link:
-            link.hello()
-            link.start_keepalive()
-            steps = bringup(link, ConsoleOperator(console), report)
+        with open_testbed(LocalRig(port)) as bed:
+            steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]
     console.print(
         f"{len(steps) - len(failed)} of {len(steps)} steps passed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -14,17 +15,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.analysis.published import PugetCell
-from thermrig.calibration.crossval import Fold, crossval, summarise
-from thermrig.calibration.fit import GAIN_STARTS, CellResult, fit, fit_sm951
-from thermrig.calibration.parameters import FIT_MODEL, MODELS
+from thermrig.analysis.published import PUGET, PugetCell
+from thermrig.calibration.crossval import Crossval, Fold, crossval, summarise
+from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, evaluate, fit, fit_sm951
+from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS, read
 from thermrig.calibration.pipeline import groups, run_groups
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
-from thermrig.cli.testbed import model_replay
+from thermrig.hardware.profiles import load_chassis
+from thermrig.testbed.replay import model_replay
+
+CROSSVAL_MAXFEV = 1500  # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
 
@@ -110,58 +114,163 @@ MODEL_HELP = (
 )
 
 
+def _fold_row(f: Fold) -> list[str]:
+    return [
+        f"{f.cell.slot} / {f.cell.profile}",
+        f.cell.published,
+        _cell(f.in_sample),
+        "yes" if Fold.ok(f.cell, f.in_sample) else "NO",
+        _cell(f.held_out),
+        "yes" if Fold.ok(f.cell, f.held_out) else "NO",
+        f"{f.start_cost:.1f} -> {f.fold_cost:.2f}",
+        str(f.evaluations),
+        "yes" if f.converged else "NO (budget)",
+    ]
+
+
+def _crossval_json(result: Crossval, model: str, maxfev: int, wall_s: float) -> dict[str, object]:
+    def cell(r: CellResult) -> dict[str, float | None]:
+        return {"onset_s": r.onset_s, "depth_pct": r.depth_pct}
+
+    s = summarise(result.folds)
+    return {
+        "model": model,
+        "start": result.start,
+        "start_values": read(result.start_point),
+        "maxfev": maxfev,
+        "wall_s": wall_s,
+        "in_sample_fit": {
+            "start_cost": result.in_sample.start_cost,
+            "cost": result.in_sample.cost,
+            "evaluations": result.in_sample.evaluations,
+            "converged": result.in_sample.converged,
+            "values": read(result.in_sample.fitted),
+        },
+        "summary": asdict(s),
+        "folds": [
+            {
+                "cell": f"{f.cell.slot} / {f.cell.profile}",
+                "published": f.cell.published,
+                "in_sample": cell(f.in_sample),
+                "in_sample_ok": Fold.ok(f.cell, f.in_sample),
+                "held_out": cell(f.held_out),
+                "held_out_ok": Fold.ok(f.cell, f.held_out),
+                "start_cost": f.start_cost,
+                "fold_cost": f.fold_cost,
+                "evaluations": f.evaluations,
+                "converged": f.converged,
+                "values": read(f.fitted),
+            }
+            for f in result.folds
+        ],
+    }
+
+
 @app.command("crossval")
 @user_errors
 def crossval_cmd(
     model: Annotated[str, typer.Option(help=MODEL_HELP)] = FIT_MODEL.name,
-    maxfev: Annotated[int, typer.Option(help="Model evaluations per fold.")] = 400,
+    start: Annotated[
+        str,
+        typer.Option(
+            help="Where every fit starts: prior (physical values with their sources, else each bound's middle; "
+            "thermrig.calibration.parameters.PRIOR), middle (each bound's middle), or profiles (hardware/profiles: "
+            "the old warm start, a fit that has seen every cell, the held-out one included; not out of sample)."
+        ),
+    ] = "prior",
+    maxfev: Annotated[
+        int,
+        typer.Option(help="Most model evaluations a fit may use; a fit stops sooner when Powell converges."),
+    ] = CROSSVAL_MAXFEV,
     starts: Annotated[
         int,
         typer.Option(
-            help="Powell starts per fold, sharing the evaluations: 1 = from the profiles' values only; "
+            help="Powell starts per fit, sharing the evaluations: 1 = from --start only; "
             f"2-{1 + len(GAIN_STARTS)} add make fit's restarts at the throttle gain's basins {GAIN_STARTS} (a model "
             f"that frees the gain; {FIT_MODEL.name} holds it)."
         ),
     ] = 1,
+    jobs: Annotated[int, typer.Option(help="Fits run at once, each in its own process.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Also write the result (every fold's values) as JSON.")] = None,
 ) -> None:
-    """Leave-one-cell-out over the 14 Puget cells on the replay: each fold refits the model on the other
-    13 from the profiles' values, then predicts the cell left out."""
+    """Leave-one-cell-out over the 14 Puget cells on the replay, without leakage: every fit starts from
+    the same point, one that has seen no cell (--start). In sample: the fit on all 14 from it; each fold:
+    the fit on the other 13 from it, then the prediction of the cell left out. Each fit's start and end
+    cost, evaluations, and whether it converged or the budget stopped it, are in the table."""
     if model not in MODELS:
         raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
+    if start not in STARTS:
+        raise typer.BadParameter(f"--start: one of {', '.join(STARTS)}")
     if not 1 <= starts <= 1 + len(GAIN_STARTS):
         raise typer.BadParameter(f"--starts: 1 to {1 + len(GAIN_STARTS)}")
+    if not 1 <= jobs <= 8 or maxfev < 1:
+        raise typer.BadParameter("--jobs: 1 to 8; --maxfev: at least 1")
     chosen = MODELS[model]
     console = _console()
-    table = Table(
-        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, {maxfev} evaluations a fold, "
-        f"{starts} start{'s' if starts > 1 else ''}"
+    effort = f"at most {maxfev} evaluations a fit, {starts} Powell start{'s' if starts > 1 else ''}"
+    console.print(
+        f"model {model} ({len(chosen.free)} free), every fit from the {start} start, {effort}: 15 fits "
+        f"({jobs} at once)",
+        markup=False,
     )
-    for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost"):
-        table.add_column(col)
+    began = time.monotonic()
+    done = [0]
 
-    def show(_: PugetCell, f: Fold) -> None:
-        console.print(f"{f.cell.slot} / {f.cell.profile}: held out {_cell(f.held_out)}", markup=False)
-
-    folds = crossval(model_replay(), chosen, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], report=show)
-    for f in folds:
-        table.add_row(
-            f"{f.cell.slot} / {f.cell.profile}",
-            f.cell.published,
-            _cell(f.in_sample),
-            "yes" if Fold.ok(f.cell, f.in_sample) else "NO",
-            _cell(f.held_out),
-            "yes" if Fold.ok(f.cell, f.held_out) else "NO",
-            f"{f.start_cost:.2f} -> {f.fold_cost:.2f}",
+    def show(cell: PugetCell | None, r: FitResult) -> None:
+        done[0] += 1
+        what = "in sample (all 14)" if cell is None else f"fold {cell.slot} / {cell.profile}"
+        if cell is not None:
+            (predicted,) = evaluate(model_replay(), load_chassis(), r.fitted, [cell])
+            ok = "yes" if Fold.ok(cell, predicted) else "NO"
+            what += f" (published {cell.published}): held out {_cell(predicted)} {ok}"
+        else:  # each cell in sample, so a run cut short still has them
+            cells = evaluate(model_replay(), load_chassis(), r.fitted)
+            what += (
+                " ["
+                + "; ".join(
+                    f"{c.slot} / {c.profile} {_cell(p)} {'yes' if Fold.ok(c, p) else 'NO'}"
+                    for c, p in zip(PUGET, cells, strict=True)
+                )
+                + "]"
+            )
+        console.print(
+            f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}; cost {r.start_cost:.1f} -> "
+            f"{r.cost:.2f} in {r.evaluations} evaluations{'' if r.converged else ', stopped by the budget'}",
+            markup=False,
         )
+
+    result = crossval(
+        model_replay(), chosen, start, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], jobs=jobs, report=show
+    )
+    wall_s = time.monotonic() - began
+    whole = result.in_sample
+    table = Table(
+        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, every fit from the {start} "
+        f"start, {effort}; in sample: cost {whole.start_cost:.1f} -> {whole.cost:.2f} in {whole.evaluations} "
+        f"evaluations{'' if whole.converged else ', stopped by the budget'}"
+    )
+    for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost", "evaluations", "converged"):
+        table.add_column(col)
+    for f in result.folds:
+        table.add_row(*_fold_row(f))
     console.print(table)
-    s = summarise(folds)
+    s = summarise(result.folds)
     console.print(
         f"{s.held_out_ok} of {s.cells} held-out cells within tolerance (in sample {s.in_sample_ok} of {s.cells}); "
         f"mean onset error {s.onset_error[0]:.2f} -> {s.onset_error[1]:.2f} of its tolerance, "
         f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters, "
-        f"{maxfev} evaluations a fold in {starts} start{'s' if starts > 1 else ''}",
+        f"every fit from the {start} start; {s.unconverged} of {s.cells} folds stopped by the budget"
+        f"{'' if whole.converged else ', and the in-sample fit'}; wall time {wall_s / 60:.1f} min",
         markup=False,
     )
+    if start == "profiles":
+        console.print(
+            "the profiles start is a fit on every cell, the held-out one included: not an out-of-sample figure",
+            markup=False,
+        )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(_crossval_json(result, model, maxfev, wall_s), indent=2))
 
 
 @app.command("sensitivity")
@@ -246,6 +355,8 @@ def check(
                 "failed": outcome.failed,
                 "resumed": outcome.resumed,
                 "drive_smart": outcome.drive_smart,
+                # every run read back: onset, depth, the onset's cause, host stalls, worst lag (bench figures)
+                "runs": {name: [asdict(r) for r in rs] for name, rs in rows.items()},
             },
             indent=2,
         )

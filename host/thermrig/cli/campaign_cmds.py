@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -15,15 +14,15 @@ from rich.markup import escape
 from rich.prompt import Confirm
 from rich.table import Table
 
+from thermrig.campaign.begin import begin
 from thermrig.campaign.history import History
-from thermrig.campaign.on_rig import CampaignInterrupted, run_on_rig
+from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
+from thermrig.campaign.orchestrator import CampaignHooks
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.progress import Progress
-from thermrig.campaign.rundir import CampaignState, instance_stamp
-from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.cli.tables import fitted
-from thermrig.cli.testbed import check_local_drive, open_testbed
 from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 
@@ -186,48 +185,35 @@ def run(
     console = Console()
     c = load_campaign(campaign_file)
     folder = (out or Path("thermrig-runs") / c.name).resolve()
-    state = CampaignState.load(folder)
-    if state is not None and not resume:
-        raise CampaignError(f"{folder} holds an earlier run of this campaign: pass --resume, or choose --out")
-    seed, started = (state.seed, state.started) if state else (None, instance_stamp())
     where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
     h = History.read(where, c.rig_name)
-    p = make_plan(c, seed, started, history=h)
-    state = state or CampaignState(folder, p.seed, started=started)
-    state.save()
+    p, state = begin(c, folder, resume, h)
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 
         run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
         return
-    local_drive = check_local_drive(c, destroy)
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(h, where)}"
     )
-    with contextlib.ExitStack() as stack:
-        bed = open_testbed(c, local_drive, stack)
 
-        def ask(message: str) -> None:
-            if no_prompt:
-                return
-            while not Confirm.ask(message, console=console):
-                pass
+    def ask(message: str) -> None:
+        if no_prompt:
+            return
+        while not Confirm.ask(message, console=console):
+            pass
 
-        live = stack.enter_context(Live(console=console, refresh_per_second=4))
+    with Live(console=console, refresh_per_second=4) as live:
+        hooks = CampaignHooks(ask, _progress_printer(c.name, console, live, _eta_basis(h, where)))
         try:
-            orch = run_on_rig(
+            orch = run_campaign(
                 p,
-                folder,
                 state,
-                bed.port,
-                bed.drive,
-                bed.sim,
-                bed.identity,
                 influx,
-                ask,
-                _progress_printer(c.name, console, live, _eta_basis(h, where)),
+                hooks,
+                destroy,
                 lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
             )
         except CampaignInterrupted as stopped:

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.campaign.rundir import mark_all_stored
-from thermrig.campaign.summaries import awaiting_analysis
 from thermrig.cli.errors import user_errors
-from thermrig.cli.late import complete_summaries
+from thermrig.cli.late import complete_summaries, say_incomplete
 from thermrig.cli.tables import fitted
+from thermrig.db import schema
 from thermrig.db.local_server import LocalInflux, resolve_settings
 from thermrig.db.query import influxql
 from thermrig.db.settings import configured
@@ -69,14 +69,7 @@ def status() -> None:
         console.print(
             f"  {spool.path.stem}: {spool.pending_bytes() / 1e3:.1f} kB in {spool.path.parent}", soft_wrap=True
         )
-    if not waiting and (remote is not None or local.state() is not None):
-        complete_summaries(resolve_settings(start_local=False), console)
-    late = [w.run for w in awaiting_analysis()]
-    if late:
-        console.print(
-            f"summaries incomplete (complete=false) until their points are all in InfluxDB: {', '.join(late)}",
-            soft_wrap=True,
-        )
+    say_incomplete(console)  # reading writes nothing: `thermrig analyze` completes them
 
 
 @app.command()
@@ -119,6 +112,8 @@ def query(
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json")
     series = influxql(resolve_settings(start_local=False), statement, database, "" if epoch == "rfc3339" else epoch)
+    if any(m in statement for m in (schema.SUMMARY, schema.CAMPAIGN_SUMMARY)):  # said aside: stdout stays data
+        say_incomplete(Console(stderr=True))
     if fmt == "json":
         print(json.dumps([s.__dict__ for s in series], indent=2, default=str))
         return

@@ -13,11 +13,10 @@ from rich.table import Table
 
 from thermrig.calibration.chassis_steps import StepPlan, StepSample, record_steps
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.hardware.profiles import chassis_toml, load_chassis
-from thermrig.link.rig_link import RigLink
 from thermrig.settings import data_dir
-from thermrig.sim.chassis_fit import FITTED, ChassisFit, fit_chassis
+from thermrig.sim.chassis_fit import FITTED, ChassisFit, HeldOutStep, IdentifyError, fit_chassis, fit_held_out
+from thermrig.testbed import LocalRig, open_testbed
 
 
 def fit_table(fit: ChassisFit) -> Table:
@@ -27,6 +26,14 @@ def fit_table(fit: ChassisFit) -> Table:
     for name, _, _ in FITTED:
         t.add_row(name, f"{getattr(fit.start, name):.4g}", f"{getattr(fit.chassis, name):.4g}")
     return t
+
+
+def held_out_line(h: HeldOutStep) -> str:
+    return (
+        f"held out: the last step ({h.seconds} s, heater off, fans {h.fan_pct[0]:g} %), predicted by the fit "
+        f"without it: {h.rms_c:.2f} °C rms, {h.max_c:.2f} °C max error (that fit's residual on the rest "
+        f"{h.fit.rms_c:.2f} °C rms)"
+    )
 
 
 @user_errors
@@ -56,9 +63,8 @@ def identify(
     target = out or data_dir() / "chassis" / f"{name}.toml"
     load_chassis()  # the base chassis must read before half an hour of steps is spent
     console = Console()
-    with RigLink(resolve_port(port).port) as link:
-        link.hello()
-        link.start_keepalive(speed=speed)
+    with open_testbed(LocalRig(port, speed=speed)) as bed:
+        link = bed.link
         with Progress(
             TextColumn("identify {task.fields[what]}"), BarColumn(), TimeRemainingColumn(), console=console
         ) as bar:
@@ -70,12 +76,26 @@ def identify(
 
             samples = record_steps(link, plan, progress)
     fit = fit_chassis(samples, load_chassis(), heater_w)
+    why = ""
+    try:
+        held: HeldOutStep | None = fit_held_out(samples, load_chassis(), heater_w)
+    except IdentifyError as exc:  # a plan whose last cool-down is too short: the profile is still written
+        held = None
+        why = str(exc)
     console.print(fit_table(fit))
+    console.print(held_out_line(held) if held is not None else f"no held-out error: {why}")
     note = (
         f"Chassis {name!r}, identified by `thermrig rig identify` from {fit.seconds} s of heater steps\n"
         f"(fans {fan_low:g} % and {fan_high:g} %, air +{rise:g} °C, heater limit {heater_pct:g} % of {heater_w:g} W);"
         " residual "
-        f"{fit.rms_c:.2f} °C rms.\nFitted: air capacity and conductances; the rest from the base chassis."
+        f"{fit.rms_c:.2f} °C rms.\n"
+        + (
+            f"Out of sample: the last step ({held.seconds} s) predicted by the fit without it to {held.rms_c:.2f} "
+            f"°C rms, {held.max_c:.2f} °C max.\n"
+            if held is not None
+            else ""
+        )
+        + "Fitted: air capacity and conductances; the rest from the base chassis."
     )
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(chassis_toml(fit.chassis, note))

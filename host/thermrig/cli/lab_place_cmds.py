@@ -20,6 +20,7 @@ from thermrig.errors import ThermrigError
 from thermrig.lab.errors import LabError
 from thermrig.lab.rig_place import tag_value
 from thermrig.link.rig_link import RigLink
+from thermrig.testbed import LocalRig, open_testbed
 
 if TYPE_CHECKING:
     from thermrig.lab.acquired import HeldPlace  # needs labgrid: imported on use below
@@ -29,9 +30,8 @@ if TYPE_CHECKING:
 def _rig(held: HeldPlace) -> Iterator[RigLink]:
     """The place's rig, greeted; its errors name the place."""
     try:
-        with RigLink(held.serial_url) as link:
-            link.hello()
-            yield link
+        with open_testbed(LocalRig(held.serial_url), keepalive=False, leave_as_is=True) as bed:
+            yield bed.link
     except LabError:
         raise
     except ThermrigError as exc:

@@ -107,10 +107,14 @@ def run_on_lab(
             console.print(f"failed run {run_id} on {escape(why)}", soft_wrap=True, highlight=False)
         if outcome.not_run:
             console.print(f"not run (no place left that can): {', '.join(outcome.not_run)}", soft_wrap=True)
+        where = outcome.failed_places()
+        failed = ", ".join(outcome.failed) or "none"
         console.print(
-            f"[yellow]campaign {c.name} finished with failed runs[/] on {places}: {ok} of {len(plan.runs)} ok; "
-            f"{again} reruns them",
+            f"[yellow]campaign {c.name} finished with failed runs[/] ({failed})"
+            + (f" on {', '.join(where)}" if where else "")
+            + f": {ok} of {len(plan.runs)} ok; {again} reruns them",
             soft_wrap=True,
+            highlight=False,
         )
         raise typer.Exit(1)
     console.print(

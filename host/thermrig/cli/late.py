@@ -1,11 +1,14 @@
-"""Summaries completed late: before a command reads or sends a campaign's data, the runs whose points
-reached InfluxDB after their run ended get their full summary, and their campaign its results again."""
+"""Summaries completed late, and said when incomplete. A run whose points reached InfluxDB after it
+ended has an incomplete summary (complete=false) until it is analysed: `thermrig analyze` (and `db
+drain`, once it has sent the points) writes its full summary and its campaign's results again, and says
+so; the commands that only read (`throttle`, `report`, `query`, `db status`) write nothing and name the
+runs whose summary is incomplete."""
 
 from __future__ import annotations
 
 from rich.console import Console
 
-from thermrig.campaign.summaries import complete_late
+from thermrig.campaign.summaries import awaiting_analysis, complete_late
 from thermrig.db.settings import InfluxSettings
 
 
@@ -14,9 +17,31 @@ def complete_summaries(settings: InfluxSettings, console: Console, campaign: str
     done = complete_late(settings, campaign)
     if done:
         console.print(
-            f"summaries completed for {', '.join(done)} (their points reached InfluxDB after the run ended); "
-            "campaign results rewritten",
+            f"wrote the full summaries of {', '.join(done)} (their points reached InfluxDB after the run ended) "
+            "and their campaign's results again",
             markup=False,
             soft_wrap=True,
         )
     return done
+
+
+def say_incomplete(console: Console, campaign: str | None = None) -> list[str]:
+    """The ended runs whose summary is incomplete, in one line, and what completes them; nothing written."""
+    late = awaiting_analysis(campaign)
+    ready = [w.run for w in late if not w.spooled]  # points all in: `analyze` completes them now
+    spooled = [w.run for w in late if w.spooled]
+    if ready:
+        console.print(
+            f"summary incomplete (complete=false) for {', '.join(ready)}: their points are all in InfluxDB; "
+            f"`thermrig analyze {campaign or 'CAMPAIGN'}` completes them",
+            markup=False,
+            soft_wrap=True,
+        )
+    if spooled:
+        console.print(
+            f"summary incomplete (complete=false) for {', '.join(spooled)} until their points are all in "
+            "InfluxDB: `thermrig db drain` sends them and completes them",
+            markup=False,
+            soft_wrap=True,
+        )
+    return ready + spooled

@@ -11,10 +11,10 @@ from rich.live import Live
 from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.db.local_server import resolve_settings
 from thermrig.db.rig_recording import RecordingStatus, record_rig
 from thermrig.db.schema import RunTags
+from thermrig.testbed import LocalRig, open_testbed
 
 
 def _tags(rig: str, run: str | None, campaign: str, tag: list[str] | None) -> RunTags:
@@ -48,7 +48,7 @@ def record(
     console = Console()
     tags = _tags(rig, run, campaign, tag)
     settings = resolve_settings()
-    with Live(console=console, refresh_per_second=2, transient=False) as live:
+    with open_testbed(LocalRig(port)) as bed, Live(console=console, refresh_per_second=2, transient=False) as live:
 
         def started(spool: str) -> None:
             console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool}")
@@ -61,7 +61,7 @@ def record(
                 f"waiting {s.waiting_bytes / 1e3:.1f} kB  chassis air {air}  InfluxDB {state}"
             )
 
-        done = record_rig(resolve_port(port).port, tags, settings, seconds, started, show)
+        done = record_rig(bed.link, tags, settings, seconds, started, show)
     console.print(f"recorded {done.frames} frames, {done.points} points; rig left safe")
     if done.waiting_bytes:
         console.print(f"[yellow]{done.waiting_bytes / 1e3:.1f} kB wait in the spool: `thermrig db drain` sends them")

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
-from thermrig.cli.late import complete_summaries
+from thermrig.cli.late import say_incomplete
 from thermrig.db.local_server import resolve_settings
 from thermrig.report.build import write_report
 
@@ -29,7 +29,7 @@ def report(
     settings = resolve_settings(start_local=False)
     folder = out if out is not None else Path(f"report-{campaign}")
     console = Console()
-    complete_summaries(settings, console, campaign)
+    say_incomplete(console, campaign)  # reading writes nothing: `thermrig analyze` completes them
     with Console(stderr=True).status(f"reading {campaign} from InfluxDB and drawing"):
         r = write_report(settings, campaign, folder, pending=set(unsent_runs(campaign)))
     console.print(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -16,10 +18,10 @@ from thermrig.cli.record_cmd import record
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.tune_cmd import tune
 from thermrig.cli.view import info_table, telemetry_view
-from thermrig.config import resolve_port
 from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol import limits
+from thermrig.testbed import LocalRig, open_testbed
 
 app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
 PortOpt = Annotated[
@@ -33,15 +35,12 @@ PortOpt = Annotated[
 ]
 
 
-def _connect(port: str | None) -> RigLink:
-    choice = resolve_port(port)
-    link = RigLink(choice.port)
-    try:
-        link.hello()
-    except BaseException:
-        link.close()
-        raise
-    return link
+@contextmanager
+def _connect(port: str | None) -> Iterator[RigLink]:
+    """The rig, greeted, for a short command that sets it as asked: left so on a normal exit (its
+    heartbeat stops with the command: heating ends at the rig's host timeout), safe after an error."""
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+        yield bed.link
 
 
 @app.command()

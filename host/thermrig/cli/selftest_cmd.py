@@ -12,13 +12,11 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.cli.errors import user_errors
-from thermrig.config import resolve_port
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
-from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
 
@@ -62,13 +60,11 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        config = SimConfig(pacing=Pacing.stepped(), seed=7, firmware=firmware, image=image)
-        rig = stack.enter_context(SimulatedRig(config)) if sim else None
-        where = rig.port if rig is not None else resolve_port(port).port
-        link = stack.enter_context(RigLink(where))
-        info = link.hello()
-        console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {where}")
-        target = RigUnderTest(link, rig, destructive=destructive)
+        where = SimulatedRigSpec(Pacing.stepped(), seed=7, firmware=firmware, image=image) if sim else LocalRig(port)
+        bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
+        info = bed.info
+        console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")
+        target = RigUnderTest(bed.link, bed.simulated, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)

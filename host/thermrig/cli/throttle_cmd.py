@@ -15,7 +15,7 @@ from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
-from thermrig.cli.late import complete_summaries
+from thermrig.cli.late import say_incomplete
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 
@@ -38,7 +38,7 @@ def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: froze
     table = Table(title=title)
     numeric = ("s", "MB/s before", "onset s", "depth %")
     hctm = any(r.hctm != "-" for r in rows)  # a campaign with the hctm factor: its level per run
-    for col in ("slot", "profile", "heatsink", *(("hctm",) if hctm else ()), "workload", *numeric):
+    for col in ("slot", "profile", "heatsink", *(("hctm",) if hctm else ()), "workload", *numeric, "cause"):
         table.add_column(col, justify="right" if col in numeric else "left")
     if compare:
         for col in ("published", "onset ok", "depth ok"):
@@ -57,6 +57,7 @@ def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: froze
             _num(None if r.plateau_bps is None else r.plateau_bps / 1e6, ",.0f"),
             _num(r.onset_s, ".0f") if r.onset_s is not None or r.depth_pct is None else "none",
             _num(r.depth_pct, ".0f"),
+            r.onset_cause or "-",
         ]
         if compare:
             pub = r.published()
@@ -90,10 +91,11 @@ def throttle(
     """Throttle onset and depth per run, from fio's per-second bandwidth stored in InfluxDB.
 
     Onset: seconds until the first of two seconds in a row 10 % under the plateau (median of seconds
-    2-4); depth: how far the mean of the last 30 s falls below that plateau."""
+    2-4) that is not a host stall, with its cause (docs/analysis.md); depth: how far the mean of the
+    last 30 s falls below that plateau."""
     settings = resolve_settings(start_local=False)
     console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
-    complete_summaries(settings, console, campaign)
+    say_incomplete(console, campaign)  # reading writes nothing: `thermrig analyze` completes them
     rows = throttle_table(settings, campaign)
     unsent = unsent_runs(campaign)  # runs whose points wait in a spool: marked, never left out
     if runs_from is not None:
@@ -116,7 +118,9 @@ def throttle(
             soft_wrap=True,
         )
     note = (
-        f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau, and still under it after; "
+        f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau, and still under it after, "
+        "that is not a host stall; cause: thermal (the drive's account moved), cache (it did not, the host "
+        "kept pace) or unclear (not recorded); "
         f"depth: mean of the last {TAIL_S} s vs the plateau"
     )
     if compare:

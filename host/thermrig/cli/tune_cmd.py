@@ -12,11 +12,10 @@ from rich.table import Table
 
 from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
-from thermrig.cli.testbed import simulated_chassis_rig
-from thermrig.config import resolve_port
-from thermrig.link.rig_link import RigLink
+from thermrig.dut.pacing import Pacing
 from thermrig.link.stored_gains import rig_key, save_gains
 from thermrig.protocol.messages import Telemetry
+from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 from thermrig.tune.air_step import air_step
 from thermrig.tune.auto import TuneResult, auto_tune
 from thermrig.tune.relay import RelayPlan
@@ -66,21 +65,21 @@ def tune(
         raise typer.BadParameter("--chassis and --heater-x/--air-x/--fan-x play a chassis: they go with --sim")
 
     if sim:
-        with simulated_chassis_rig(chassis, scales) as rig, RigLink(rig.port) as link:
-            link.hello()
-            result = rig.run_alongside(link, lambda: auto_tune(link, plan))
+        where = SimulatedRigSpec(Pacing.stepped(), chassis=chassis, chassis_scales=scales)
+        with open_testbed(where) as bed:
+            link = bed.link
+            result = bed.run(lambda: auto_tune(link, plan))
             console.print(f"model: {result.model.describe()}")
             console.print(result_table(result))
             console.print("simulated rig: the gains are not stored")
             if check is not None:
                 link.set(**result.gains.set_args())
-                _report_check(console, rig.run_alongside(link, lambda: air_step(link, check, CHECK_S, fan_pct)))
+                _report_check(console, bed.run(lambda: air_step(link, check, CHECK_S, fan_pct)))
         return
-    with RigLink(resolve_port(port).port) as link:
-        info = link.hello()
+    with open_testbed(LocalRig(port, speed=speed)) as bed:
+        link, info = bed.link, bed.info
         if link.gains is not None:
             console.print(f"the rig runs stored gains {link.gains.gains.describe()} ({link.gains.path})")
-        link.start_keepalive(speed=speed)
         result = auto_tune(link, plan, _progress(console))
         console.print(f"model: {result.model.describe()}")
         console.print(result_table(result))

@@ -133,6 +133,36 @@ def mcu_reset(t: RigUnderTest) -> str:
     return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
 
 
+def pwm_error(t: RigUnderTest) -> str:
+    """The heater's PWM driver fails while heating, where a firmware has a PWM driver of its own (the
+    Pico's machine.PWM): the heater goes off at once all the same, the MCU restarts by its watchdog and
+    boots with the fault latched. A firmware that hands the plant permille values has none to fail."""
+    assert t.faults is not None and t.sim is not None
+    t.link.set(air=round((t.room_c() + 5) * 100), heat=1)
+    t.run_for(1.0)
+    expect(t.sim.actuators()[0] > 0, "the heater did not come on")
+    resets = t.link.stats.mcu_resets
+    try:
+        t.faults.inject(FaultKind.PWM_ERROR, 0)
+    except ValueError as exc:  # FaultError: nothing to inject on this firmware
+        return f"not applicable: {exc}"
+    try:
+        t.run_for(0.3, heartbeat=False, line_dead=True)  # the board no longer answers: no pings to wait on
+        heater, fans = t.sim.actuators()
+        expect(heater == 0 and min(fans) == 1.0, f"outputs {heater:.2f}, {fans} 0.3 s after the PWM failed")
+        t.run_for(2.5, heartbeat=False, line_dead=True)  # the watchdog's 2 s
+        expect(t.link.stats.mcu_resets > resets, "no MCU reset within 2.8 s of the PWM failing")
+    finally:
+        t.faults.clear()
+    frames = t.run_for(3.0, heartbeat=False)  # the next watchdog reset boots with a working PWM
+    last = frames[-1] if frames else None
+    expect(last is not None and Fault.WATCHDOG in last.faults, f"no WATCHDOG latched after the restart: {last}")
+    assert last is not None
+    expect(last.heater_pct == 0 and min(last.fan_pct.values()) == 100, "not in the safe state after the restart")
+    t.link.command("CLEAR")
+    return "heater off within 0.3 s, watchdog reset, WATCHDOG latched at boot, heater off and fans full"
+
+
 def usb_unplug(t: RigUnderTest) -> str:
     assert t.faults is not None
     reconnects = t.link.stats.reconnects
@@ -292,6 +322,9 @@ FAULT_CHECKS = [
         "MCU reset -> host notices within 1 s, re-handshakes, marks the gap",
         mcu_reset,
         needs_sim=True,
+    ),
+    Check(
+        "fault:pwm-error:0", "heater PWM driver fails -> heater off, watchdog reset, latched", pwm_error, needs_sim=True
     ),
     Check("fault:usb-unplug", "USB unplug -> reconnect with backoff, handshake again", usb_unplug, needs_sim=True),
     Check(

@@ -1,6 +1,7 @@
 """`thermrig rig record`'s procedure: record a rig's telemetry into InfluxDB through a recording
-session until a deadline or Ctrl-C, telling the caller how far it is twice a second, then put the rig
-in its safe state and flush. The command line only parses and renders."""
+session until a deadline or Ctrl-C (or SIGTERM, which the testbed turns into one), telling the caller
+how far it is twice a second, then flush. The rig is the caller's open testbed's, which leaves it safe
+however it ends. The command line only parses and renders."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class RecordingDone:
 
 
 def record_rig(
-    port: str,
+    link: RigLink,
     tags: RunTags,
     settings: InfluxSettings,
     seconds: float | None,
@@ -45,35 +46,31 @@ def record_rig(
 ) -> RecordingDone:
     """Record until `seconds` have passed (None: until Ctrl-C). on_start gets the spool's path."""
     problems: list[WriteProblem] = []
-    with RigLink(port) as link:
-        link.hello()
-        link.start_keepalive()
-        session = RecordingSession(link, tags, settings, on_error=problems.append)
-        spool, writer, recorder = session.spool, session.writer, session.recorder
-        session.start()
-        on_start(str(spool.path))
-        reason = "stopped by the operator"
-        deadline = None if seconds is None else time.monotonic() + seconds
-        try:
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(STATUS_EVERY_S)
-                last = recorder.last
-                on_status(
-                    RecordingStatus(
-                        frames=recorder.stats.frames,
-                        points=recorder.stats.points,
-                        in_influx=writer.points_written,
-                        waiting_bytes=spool.pending_bytes(),
-                        chassis_air_c=last.named("chassis_air").value if last else None,
-                        problem=None if writer.healthy or not problems else problems[-1].message,
-                    )
+    session = RecordingSession(link, tags, settings, on_error=problems.append)
+    spool, writer, recorder = session.spool, session.writer, session.recorder
+    session.start()
+    on_start(str(spool.path))
+    reason = "stopped by the operator"
+    deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(STATUS_EVERY_S)
+            last = recorder.last
+            on_status(
+                RecordingStatus(
+                    frames=recorder.stats.frames,
+                    points=recorder.stats.points,
+                    in_influx=writer.points_written,
+                    waiting_bytes=spool.pending_bytes(),
+                    chassis_air_c=last.named("chassis_air").value if last else None,
+                    problem=None if writer.healthy or not problems else problems[-1].message,
                 )
-            reason = f"stopped after {seconds:g} s"
-        except KeyboardInterrupt:
-            pass
-        finally:
-            session.stop(reason)
-            link.command("SAFE")
-            done = session.close(flush_timeout=10.0)
+            )
+        reason = f"stopped after {seconds:g} s"
+    except KeyboardInterrupt:
+        pass
+    finally:
+        session.stop(reason)
+        done = session.close(flush_timeout=10.0)
     waiting = 0 if done else spool.pending_bytes()
     return RecordingDone(recorder.stats.frames, recorder.stats.points, waiting, reason)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
-from thermrig.drive.smart import SmartError, parse_smart_log, read_smart_log
+from thermrig.drive.smart import SmartError, SmartReader, parse_smart_log
 
 _NVME = re.compile(r"/dev/(nvme\d+)(n\d+)?(p\d+)?$")
 
@@ -33,12 +33,14 @@ Source = Callable[[], dict[str, float | int]]
 
 
 def nvme_source(controller: str) -> Source:
-    """A real NVMe controller: `nvme smart-log` and its hwmon sensors."""
+    """A real NVMe controller: `nvme smart-log` (with the OCP extended SMART log where the drive has it)
+    and its hwmon sensors."""
+    smart = SmartReader(f"/dev/{controller}")
 
     def sample() -> dict[str, float | int]:
         fields: dict[str, float | int] = {}
         with contextlib.suppress(SmartError, subprocess.TimeoutExpired):
-            fields.update(read_smart_log(f"/dev/{controller}").fields())
+            fields.update(smart.read())
         hw = nvme_hwmon_dir(controller)
         if hw is not None:
             for reading in read_hwmon(hw):

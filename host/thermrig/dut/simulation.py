@@ -10,7 +10,13 @@ from typing import Any, Protocol
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 
-FIRMWARES = ("rigsim", "zephyr", "zephyr-board", "micropython")  # what a simulated rig can run (thermrig.sim.firmware)
+FIRMWARES = (
+    "rigsim",
+    "zephyr",
+    "zephyr-board",
+    "micropython",
+    "micropython-pico",
+)  # what a simulated rig can run (thermrig.sim.firmware)
 
 
 class FaultControl(Protocol):

@@ -8,18 +8,19 @@ import time
 from collections.abc import Callable
 
 from thermrig.flash.base import Flasher, FlashError
-from thermrig.link.rig_link import NakError, RigLink, RigTimeout
+from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.link.transport import PortError
 from thermrig.protocol.messages import ProtocolError, RigInfo
+from thermrig.testbed import LocalRig, open_testbed
 
 COMEBACK_S = 20.0  # how long the rig may take to answer again after an upload
 
 
 def _safe(port: str) -> None:
     """Best effort: whatever runs there now (or failed to be replaced) stops heating."""
-    with contextlib.suppress(PortError, RigTimeout, NakError, ProtocolError, OSError), RigLink(port) as link:
-        link.hello(timeout=0.5)
-        link.command("SAFE")
+    quiet = contextlib.suppress(PortError, RigTimeout, NakError, ProtocolError, OSError)
+    with quiet, open_testbed(LocalRig(port), keepalive=False, hello_timeout=0.5):
+        pass  # SAFE on the way out
 
 
 def wait_for_rig(port: str, timeout: float = COMEBACK_S) -> RigInfo:
@@ -27,10 +28,8 @@ def wait_for_rig(port: str, timeout: float = COMEBACK_S) -> RigInfo:
     last = ""
     while time.monotonic() < deadline:
         try:
-            with RigLink(port) as link:
-                info = link.hello()
-                link.command("SAFE")
-                return info
+            with open_testbed(LocalRig(port), keepalive=False) as bed:
+                return bed.info  # the rig left safe
         except (PortError, RigTimeout, NakError, ProtocolError, OSError) as exc:
             last = str(exc)
             time.sleep(0.2)

@@ -19,25 +19,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from thermrig.campaign.orchestrator import Orchestrator
+from thermrig.campaign.on_rig import walk
+from thermrig.campaign.orchestrator import CampaignHooks, Orchestrator
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, last_attempt, read_manifest
 from thermrig.campaign.summaries import analyse_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.errors import ThermrigError
-from thermrig.fio.runner import FioError
-from thermrig.firmware_identity import older_than_host
-from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.lab.acquired import HeldPlace, HeldPlaces, comment, holding, note_firmware
 from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign
 from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError
 from thermrig.lab.locks import LockRecord
-from thermrig.lab.remote_fio import check_fio_server
-from thermrig.lab.test_pc_drive import TestPcDrive
-from thermrig.lab.test_pc_smart import SmartOverSsh, controller
-from thermrig.link.rig_link import RigLink
+from thermrig.lab.place_testbed import PlaceTestbed
+from thermrig.testbed import Testbed, open_testbed
 
 JOIN_S = 0.5  # how often the main thread looks up from waiting for the places (Ctrl-C, SIGTERM)
 
@@ -91,6 +87,11 @@ class LabOutcome:
     def lost(self) -> list[PlaceShare]:
         return [s for s in self.shares if s.lost]
 
+    def failed_places(self) -> list[str]:
+        """The places where a run failed (as its manifest says), and those lost: no other."""
+        where = {why.split(":", 1)[0] for why in self.failed.values()} | {s.place for s in self.lost}
+        return sorted(where - {"?"})
+
 
 @dataclass
 class _LockedState(CampaignState):
@@ -105,11 +106,8 @@ class _LockedState(CampaignState):
 
 @dataclass
 class _Place:
-    held: HeldPlace
-    link: RigLink
-    drive: TestPcDrive
-    tags: dict[str, str]  # what every point recorded there carries
-    version: str  # the rig's firmware, as its HELLO said
+    held: HeldPlace  # its tags say which runs it takes
+    bed: Testbed
 
     @property
     def name(self) -> str:
@@ -117,54 +115,20 @@ class _Place:
 
 
 def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.ExitStack) -> _Place:
-    """The place's rig greeted through its RFC 2217 port, its test PC's fio server checked and the drive's
-    smart-log read there over SSH: one line naming the place and what does not answer."""
-    if held.fio is None:
-        raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
+    """The place as a testbed (lab.place_testbed), its rig's health checked: one line naming the place and
+    what does not answer."""
     try:
-        check_fio_server(held.fio, held.name)
-    except FioError as exc:  # it names the place
-        raise LabError(str(exc)) from exc
-    try:
-        link = stack.enter_context(RigLink(held.serial_url))
-        info = link.hello()  # refuses a rig of another protocol
-        stack.callback(_safe, link)
-        link.start_keepalive()
-        faults = link.next_telemetry(5.0).faults  # latched: it would refuse to heat (NAK STATE)
+        bed = open_testbed(PlaceTestbed(held, plan.campaign.drive, ssh_key), require_clear=True)
+        return _Place(held, stack.enter_context(bed))
     except LabError:
         raise
     except (ThermrigError, OSError) as exc:
         raise LabError(f"place {held.name}: {exc}") from exc
-    if faults:
-        raise LabError(
-            f"place {held.name}: its rig at {held.serial_url} has latched faults {faults.name}: "
-            f"`thermrig rig clear --port {held.serial_url}` once they are seen to"
-        )
-    tags = {k: v for k, v in held.point_tags(info.version).items() if v}
-    smart = None
-    if held.ssh is not None:
-        device = controller(plan.campaign.drive.target)
-        smart = SmartOverSsh(held.ssh, device, held.name, ssh_key).start()
-        stack.callback(smart.stop)
-    drive = TestPcDrive(held.name, plan.campaign.drive, held.fio, smart.telemetry() if smart else None)
-    return _Place(held, link, drive, tags, info.version)
 
 
 def _without_place(place: str, message: str) -> str:
     """An error as said after the place's name (most name it already)."""
     return message.removeprefix(f"place {place}: ")
-
-
-def _safe(link: RigLink) -> None:
-    with contextlib.suppress(Exception):
-        link.command("SAFE")
-
-
-def _identity(plan: Plan) -> dict[str, str | None]:
-    d = plan.campaign.drive
-    if not d.is_virtual:
-        return {"device_serial": d.serial}
-    return load_drive_profile(d.profile).identity()
 
 
 def _needs(plan: Plan, runs: list[RunSpec]) -> list[RunNeed]:
@@ -229,8 +193,8 @@ class LabCampaign:
             places.append(place)
             if self._client is not None:
                 with contextlib.suppress(LabError):
-                    note_firmware(self._client, place.name, place.version)
-            if (warning := older_than_host(place.version)) is not None:
+                    note_firmware(self._client, place.name, place.bed.info.version)
+            for warning in place.bed.warnings:
                 self.events.note(f"place {place.name}: {warning}")
         if not places:
             raise LabError(failed[0] if len(failed) == 1 else "no place passed its start check: " + "; ".join(failed))
@@ -346,23 +310,15 @@ class LabCampaign:
             if current in lane.prompts:
                 self.events.prompt(place.name, message)
 
-        return Orchestrator(
-            dataclasses.replace(self.plan, runs=tuple(runs)),
-            self.state.folder,
-            place.link,
-            self.influx,
-            place.drive,
-            None,
-            prompt if lane.prompts else None,  # a place that fixes every run's hardware: nothing to ask
-            progress,
-            _identity(self.plan),
-            point_tags=place.tags,
-            whole_campaign=False,
-        )
+        hooks = CampaignHooks(
+            prompt if lane.prompts else None, progress
+        )  # a place that fixes every run's hardware: nothing to ask
+        share_plan = dataclasses.replace(self.plan, runs=tuple(runs))
+        return Orchestrator(share_plan, self.state.folder, place.bed, self.influx, hooks, whole_campaign=False)
 
     def _work(self, share: PlaceShare, orch: Orchestrator) -> None:
         try:
-            orch.run(self.state)
+            walk(orch, self.state)  # the same per-run path as a campaign on one rig
         except KeyboardInterrupt:  # its stop was set: Ctrl-C, SIGTERM
             share.aborted = True
         except (ThermrigError, OSError) as exc:

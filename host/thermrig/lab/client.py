@@ -247,6 +247,10 @@ class LabClient:
         return [(str(r.owner), str(r.token)) for r in response.reservations]
 
     def cancel(self, token: str) -> None:
+        """Cancel the reservation; one the coordinator no longer has (expired, or lost when it restarted)
+        is gone already."""
+        if token not in {t for _, t in self.reservations()}:
+            return
         request = pb2.CancelReservationRequest(token=token)
         self._call("cancelling a reservation", "CancelReservation", request)
 

@@ -1,5 +1,6 @@
-"""The drive's own telemetry on a place's test PC: `nvme smart-log -o json` read there over SSH, once a
-second, by one SSH session for the length of the campaign (a loop on the test PC, its JSON streamed back:
+"""The drive's own telemetry on a place's test PC: `nvme smart-log -o json` (and `nvme ocp smart-add-log
+-o json`, the OCP extended SMART log, where the drive has it) read there over SSH, once a second, by one
+SSH session for the length of the campaign (a loop on the test PC, its JSON streamed back:
 no handshake a second). The place's `ssh` resource says where and as whom; the test PC's sudo rule
 (docs/lab.md) lets that user run nvme-cli's smart-log without a password. The campaign machine's key is
 ssh's own (or the [lab] table's ssh_key); the test PC's host key is learnt on first use into thermrig's
@@ -12,7 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from thermrig.drive.smart import SmartError, parse_smart_log
+from thermrig.drive.smart import SmartError, is_ocp_log, parse_ocp_smart_log, parse_smart_log
 from thermrig.dut.drive import DriveTelemetry
 from thermrig.lab.client import Endpoint
 from thermrig.lab.errors import LabError
@@ -39,6 +40,7 @@ class SmartOverSsh:
         self.key = key
         self._proc: subprocess.Popen[str] | None = None
         self._latest: dict[str, float | int] = {}
+        self._ocp: dict[str, int] = {}  # the OCP extended SMART log's fields, latest
         self._first = threading.Event()
         self._lock = threading.Lock()
         self._reader: threading.Thread | None = None
@@ -49,7 +51,8 @@ class SmartOverSsh:
         return ssh_where(self.ssh, self.place)
 
     def command(self) -> list[str]:
-        loop = f"while :; do sudo -n nvme smart-log -o json {self.device} || exit 1; echo; sleep 1; done"
+        ocp = f"sudo -n nvme ocp smart-add-log -o json {self.device} 2>/dev/null"  # a drive without C0h: nothing
+        loop = f"while :; do sudo -n nvme smart-log -o json {self.device} || exit 1; echo; {ocp}; echo; sleep 1; done"
         return ssh_argv(self.ssh, loop, self.key)
 
     def start(self) -> SmartOverSsh:
@@ -76,13 +79,23 @@ class SmartOverSsh:
             except ValueError:
                 continue
             buf = ""
+            if isinstance(data, dict) and is_ocp_log(data):
+                try:
+                    ocp = parse_ocp_smart_log(data)
+                except SmartError:
+                    continue  # a C0h log without throttling fields: the plain smart-log is what there is
+                with self._lock:
+                    self._ocp = ocp
+                    if self._latest:
+                        self._latest.update(ocp)
+                continue
             try:
                 fields = parse_smart_log(json.dumps(data)).fields()
             except SmartError as exc:
                 self.failure = str(exc)
                 break
             with self._lock:
-                self._latest = fields
+                self._latest = {**fields, **self._ocp}
             self._first.set()
         if self._proc.stderr is not None and not self.failure:
             lines = self._proc.stderr.read().strip().splitlines()

@@ -1,4 +1,4 @@
-"""The report's tables for the experiments only a controlled rig can run (issue 22): which throughput
+"""The report's tables for the experiments only a controlled rig can run: which throughput
 drop is the SLC cache and which is thermal (analysis/drop_cause.py). A table appears only when its
 campaign has something to show."""
 

@@ -9,6 +9,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.summary_store import CampaignAnalysis
 
 
@@ -66,6 +67,16 @@ def onset_depth(a: CampaignAnalysis) -> Table:
     )
 
 
+def _marks(s: RunSummary) -> list[str]:
+    """What the data column says of a run: what it lacks, its host stalls, a lag past the bound."""
+    marks = [] if s.complete else list(s.missing)
+    if s.throttle.host_stalls:
+        marks.append(s.throttle.describe_stalls())
+    if s.lag is not None and s.lag.over_bound:
+        marks.append(s.lag.describe())
+    return marks
+
+
 def runs(a: CampaignAnalysis) -> Table:
     rows = []
     for order, s in enumerate(a.summaries, start=1):
@@ -78,15 +89,16 @@ def runs(a: CampaignAnalysis) -> Table:
                 str(s.throttle.seconds),
                 _num(s.throttle.plateau_bps and s.throttle.plateau_bps / 1e6, ",.0f"),
                 _num(s.throttle.onset_s, ".0f"),
+                s.throttle.onset_cause or "-",
                 _num(s.throttle.depth_pct, ".1f"),
                 _num(ctrl, ".1f"),
                 _num(s.recovery_s, ".0f"),
                 _num(s.drive.tmt.get("tmt1_count"), ".0f"),
-                "complete" if s.complete else "; ".join(s.missing),
+                "; ".join(_marks(s)) or "complete",
             ]
         )
     columns = ["order", "run", "slot", "heatsink", "profile", "workload", "seconds", "plateau MB/s", "onset s"]
-    columns += ["depth %", "controller at onset °C", "recovery s", "TMT1 transitions", "data"]
+    columns += ["onset cause", "depth %", "controller at onset °C", "recovery s", "TMT1 transitions", "data"]
     return Table("runs", "Every run, in the order it ran", columns, rows)
 
 

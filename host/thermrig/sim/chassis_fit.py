@@ -123,3 +123,44 @@ def fit_chassis(samples: Sequence[Sample], base: ChassisParams, heater_w: float)
     return ChassisFit(
         chassis_at(result.x), float(np.sqrt(np.mean(r**2))), float(np.max(np.abs(r))), len(seconds), start
     )
+
+
+HELD_OUT_MIN_S = 60  # the shortest held-out step worth judging on
+
+
+@dataclass(frozen=True)
+class HeldOutStep:
+    """The recording's last step (the heater off at the last fan level), held out: the chassis fitted on
+    the seconds before it, then run over the whole recording; its error over the held-out seconds says
+    how well the fitted simulator predicts air it was not fitted on."""
+
+    fit: ChassisFit  # on the seconds before the step only
+    start_s: float  # where the step starts, s into the recording
+    seconds: int
+    fan_pct: tuple[float, float]
+    rms_c: float  # measured against modelled chassis air over the step
+    max_c: float
+
+
+def last_step(seconds: Sequence[Second]) -> int:
+    """Index of the first second after the heater last ran: the final cool-down."""
+    on = [i for i, s in enumerate(seconds) if s.heater_pct >= 0.5]
+    return on[-1] + 1 if on else len(seconds)
+
+
+def fit_held_out(samples: Sequence[Sample], base: ChassisParams, heater_w: float) -> HeldOutStep:
+    """Fit without the recording's last step (fit_chassis on what comes before it), then predict it: the
+    plant with that fit runs over the whole recording from its first second, as the fit's own residual does,
+    and is judged on the step's seconds alone."""
+    seconds = per_second(samples)
+    k = last_step(seconds)
+    held = seconds[k:]
+    if len(held) < HELD_OUT_MIN_S:
+        raise IdentifyError(
+            f"the recording ends {len(held)} s after the heater last ran: a held-out step needs {HELD_OUT_MIN_S} s"
+        )
+    fit = fit_chassis(seconds[:k], base, heater_w)
+    r = simulate(fit.chassis, seconds)[k:] - np.array([s.air_c for s in held])
+    return HeldOutStep(
+        fit, held[0].t_s, len(held), held[0].fan_pct, float(np.sqrt(np.mean(r**2))), float(np.max(np.abs(r)))
+    )

@@ -73,13 +73,6 @@ class FaultInjector:
             s.tc_faults[channel] |= _TC_BITS[kind]
         elif kind in _BUS_WORDS:
             s.tc_bus_word[channel] = _BUS_WORDS[kind]
-        elif kind is FaultKind.PWM_ERROR:
-            pwm_error = getattr(self.firmware, "pwm_error", None)
-            if pwm_error is None:
-                raise FaultError(f"pwm-error: {self.firmware.name} has no PWM driver to fail (the board build has)")
-            if channel not in (0, 1, 2):
-                raise FaultError("pwm-error: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
-            pwm_error(channel)
         elif kind is FaultKind.TC_STUCK:
             s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
         elif kind is FaultKind.TC_NOISY:
@@ -96,6 +89,14 @@ class FaultInjector:
             p.fans[channel].stalled = True
         elif kind is FaultKind.TACH_MISSING:
             s.tach_missing[channel] = True
+        elif kind is FaultKind.PWM_ERROR:
+            if channel not in (0, 1, 2):
+                raise FaultError(f"{kind}: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
+            if not self.firmware.pwm_error(channel, True):
+                raise FaultError(
+                    f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
+                    "(the board build and micropython-pico have)"
+                )
         elif kind is FaultKind.SERIAL_GARBAGE:
             self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:
@@ -119,11 +120,12 @@ class FaultInjector:
         s.tc_stuck = [None] * len(s.tc_stuck)
         s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
         s.tc_bus_word = [None] * len(s.tc_bus_word)
+        for inj in self.active:
+            if inj.kind is FaultKind.PWM_ERROR:
+                self.firmware.pwm_error(inj.channel, False)
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None
-        if (pwm_error := getattr(self.firmware, "pwm_error", None)) is not None:
-            pwm_error(None)
         for fan in p.fans:
             fan.stalled = False
         self.active.clear()

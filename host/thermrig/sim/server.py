@@ -48,9 +48,11 @@ class PlantServer:
         self._closed = False
         self._error: BaseException | None = None
         self._pace: tuple[float, int, float | None] = (time.monotonic(), 0, speed)  # anchor: wall time, tick, speed
+        self._origin = self._pace  # the anchor as the pace was set: the plant's lateness is counted from it
         self._next_speed: float | None = None  # set_speed's, applied at the next tick served
         self._changed: float | None = None  # a speed applied at the last tick, told once the firmware has it
         self._told = 0  # speed changes told to the listeners so far
+        self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
     def start(self) -> PlantServer:
@@ -67,7 +69,7 @@ class PlantServer:
                     self._conn = conn
                     self.requests = self.ticks  # a new firmware: no request of the old one is pending
                     self._cond.notify_all()
-                self._pace = (time.monotonic(), self.ticks, self.speed)
+                self._pace = self._origin = (time.monotonic(), self.ticks, self.speed)
                 try:
                     served = self._serve_connection(conn)
                 except OSError:
@@ -125,6 +127,7 @@ class PlantServer:
         t0, n0, speed = self._pace
         if not speed:
             return
+        self._note_late()
         ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
         if ahead > 0:
             time.sleep(ahead)
@@ -132,6 +135,24 @@ class PlantServer:
             # Behind (the machine is busy): slow down instead of racing to catch up, which would run
             # seconds of MCU time past a host that had no CPU to answer.
             self._pace = (time.monotonic(), self.ticks, speed)
+
+    def _note_late(self) -> None:
+        """The plant's time behind wall time since its pace was set (a re-anchoring after a stall does not
+        forgive it: the firmware's clock and the drive's throttle stay that far behind fio's clock)."""
+        t0, n0, speed = self._origin
+        if not speed:
+            return
+        late = time.monotonic() - (t0 + (self.ticks - n0) * TICK_S / speed)
+        with self._cond:
+            self._worst_late_s = max(self._worst_late_s, late)
+
+    def take_worst_late_s(self) -> float:
+        """How far behind wall time the plant's latest tick since the last call was served: its own record
+        of its lateness, counted from when its pace was set (0 when on time, or when the firmware paces in
+        real time)."""
+        with self._cond:
+            worst, self._worst_late_s = self._worst_late_s, 0.0
+        return worst
 
     def _apply_speed(self) -> None:
         """A speed set since the last tick takes effect at the tick just served: the next one comes a tick
@@ -141,7 +162,8 @@ class PlantServer:
             if speed is None:
                 return
             self.speed = speed
-            self._pace = (time.monotonic(), self.ticks - 1, speed)  # the tick just served is the anchor
+            self._pace = self._origin = (time.monotonic(), self.ticks - 1, speed)  # the tick just served: the anchor
+            self._worst_late_s = 0.0  # lateness at the old pace is not the new one's
             self._changed = speed
 
     def _tell_speed(self) -> None:
@@ -202,7 +224,7 @@ class PlantServer:
         with self._cond:
             if self._conn is None:  # no firmware yet: the pace starts from now
                 self.speed = speed
-                self._pace = (time.monotonic(), self.ticks, speed)
+                self._pace = self._origin = (time.monotonic(), self.ticks, speed)
                 return
             self._next_speed = speed
             target = self._told + 1

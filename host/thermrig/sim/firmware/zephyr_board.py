@@ -44,10 +44,12 @@ class ZephyrBoard(BridgedFirmware):
         ctx.server.board_lines.append(lambda: f"P {self.pwm_failing:X}\n")
         super().__init__(ctx)
 
-    def pwm_error(self, actuator: int | None) -> None:
-        """From the next tick the PWM driver refuses every duty for the actuator (0 heater, 1-2 the fans);
-        None: every driver works again."""
-        self.pwm_failing = 0 if actuator is None else self.pwm_failing | (1 << actuator)
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        """From the next tick the PWM driver refuses every duty for the actuator (0 heater, 1-2 the fans),
+        or works again."""
+        bit = 1 << channel
+        self.pwm_failing = self.pwm_failing | bit if failing else self.pwm_failing & ~bit
+        return True
 
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         env = [f"THERMRIG_SERIAL_SOCK={serial_sock}", f"THERMRIG_PLANT_SOCK={ctx.plant_sock}"]

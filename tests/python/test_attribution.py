@@ -1,0 +1,110 @@
+"""Whose fall it is (docs/analysis.md): a fall the drive's account saw is thermal; one it did not see,
+with the host stalled (the simulator late, fio's latency flat, the level back within seconds), is the
+host's and never the onset; the rest is cache (or unclear without the drive's account). And one time:
+a run's worst lag of the plant, the virtual drive and fio against the bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thermrig.analysis.attribution import Evidence, attribute
+from thermrig.analysis.drop_cause import run_drops
+from thermrig.analysis.lag import BOUND_MS, fio_lag_ms, run_lag
+from thermrig.analysis.run_data import RunData
+from thermrig.analysis.throttle_summary import JobLog, throttle_summary
+from thermrig.analysis.trace import Trace
+
+START_MS = 1_700_000_000_000  # the job's start; its second i ends at START_MS + 1000 (i + 1)
+
+
+def _job(values: list[float], lat_ns: list[float] | None = None) -> JobLog:
+    stamps = tuple(START_MS + 1000 * (i + 1) for i in range(len(values)))
+    return JobLog(1, "write", stamps, tuple(values), lat_ns=tuple(lat_ns or ()))
+
+
+def _trace(values: list[float]) -> Trace:
+    """A drive_smart field sampled once a second over the job, at each second's middle."""
+    return Trace(START_MS + 500.0 + 1000.0 * np.arange(len(values)), np.asarray(values, dtype=float))
+
+
+def _account(n: int, throttles_at: int | None) -> dict[str, Trace]:
+    """The drive's power state and TMT1 count: 0 until the throttle, 1 from it (never, with None)."""
+    state = [0.0 if throttles_at is None or i < throttles_at else 1.0 for i in range(n)]
+    return {"power_state": _trace(state), "tmt1_count": _trace([2.0 + s for s in state])}
+
+
+# 60 s of writes at 100; the drive throttles to 40 at 40 s; the host starved fio for 5 s at 12 s.
+SERIES = [100.0] * 12 + [45.0] * 5 + [100.0] * 23 + [40.0] * 20
+
+
+def test_a_host_stall_before_the_throttle_is_passed_over_and_the_thermal_onset_kept() -> None:
+    blind = throttle_summary([_job(SERIES)])  # fio's throughput alone reads the stall as the onset
+    assert blind.onset_s == 13.0 and blind.onset_cause == "unclear"
+    th = throttle_summary([_job(SERIES)], counters=_account(len(SERIES), 40))
+    assert th.onset_s == 41.0 and th.onset_cause == "thermal" and "power_state 0->1" in th.onset_why
+    assert th.host_stalls == (13,) and th.describe_stalls() == "host stall at 13 s"
+    fields = th.fields(1.0)
+    assert fields["onset_cause"] == "thermal" and fields["host_stalls"] == 1 and fields["host_stall_s"] == "13"
+    assert th.depth_pct == pytest.approx(blind.depth_pct)  # the depth does not move
+
+
+def test_a_fall_is_the_hosts_while_the_drives_server_was_late_enough_to_lose_it() -> None:
+    # 20 s of writes at 100, then 40 for good; the drive's account never moves (no throttle it saw).
+    series = [100.0] * 20 + [40.0] * 40
+    quiet = throttle_summary([_job(series)], counters=_account(len(series), None))
+    assert quiet.onset_s == 21.0 and quiet.onset_cause == "cache"  # the drive slowed on its own
+
+    def late(ms: float, whose: str = "sim_drive_late_ms") -> dict[str, Trace]:
+        values = [0.0] * len(series)
+        values[20] = ms  # the worst reply as the fall began
+        return {**_account(len(series), None), whose: _trace(values)}
+
+    found = attribute(series, 20, 100.0, Evidence(late(700.0), START_MS))
+    assert found.cause == "host" and "drive 700 ms late" in found.why  # 0.7 s lost: 60 % of the second
+    # 300 ms late cannot lose 60 % of a second: the fall is the drive's own (a cache running out under a
+    # busy machine); nor does a plant seconds late take throughput away (its figures only come late)
+    assert attribute(series, 20, 100.0, Evidence(late(300.0), START_MS)).cause == "cache"
+    assert attribute(series, 20, 100.0, Evidence(late(9000.0, "sim_plant_late_ms"), START_MS)).cause == "cache"
+    # the seconds around the late reply are the host's; the fall still there once the server was on
+    # time again is the drive's
+    stalled = throttle_summary([_job(series)], counters=late(700.0))
+    assert stalled.host_stalls == (21,) and stalled.onset_s == 25.0 and stalled.onset_cause == "cache"
+    # the drive's account moving at the same fall outweighs the lateness: the drive throttled
+    moved = {**_account(len(series), 20), "sim_drive_late_ms": late(700.0)["sim_drive_late_ms"]}
+    assert attribute(series, 20, 100.0, Evidence(moved, START_MS)).cause == "thermal"
+
+
+def test_fios_flat_latency_calls_a_fall_the_hosts_even_without_the_drives_account() -> None:
+    # Queue depth fixed: a drive that slows answers each I/O later; a starved fio issues fewer at the same
+    # latency. Here fio is starved at 10 s (latency flat), and the drive slows at 30 s (latency x2.5).
+    series = [100.0] * 10 + [50.0] * 4 + [100.0] * 16 + [40.0] * 30
+    lat = [1000.0] * 30 + [2500.0] * 30
+    th = throttle_summary([_job(series, lat)])
+    assert th.onset_s == 31.0 and th.onset_cause == "unclear" and th.host_stalls == (11,)
+    # without fio's latency and the drive's account nothing tells the stall from a throttle
+    assert throttle_summary([_job(series)]).onset_s == 11.0
+
+
+def test_a_drop_is_the_hosts_when_the_level_comes_back_and_the_drive_saw_nothing() -> None:
+    series = [100.0] * 10 + [30.0] * 5 + [100.0] * 20 + [40.0] * 25
+    data = RunData("r1", {"workload": "w", "slot": "top"}, jobs=[_job(series)], counters=_account(len(series), 35))
+    drops = {d.at_s: d for d in run_drops(data)}
+    assert set(drops) == {10, 35}
+    assert drops[10].host and "back at the level" in drops[10].host
+    assert not drops[35].host and drops[35].drive_events
+
+
+def test_the_worst_lag_of_plant_drive_and_fio_is_marked_past_the_bound() -> None:
+    stamps = [START_MS + 1000 * (i + 1) for i in range(40)]
+    stamps[20:] = [t + 700 for t in stamps[20:]]  # one window of fio's log ran 1.7 s: fio was late
+    job = JobLog(1, "write", tuple(stamps), (100.0,) * 40)
+    assert fio_lag_ms([job]) == pytest.approx(700.0)
+    counters = {"sim_plant_late_ms": _trace([5.0] * 40), "sim_drive_late_ms": _trace([0.2] * 39 + [80.0])}
+    lag = run_lag(RunData("r", {}, jobs=[job], counters=counters))
+    assert lag is not None and lag.source == "fio" and lag.worst_ms == pytest.approx(700.0)
+    assert lag.over_bound and lag.fields()["lag_over_bound"] is True and f"{BOUND_MS:.0f} ms bound" in lag.describe()
+    on_time = JobLog(1, "write", tuple(START_MS + 1000 * (i + 1) for i in range(40)), (100.0,) * 40)
+    lag = run_lag(RunData("r", {}, jobs=[on_time], counters=counters))
+    assert lag is not None and lag.source == "drive" and lag.worst_ms == pytest.approx(80.0) and not lag.over_bound
+    assert run_lag(RunData("r", {})) is None
