@@ -142,12 +142,12 @@ def pwm_error(t: RigUnderTest) -> str:
     except ValueError as exc:  # FaultError: nothing to inject on this firmware
         return f"not applicable: {exc}"
     try:
-        t.run_for(0.3, heartbeat=False, line_dead=True)  # the board no longer answers: no pings to wait on
+        frames = t.run_for(0.3, heartbeat=False, line_dead=True)  # a Pico no longer answers: no pings
         heater, fans = t.sim.actuators()
         expect(heater == 0 and min(fans) == 1.0, f"outputs {heater:.2f}, {fans} 0.3 s after the PWM failed")
         # The board build's HAL reports the refused duty: OUTPUT_ERROR latched, the MCU runs on.
-        latched = t.link.drain_telemetry() or t.link.collect_telemetry(1, timeout=0.5)
-        if latched and Fault.OUTPUT_ERROR in latched[-1].faults:
+        latched = [f for f in frames + t.link.collect_telemetry(1, timeout=0.5) if Fault.OUTPUT_ERROR in f.faults]
+        if latched:
             expect(latched[-1].heater_pct == 0, "the heater is still commanded on")
             t.faults.clear()
             t.run_for(0.2)
