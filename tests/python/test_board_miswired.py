@@ -83,3 +83,18 @@ def test_selftest_names_each_miswiring(miswired_image: Path, isolated_env: dict[
     assert "the drive_nand bead (tc1) raised drive_ctrl (tc0): chip selects swapped?" in detail
     assert "fan0's PWM and tach are from different fans" in detail and "fan1's PWM and tach" in detail
     assert "heatsink bead" not in detail and "chassis_air bead" not in detail
+
+
+def test_a_board_image_that_is_missing_or_not_a_program_is_one_clear_line(
+    isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    missing = thermrig(
+        {**isolated_env, "THERMRIG_ZEPHYR_BOARD": "/nonexistent/zephyr.exe"}, "sim", "--firmware", "zephyr-board"
+    )
+    text = tmp_path / "zephyr.exe"
+    text.write_text("not a program\n")
+    wrong = thermrig(isolated_env, "rig", "selftest", "--sim", "--firmware", "zephyr-board", "--image", str(text))
+    for r, words in ((missing, ("is missing", "make firmware-board")), (wrong, ("is not a native_sim program",))):
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+        assert all(word in r.stderr for word in words), r.stderr

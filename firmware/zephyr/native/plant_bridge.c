@@ -147,11 +147,14 @@ static void send_plant(const char *s, size_t len)
     }
 }
 
+/* A stopped timer output idles low: the heater's switch off; a fan's open-drain PWM line released,
+ * which the fan pulls up itself, full speed (as the Nucleo overlay wires them). */
 static void send_request(void)
 {
-    rig_outputs_t out = {.heater_pm = plant_pwm_permille(PWM_CHANNEL[0])};
+    rig_outputs_t out = {.heater_pm = plant_pwm_stopped(PWM_CHANNEL[0]) ? 0u : plant_pwm_permille(PWM_CHANNEL[0])};
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        out.fan_pm[i] = plant_pwm_permille(PWM_CHANNEL[1 + i]);
+        uint32_t ch = PWM_CHANNEL[1 + i];
+        out.fan_pm[i] = plant_pwm_stopped(ch) ? RIG_FULL_SCALE_PM : plant_pwm_permille(ch);
     }
     char buf[WIRES_LINE_MAX];
     textbuf_t tb;
@@ -267,6 +270,9 @@ bool rig_hal_tick_due(void)
         }
     }
     pump_plant();
+    if (!sample_ready && !realtime && plant_host_wait(plant_fd, POLL_MS) != 0) {
+        pump_plant(); /* paced: the plant answers at once unless a stepped test holds it; the clock waits */
+    }
     if (!sample_ready) {
         return false;
     }

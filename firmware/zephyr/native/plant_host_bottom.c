@@ -13,7 +13,9 @@
 
 #include "plant_host.h"
 
-extern void __gcov_dump(void) __attribute__((weak)); /* coverage builds: keep this boot's counts */
+#ifdef THERMRIG_GCOV_DUMP
+extern void __gcov_dump(void); /* coverage builds (make coverage): keep this boot's counts */
+#endif
 
 int plant_host_open(const char *path_env, const char *fd_env)
 {
@@ -95,9 +97,9 @@ void plant_host_reboot(int serial_fd, int plant_fd)
     argv[argc] = NULL;
     keep_fd(serial_fd, "THERMRIG_SERIAL_FD");
     keep_fd(plant_fd, "THERMRIG_PLANT_FD");
-    if (__gcov_dump != NULL) {
-        __gcov_dump();
-    }
+#ifdef THERMRIG_GCOV_DUMP
+    __gcov_dump();
+#endif
     execv("/proc/self/exe", argv);
     fprintf(stderr, "thermrig: reboot failed: %s\n", strerror(errno));
     _exit(1);

@@ -20,7 +20,7 @@ static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint
         return -EINVAL;
     }
     if (failing & BIT(channel)) {
-        return -EIO; /* the output stays as it was */
+        return -EIO; /* the output has stopped (plant_pwm_stopped) */
     }
     uint32_t pm = (uint32_t)(((uint64_t)pulse * RIG_FULL_SCALE_PM) / period);
     duty_pm[channel] = (uint16_t)((flags & PWM_POLARITY_INVERTED) ? RIG_FULL_SCALE_PM - pm : pm);
@@ -43,6 +43,11 @@ static const struct pwm_driver_api plant_pwm_api = {
 void plant_pwm_fail(uint32_t channels)
 {
     failing = channels;
+}
+
+bool plant_pwm_stopped(uint32_t channel)
+{
+    return channel < PLANT_PWM_CHANNELS && (failing & BIT(channel)) != 0u;
 }
 
 uint16_t plant_pwm_permille(uint32_t channel)

@@ -98,7 +98,7 @@ void rig_hal_sample(rig_samples_t *samples)
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
         samples->tach_pulses[i] = (uint16_t)atomic_clear(&tach_count[i]);
     }
-    samples->output_error = output_error; /* the core latches OUTPUT and asks for the safe outputs */
+    samples->output_error = output_error; /* the core latches OUTPUT_ERROR and asks for the safe outputs */
     output_error = false;
 }
 
