@@ -25,21 +25,17 @@ RAM_BUDGET := 8192
 
 .PHONY: firmware
 .PHONY: pio
+DIST := dist
+.PHONY: dist
 .PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
-DEMO_CAMPAIGN := examples/demo-virtual-950pro.toml
-DEMO_OUT := thermrig-runs/demo-$(shell date -u +%Y%m%dT%H%M%S)
-
-# The main job: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2 profiles
-# sequential-write campaign, then the onset/depth table read back from InfluxDB.
+# The main job, `thermrig demo`: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2
+# profiles sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
-	$(VENV)/bin/thermrig db up
-	$(VENV)/bin/thermrig run $(DEMO_CAMPAIGN) --no-prompt --out $(DEMO_OUT)
-	$(VENV)/bin/thermrig throttle demo-virtual-950pro --compare --runs-from $(DEMO_OUT)
-	@echo "InfluxDB keeps running for Grafana and queries; 'thermrig db down' stops it."
+	$(VENV)/bin/thermrig demo
 
 # Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
-# suite mostly waits on its stepped rigs (under a core of CPU on three processes), so it runs beside the
+# suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
 # The setup and the host build go first, timed the same way, so the suites' time can be said apart.
@@ -111,7 +107,17 @@ PIO_ENVS := nucleo_f411re nucleo_f446re
 pio: venv
 	@bash scripts/build_pio.sh $(PIO_ENVS)
 
-coverage:
+# What a lab installs: the agent's wheel (scikit-build-core compiles rigsim, rigsim6 and the nbdkit plugin
+# into it; docs/install.md) and the firmware release files with their manifest (docs/firmware.md).
+dist: venv firmware
+	rm -rf $(DIST)
+	$(VENV)/bin/pip wheel --no-deps --no-build-isolation -q -w $(DIST) ./host
+	$(PY) scripts/release_files.py $(DIST)/firmware $(BUILD)/zephyr $(ZEPHYR_BOARDS)
+	@ls -l $(DIST)/*.whl
+
+# The core's line coverage by the C tests (at least 90 %), then the Nucleo HAL's (rig_hal.c) by the board
+# build's runs on native_sim_64 (scripts/board_coverage.py: the conformance suite on it, two variants).
+coverage: venv build firmware-qemu
 	cmake -S firmware -B $(COV_BUILD) -G Ninja -DTHERMRIG_COVERAGE=ON >/dev/null
 	cmake --build $(COV_BUILD)
 	find $(COV_BUILD) -name '*.gcda' -delete
@@ -119,6 +125,7 @@ coverage:
 	gcovr --root . --filter 'firmware/core/' --object-directory $(COV_BUILD) --fail-under-line 90 \
 		--print-summary --txt $(COV_BUILD)/coverage.txt
 	@cat $(COV_BUILD)/coverage.txt
+	$(PY) scripts/board_coverage.py
 
 lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
@@ -127,13 +134,15 @@ lint: venv
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu
+pytest: venv build asan firmware-qemu firmware-board firmware-emulator
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
 
-# The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU and the MicroPython firmware:
-# each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in this process).
-CONFORMANCE_WORKERS ?= 3
-conformance: venv build asan firmware-qemu
+# The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
+# HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
+# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
+# this process).
+CONFORMANCE_WORKERS ?= 5
+conformance: venv build asan firmware-qemu firmware-board
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		-n $(CONFORMANCE_WORKERS) --dist loadgroup
 
@@ -143,7 +152,7 @@ conformance: venv build asan firmware-qemu
 # starts, and the group is sent SIGTERM).
 CONFORMANCE_LOG := $(BUILD)/conformance.log
 BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint
-beside-images: venv build asan firmware-qemu
+beside-images: venv build asan firmware-qemu firmware-board
 	@set -m; start=$$(date +%s); \
 	( $(MAKE) --no-print-directory conformance; rc=$$?; \
 	  echo "make test: conformance took $$(( $$(date +%s) - start )) s"; exit $$rc ) > $(CONFORMANCE_LOG) 2>&1 & \
@@ -206,3 +215,22 @@ export THERMRIG_ZEPHYR_ELF ?= $(CURDIR)/$(BUILD)/zephyr/qemu_cortex_m3/zephyr/ze
 .PHONY: firmware-qemu
 firmware-qemu: venv
 	@bash scripts/build_zephyr.sh qemu_cortex_m3
+
+# The board build: the Nucleo's own HAL (firmware/zephyr/src/rig_hal.c) on native_sim_64, its buses'
+# devices the plant's (firmware/zephyr/native), which `thermrig sim --firmware zephyr-board` and the
+# conformance suite run as a host program.
+export THERMRIG_ZEPHYR_BOARD ?= $(CURDIR)/$(BUILD)/zephyr/native_sim_64/zephyr/zephyr.exe
+.PHONY: firmware-board
+firmware-board: venv
+	@bash scripts/build_zephyr.sh native_sim_64
+
+# The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
+# (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
+# make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
+# `make emulator-smoke` also runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes).
+.PHONY: firmware-emulator emulator-smoke
+firmware-emulator: venv
+	@bash scripts/build_zephyr.sh nucleo_f411re:emulator
+
+emulator-smoke: venv firmware-emulator
+	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider

@@ -123,10 +123,12 @@ def null_rate(case: Case, tmp: Path) -> float:
     return float(result["read"]["iops"] + result["write"]["iops"])
 
 
-def run_case(case: Case, scale: float, tmp: Path) -> None:
+def run_case(case: Case, scale: float, tmp: Path, keep_data: int = 0) -> None:
+    """keep_data: the drive keeps what is written, up to that size (bench_drive_data)."""
     model_iops = modelled_iops(case)
+    cfg = SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=scale, drive_keep_data=keep_data)
     with (
-        SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0), drive="950pro_512", drive_scale=scale)) as sim,
+        SimulatedRig(cfg) as sim,
         RigLink(sim.port) as link,
     ):
         link.hello()  # a host reading the rig, as in a campaign
@@ -148,8 +150,9 @@ def run_case(case: Case, scale: float, tmp: Path) -> None:
     def rate(iops: float) -> str:
         return f"{iops * case.bs / 1e6:,.0f} MB/s" if case.bs > 4096 else f"{iops:,.0f} IOPS"
 
+    kept = ", data kept" if keep_data else ""
     figure(
-        f"{case.name} at scale {scale:g}: served / modelled, median (worst s)",
+        f"{case.name} at scale {scale:g}{kept}: served / modelled, median (worst s)",
         f"{statistics.median(ratios):.2f} ({min(ratios):.2f})",
         f"mean {statistics.fmean(ratios):.2f}; modelled {rate(expected)} on the wire, null plugin {rate(wire)} "
         f"({wire / expected:.1f}x); nbdkit {cpu / wall * 100:.0f} %, rig process {own / wall * 100:.0f} % of a core",

@@ -23,13 +23,16 @@ BENCHES = [
     "bench_influx",
     "bench_campaign",
     "bench_virtual_drive",
+    "bench_drive_data",
     "bench_zephyr_emulated",
+    "bench_stm32_emulator",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",
     "bench_identify",
     "bench_tune",
     "bench_lab_campaign",
+    "bench_wheel",
 ]
 
 

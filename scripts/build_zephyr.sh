@@ -4,6 +4,10 @@
 # Zephyr tree comes from the pinned archives or PlatformIO's framework-zephyr (scripts/zephyr_tree.sh).
 #
 #   scripts/build_zephyr.sh nucleo_f411re nucleo_f446re
+#   scripts/build_zephyr.sh nucleo_f411re:emulator
+#
+# BOARD:VARIANT builds the board's image with firmware/zephyr/boards/BOARD_VARIANT.conf on top of the
+# app's config (the overlay stays the board's), into build/zephyr/BOARD_VARIANT/.
 #
 # Each board's configure output is kept in build/zephyr/<board>/configure.log and the last build's in
 # build.log (the tests read both). Configure runs again only when the app's CMake, Kconfig or
@@ -27,8 +31,13 @@ if [ ! -x "$python" ]; then
   exit 1
 fi
 known="$(cd "$overlays" && ls -- *.overlay | sed 's/\.overlay$//' | tr '\n' ' ')"
-for board in "$@"; do
-  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/$board/$board.dts" >/dev/null; then
+for target in "$@"; do
+  board="${target%%:*}"
+  if [ "$target" != "$board" ] && [ ! -f "$overlays/${board}_${target#*:}.conf" ]; then
+    echo "firmware: unknown variant '$target': there is no firmware/zephyr/boards/${board}_${target#*:}.conf." >&2
+    exit 1
+  fi
+  if [ ! -f "$overlays/$board.overlay" ] || ! compgen -G "$zephyr_base/boards/*/*/$board.dts" >/dev/null; then
     echo "firmware: unknown board '$board': the boards with an overlay are ${known% }" \
       "(a new board needs firmware/zephyr/boards/$board.overlay, see docs/firmware.md)." >&2
     exit 1
@@ -39,10 +48,21 @@ export ZEPHYR_BASE="$zephyr_base" ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb GNUARMEMB_T
 # Zephyr asks git for its version; the unpacked tree is not a repository, so say it (no warning).
 version="$(awk '/^VERSION_MAJOR/{a=$3} /^VERSION_MINOR/{b=$3} /^PATCHLEVEL/{c=$3} END{print "v" a "." b "." c}' \
   "$ZEPHYR_BASE/VERSION")"
-for board in "$@"; do
-  out="${THERMRIG_ZEPHYR_OUT:-$root/build/zephyr}/$board"
+for target in "$@"; do
+  board="${target%%:*}" name="${target/:/_}" variant=()
+  if [ "$target" != "$board" ]; then
+    variant=(-DEXTRA_CONF_FILE="$overlays/$name.conf")
+  fi
+  out="${THERMRIG_ZEPHYR_OUT:-$root/build/zephyr}/$name"
   mkdir -p "$out"
+  # THERMRIG_ZEPHYR_ARGS: extra CMake definitions for a variant of a board's image, e.g. the board build
+  # with coverage (make coverage) or with a miswiring overlay (the bring-up tests), each in its own
+  # THERMRIG_ZEPHYR_OUT. Other arguments than last time's: configure afresh.
+  args="${THERMRIG_ZEPHYR_ARGS:-}"
   stale=""
+  if [ "$(cat "$out/zephyr-args" 2>/dev/null)" != "$args" ]; then
+    rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles" "$out/configure.log"
+  fi
   if [ -f "$out/build.ninja" ] && [ -f "$out/configure.log" ]; then
     stale="$(find "$root/zephyr" "$root/firmware/zephyr/boards" "$root/firmware/zephyr/dts" \
       -newer "$out/configure.log" -print -quit)"
@@ -55,22 +75,23 @@ for board in "$@"; do
     rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"
   fi
   if [ -n "$stale" ]; then
-    echo "firmware: $board: configure"
-    if ! cmake -G Ninja -S "$root/zephyr" -B "$out" -DBOARD="$board" -DPython3_EXECUTABLE="$python" \
+    echo "firmware: $name: configure"
+    if ! cmake -G Ninja -S "$root/zephyr" -B "$out" -DBOARD="$board" "${variant[@]}" -DPython3_EXECUTABLE="$python" \
       -DZEPHYR_MODULES="$hal_stm32;$cmsis" -DBUILD_VERSION="$version" \
-      -DUSER_CACHE_DIR="$root/build/zephyr/.cache" >"$out/configure.log" 2>&1; then
+      -DUSER_CACHE_DIR="$root/build/zephyr/.cache" $args >"$out/configure.log" 2>&1; then
       tail -n 30 "$out/configure.log" >&2
       rm -f "$out/configure.log"
-      echo "firmware: $board: configure failed (log above)." >&2
+      echo "firmware: $name: configure failed (log above)." >&2
       exit 1
     fi
     echo "$zephyr_base" >"$out/zephyr-tree"
+    echo "$args" >"$out/zephyr-args"
   fi
-  echo "firmware: $board: build"
+  echo "firmware: $name: build"
   if ! ninja -C "$out" >"$out/build.log" 2>&1; then
     grep -E -B2 -A6 'error|Error' "$out/build.log" | head -n 60 >&2 || tail -n 30 "$out/build.log" >&2
-    echo "firmware: $board: build failed (whole log: $out/build.log)." >&2
+    echo "firmware: $name: build failed (whole log: $out/build.log)." >&2
     exit 1
   fi
-  echo "firmware: $board: $out/zephyr/zephyr.elf"
+  echo "firmware: $name: $out/zephyr/zephyr.elf"
 done

@@ -22,6 +22,7 @@ declare -A NEED=(
   [dot]=graphviz       # WireViz draws the harness diagrams with it (make wiring)
   [nbdkit]=nbdkit      # serves the virtual drive (docs/virtual-drive.md)
   [nbdinfo]=libnbd-bin  # nbdinfo, nbdcopy: third-party NBD clients in the virtual drive's tests
+  [nbdfuse]=libnbd-bin  # the virtual drive as a file, for a file system on it (docs/virtual-drive.md)
   [nbdsh]=python3-libnbd  # libnbd's Python bindings (the tests' scripted NBD client)
   [qemu-io]=qemu-utils  # qemu-io, qemu-img: qemu's own NBD client
   [ser2net]=ser2net    # labgrid's exporter serves a rig's serial port over RFC 2217 with it (docs/lab.md)

@@ -18,5 +18,11 @@ max31855_reading_t max31855_decode(uint32_t word)
     if ((word & 0x10000u) != 0u && r.faults == 0u) {
         r.faults = MAX31855_FAULT_OC; /* fault flag without a cause bit: treat as open */
     }
+    if (word == 0u || word == 0xFFFFFFFFu) {
+        /* No chip drove MISO (a dead or unpowered chip, a chip select that never reaches it): the bus
+         * reads its pull-up or pull-down. Not a reading: a cold junction at exactly 0 C never happens in a
+         * lab. Treated as open, the thermocouple's one "not connected" fault. */
+        r.faults = MAX31855_FAULT_OC;
+    }
     return r;
 }

@@ -124,6 +124,9 @@ static void read_sensors(rig_t *rig, const rig_samples_t *s, uint32_t dt_ms)
             rig->tc_cc[ch] = r.tc_cc;
         }
     }
+    if (s->output_error) {
+        safety_latch(&rig->safety, FAULT_OUTPUT); /* the heater or a fan may not be where it was set */
+    }
     /* The ambient sensor is informational: a failure is flagged, never a fault. */
     if (s->sht_present && sht3x_decode(s->sht_raw, &rig->amb_cc, &rig->rh_dpct)) {
         rig->amb_status = 0u;

@@ -20,6 +20,7 @@ typedef struct {
     uint8_t sht_raw[6];                /* SHT3x T and RH words with their CRCs */
     bool sht_present;                  /* false when the I2C read failed (no ACK) */
     uint16_t tach_pulses[RIG_NUM_FANS];/* tach pulses counted since the previous step */
+    bool output_error;                 /* an output could not be set since the previous step (PWM driver) */
 } rig_samples_t;
 
 typedef struct {

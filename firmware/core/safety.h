@@ -21,6 +21,7 @@
 #define FAULT_FAN_STALL 0x0200u
 #define FAULT_WATCHDOG 0x0400u       /* the MCU was reset by its watchdog */
 #define FAULT_HEATER_STUCK 0x0800u   /* heater commanded off, chassis air still rising fast */
+#define FAULT_OUTPUT 0x1000u         /* the HAL could not set an output (a PWM driver error) */
 
 /* Per-channel status flags reported in telemetry. */
 #define CH_OPEN 0x01u

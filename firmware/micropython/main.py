@@ -42,7 +42,10 @@ def main():
     except KeyboardInterrupt:
         hal.keep_alive()  # a person or mpremote wants the REPL (e.g. to flash): stay up, outputs safe
     except Exception as exc:
-        hal.safe()  # then the watchdog, no longer fed, resets the MCU into a fresh start
+        try:
+            hal.safe()  # then the watchdog, no longer fed, resets the MCU into a fresh start
+        except OSError:
+            safe_pins()  # a PWM that fails (OSError): its pin taken back as a plain GPIO at its safe level
         sys.print_exception(exc)
 
 

@@ -1,6 +1,7 @@
 """Which firmware a rig runs, against this checkout: the version stamp the C builds write
-(firmware/version.cmake: project version, git revision, -dirty), computed the same way here, and how
-a rig's HELLO `ver=` compares with it and with this host."""
+(firmware/version.cmake: project version, git revision, -dirty), computed the same way here (for an
+installed wheel: the stamp it was built with), and how a rig's HELLO `ver=` compares with it and with
+this host."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig import __version__
-from thermrig.paths import REPO_ROOT
+from thermrig.paths import build_revision, checkout, packaged
 
 _VERSION = re.compile(r"^(\d+(?:\.\d+)*)(?:\+g([0-9a-f]+))?(-dirty)?$")
 
@@ -39,8 +40,12 @@ def _project_version(root: Path) -> str:
     return __version__
 
 
-def checkout_version(root: Path = REPO_ROOT) -> str:
-    """The stamp a firmware built from this checkout carries now (as firmware/version.cmake writes it)."""
+def checkout_version(root: Path | None = None) -> str:
+    """The stamp a firmware built from this checkout carries now (as firmware/version.cmake writes it);
+    without a checkout (an installed wheel), the stamp of the build the wheel was made from."""
+    root = root or checkout()
+    if root is None:
+        return build_revision() or __version__
     version = _project_version(root)
     git = ["git", "-C", str(root)]
     try:
@@ -50,6 +55,15 @@ def checkout_version(root: Path = REPO_ROOT) -> str:
         return version  # not a git checkout: the release alone, as the build stamps it
     dirty = "-dirty" if status.stdout.strip() else ""
     return f"{version}+g{rev.stdout.strip()}{dirty}"
+
+
+def host_version() -> str:
+    """This package's version and the revision it comes from: the one the wheel was built at, or the
+    checkout's now (the dev workflow), e.g. `0.1.0 (revision 1a2b3c4)`."""
+    stamp = FirmwareVersion.parse(build_revision() or checkout_version())
+    if stamp.revision is None:
+        return f"{__version__} (revision unknown)"
+    return f"{__version__} (revision {stamp.revision}{', with uncommitted changes' if stamp.dirty else ''})"
 
 
 def checkout_verdict(reported: str, checkout: str) -> tuple[bool, str]:
@@ -78,7 +92,7 @@ def older_than_host(reported: str, host: str = __version__) -> str | None:
 
 def micropython_firmware_dir() -> Path:
     """The MicroPython firmware's source folder: what is copied to a Pico (and run by the simulated rig)."""
-    return REPO_ROOT / "firmware" / "micropython"
+    return packaged("micropython")
 
 
 def stamp_micropython_version(board_dir: Path, version: str) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from thermrig.errors import ThermrigError
-from thermrig.paths import REPO_ROOT
+from thermrig.paths import checkout, packaged
 from thermrig.toml_file import TomlFile
 
 
@@ -145,10 +145,30 @@ class Tool:
     path_first: bool = False
 
 
-ZEPHYR_QEMU_BUILD = REPO_ROOT / "build" / "zephyr" / "qemu_cortex_m3"  # `make firmware-qemu`
+def zephyr_qemu_build() -> Path:
+    """Where `make firmware-qemu` builds the emulated board's image in the checkout (dev workflow); an
+    installed package has none (the relative path exists nowhere: THERMRIG_ZEPHYR_ELF names an image)."""
+    return (checkout() or Path()) / "build" / "zephyr" / "qemu_cortex_m3"
+
+
+def zephyr_board_build() -> Path:
+    """Where `make firmware-board` builds the board build (the Nucleo's HAL on native_sim_64) in the
+    checkout; an installed package has none (THERMRIG_ZEPHYR_BOARD names one)."""
+    return (checkout() or Path()) / "build" / "zephyr" / "native_sim_64"
+
+
 TOOLS: dict[str, Tool] = {
-    "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: REPO_ROOT / "build" / "host" / "rigsim"),
-    "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf"),
+    "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: packaged("bin/rigsim")),
+    "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: zephyr_qemu_build() / "zephyr" / "zephyr.elf"),
+    # The board build: the Nucleo's HAL on native_sim_64 (make firmware-board), a host program.
+    "zephyr-board": Tool("THERMRIG_ZEPHYR_BOARD", default=lambda: zephyr_board_build() / "zephyr" / "zephyr.exe"),
+    # `make firmware-emulator`: the Nucleo-F411RE image with the emulator's config (docs/firmware.md)
+    "stm32-emulator-elf": Tool(
+        "THERMRIG_STM32_EMULATOR_ELF",
+        default=lambda: (
+            (checkout() or Path()) / "build" / "zephyr" / "nucleo_f411re_emulator" / "zephyr" / "zephyr.elf"
+        ),
+    ),
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",
@@ -160,7 +180,8 @@ TOOLS: dict[str, Tool] = {
     "qemu-system-arm": Tool(on_path="qemu-system-arm"),
     "fio": Tool(on_path="fio"),
     "nbdkit": Tool(on_path="nbdkit"),
-    "drive-plugin": Tool("THERMRIG_DRIVE_PLUGIN", default=lambda: REPO_ROOT / "build" / "host" / "thermrig_drive.so"),
+    "openocd": Tool(on_path="openocd"),
+    "drive-plugin": Tool("THERMRIG_DRIVE_PLUGIN", default=lambda: packaged("bin/thermrig_drive.so")),
     "nvme": Tool(on_path="nvme"),
     "wipefs": Tool(on_path="wipefs"),
 }

@@ -27,6 +27,9 @@ int main(void)
     CHECK_INT(max31855_decode(word(0, 0, MAX31855_FAULT_SCG)).faults, MAX31855_FAULT_SCG);
     CHECK_INT(max31855_decode(word(0, 0, MAX31855_FAULT_SCV)).faults, MAX31855_FAULT_SCV);
     CHECK_INT(max31855_decode(0x10000u).faults, MAX31855_FAULT_OC); /* fault flag, no cause bit */
+    CHECK_INT(max31855_decode(0xFFFFFFFFu).faults, MAX31855_FAULT_OC); /* MISO undriven, pulled up */
+    CHECK_INT(max31855_decode(0x00000000u).faults, MAX31855_FAULT_OC); /* MISO held low */
+    CHECK_INT(max31855_decode(word(0, 1, 0)).faults, 0);               /* 0 C beside 1/16 C: a reading */
 
     /* Sensirion: CRC(0xBEEF) = 0x92. */
     const uint8_t beef[2] = {0xBE, 0xEF};

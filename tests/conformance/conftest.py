@@ -15,7 +15,7 @@ from thermrig.settings import find_tool
 from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
-FIRMWARES = ["rigsim", "zephyr", "micropython"]
+FIRMWARES = ["rigsim", "zephyr", "zephyr-board", "micropython", "micropython-pico"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

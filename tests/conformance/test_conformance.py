@@ -14,6 +14,8 @@ from thermrig.conformance.runner import ALL_CHECKS, run_check
 def test_check(target: RigUnderTest, check: Check) -> None:
     result = run_check(target, check)
     print(f"{check.name}: {result.figure}")
+    if result.passed is None and check.needs_sim:  # a fault this firmware has no place for (pwm-error)
+        pytest.skip(result.detail)
     assert result.passed is True, f"{result.figure}: {result.detail}"
 
 

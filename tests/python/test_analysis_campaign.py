@@ -113,11 +113,6 @@ def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorde
     assert abs(level["rig_telemetry.drive_ctrl_c"] - tmt1) < 0.75, (level, tmt1)
     follows = {s.tags["sensor"]: s.values[0][col["follows"]] for s in rows}
     assert follows["rig_telemetry.ambient_c"] is False and follows["rig_telemetry.drive_ctrl_c"] is True
-    # The onsets the ranking reads the sensors at are judged from attributed data: each is one the drive's
-    # own account saw (power state, TMT counts), never a stall of a busy host (docs/analysis.md).
-    query = f"SELECT onset_cause, host_stalls, lag_ms FROM run_summary WHERE campaign = '{rec.name}' GROUP BY \"run\""
-    causes = influxql(rec.settings, query)
-    assert len(causes) == 4 and all(s.values[-1][1] == "thermal" for s in causes), [s.values for s in causes]
 
 
 def test_bad_names_and_a_server_that_is_down_give_one_clear_line(recorded_campaign: Recorded) -> None:

@@ -156,6 +156,7 @@ SIMULATOR_BUILDERS = {
     "thermrig.cli.sim_cmd",
     "thermrig.cli.bringup_cmd",
     "thermrig.cli.identify_cmd",
+    "thermrig.lab_world.world",  # the simulated lab's rigs (`thermrig lab demo`, the lab tests)
 }
 
 
@@ -253,3 +254,39 @@ def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path
         "thermrig.calibration.fit imports thermrig.sim.replay",
         "thermrig.campaign.phases imports thermrig.sim.simulated_rig",
     ]
+
+
+# The source checkout is a dev tool: only thermrig.paths knows where it is (and finds the checkout's
+# build/ and hardware/ in the dev workflow); everything else asks thermrig.paths for the package's data.
+CHECKOUT_AWARE = {"thermrig.paths"}
+
+
+def checkout_references(package: Path) -> list[str]:
+    """Modules outside CHECKOUT_AWARE that name REPO_ROOT (imported, or any name or attribute)."""
+    bad: list[str] = []
+    for module, path in sorted(modules(package).items()):
+        if module in CHECKOUT_AWARE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            named = (
+                (isinstance(node, ast.Name) and node.id == "REPO_ROOT")
+                or (isinstance(node, ast.Attribute) and node.attr == "REPO_ROOT")
+                or (isinstance(node, ast.alias) and node.name == "REPO_ROOT")
+            )
+            if named and module not in bad:
+                bad.append(module)
+    return bad
+
+
+def test_only_the_dev_tools_know_the_source_checkout() -> None:
+    assert checkout_references(PACKAGE) == []
+
+
+def test_the_walk_catches_a_module_reaching_into_the_checkout(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paths.py").write_text("REPO_ROOT = 1\n")
+    (pkg / "flash.py").write_text("from thermrig.paths import REPO_ROOT\nprint(REPO_ROOT)\n")
+    (pkg / "report.py").write_text("import thermrig.paths\nprint(thermrig.paths.REPO_ROOT)\n")
+    assert checkout_references(pkg) == ["thermrig.flash", "thermrig.report"]

@@ -49,22 +49,29 @@ def test_a_host_stall_before_the_throttle_is_passed_over_and_the_thermal_onset_k
     assert th.depth_pct == pytest.approx(blind.depth_pct)  # the depth does not move
 
 
-def test_a_fall_is_the_hosts_while_the_simulator_was_late() -> None:
+def test_a_fall_is_the_hosts_while_the_drives_server_was_late_enough_to_lose_it() -> None:
     # 20 s of writes at 100, then 40 for good; the drive's account never moves (no throttle it saw).
     series = [100.0] * 20 + [40.0] * 40
     quiet = throttle_summary([_job(series)], counters=_account(len(series), None))
     assert quiet.onset_s == 21.0 and quiet.onset_cause == "cache"  # the drive slowed on its own
-    late = [0.0] * len(series)
-    late[20] = 350.0  # the plant's tick, 350 ms late, as the fall began
-    counters = {**_account(len(series), None), "sim_plant_late_ms": _trace(late)}
-    found = attribute(series, 20, 100.0, Evidence(counters, START_MS))
-    assert found.cause == "host" and "plant 350 ms late" in found.why
-    # the seconds around the late tick are the host's; the fall still there once the simulator was on
+
+    def late(ms: float, whose: str = "sim_drive_late_ms") -> dict[str, Trace]:
+        values = [0.0] * len(series)
+        values[20] = ms  # the worst reply as the fall began
+        return {**_account(len(series), None), whose: _trace(values)}
+
+    found = attribute(series, 20, 100.0, Evidence(late(700.0), START_MS))
+    assert found.cause == "host" and "drive 700 ms late" in found.why  # 0.7 s lost: 60 % of the second
+    # 300 ms late cannot lose 60 % of a second: the fall is the drive's own (a cache running out under a
+    # busy machine); nor does a plant seconds late take throughput away (its figures only come late)
+    assert attribute(series, 20, 100.0, Evidence(late(300.0), START_MS)).cause == "cache"
+    assert attribute(series, 20, 100.0, Evidence(late(9000.0, "sim_plant_late_ms"), START_MS)).cause == "cache"
+    # the seconds around the late reply are the host's; the fall still there once the server was on
     # time again is the drive's
-    stalled = throttle_summary([_job(series)], counters=counters)
+    stalled = throttle_summary([_job(series)], counters=late(700.0))
     assert stalled.host_stalls == (21,) and stalled.onset_s == 25.0 and stalled.onset_cause == "cache"
     # the drive's account moving at the same fall outweighs the lateness: the drive throttled
-    moved = {**_account(len(series), 20), "sim_plant_late_ms": _trace(late)}
+    moved = {**_account(len(series), 20), "sim_drive_late_ms": late(700.0)["sim_drive_late_ms"]}
     assert attribute(series, 20, 100.0, Evidence(moved, START_MS)).cause == "thermal"
 
 
@@ -101,3 +108,24 @@ def test_the_worst_lag_of_plant_drive_and_fio_is_marked_past_the_bound() -> None
     lag = run_lag(RunData("r", {}, jobs=[on_time], counters=counters))
     assert lag is not None and lag.source == "drive" and lag.worst_ms == pytest.approx(80.0) and not lag.over_bound
     assert run_lag(RunData("r", {})) is None
+
+
+def test_a_simulated_onset_in_the_drives_own_time_takes_off_what_the_plant_lost() -> None:
+    # The plant fell behind wall time at 100 ms a second from the job's start: the drive that throttles
+    # after 36 s of its own time does so at 40 s of fio's.
+    series = [100.0] * 39 + [40.0] * 30
+    lag = _trace([100.0 * i for i in range(len(series))])
+    th = throttle_summary([_job(series)], counters={**_account(len(series), 39), "sim_plant_late_ms": lag})
+    assert th.onset_s == 40.0 and th.onset_cause == "thermal"
+    assert th.onset_drive_s == pytest.approx(36.05, abs=0.1) and th.fields(1.0)["onset_drive_s"] == th.onset_drive_s
+    assert throttle_summary([_job(series)], counters=_account(len(series), 39)).onset_drive_s is None  # a real drive
+
+
+def test_a_host_stall_in_the_plateaus_seconds_does_not_make_the_plateau() -> None:
+    # fio starved for the job's seconds 2-4: fio's throughput alone reads a plateau of 30 and a negative depth
+    series = [100.0, 30.0, 30.0, 30.0] + [100.0] * 30 + [40.0] * 30
+    blind = throttle_summary([_job(series)])
+    assert blind.plateau_bps == 30.0 and blind.depth_pct is not None and blind.depth_pct < 0
+    th = throttle_summary([_job(series)], counters=_account(len(series), 34))
+    assert th.plateau_bps == 100.0 and th.depth_pct == pytest.approx(60.0)
+    assert th.onset_s == 35.0 and th.onset_cause == "thermal" and th.host_stalls == (2,)

@@ -281,3 +281,33 @@ def test_the_fit_model_ties_the_underside_to_the_upright_and_the_profiles_hold_e
     assert moved.slots["underside"].v_chassis_fan == moved.slots["upright"].v_chassis_fan == 1.5
     results = evaluate(plant_replay, load_chassis(), fitted)
     assert all(all(c.judge(r.onset_s, r.depth_pct)) for c, r in zip(PUGET, results, strict=True))
+
+
+@pytest.mark.timeout(600)  # 15 fits of 2 evaluations and their predictions: about 20 s of one core
+def test_crossval_reports_each_folds_start_end_cost_evaluations_and_convergence(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from thermrig.cli.main import app
+
+    out = tmp_path / "crossval.json"
+    r = CliRunner().invoke(
+        app, ["calibrate", "crossval", "--maxfev", "2", "--jobs", "2", "--out", str(out)], terminal_width=240
+    )
+    assert r.exit_code == 0, r.output
+    assert "14 of 14 folds stopped by the budget, and the in-sample fit" in r.output
+    assert r.output.count("NO (budget)") == 14
+    report = json.loads(out.read_text())
+    assert report["start"] == "prior" and report["maxfev"] == 2
+    assert report["start_values"] == read(start_point(FIT_MODEL, "prior", current()))
+    whole = report["in_sample_fit"]
+    assert whole["evaluations"] == 2 and not whole["converged"] and whole["cost"] <= whole["start_cost"]
+    assert [f["cell"] for f in report["folds"]] == [f"{c.slot} / {c.profile}" for c in PUGET]
+    chassis = load_chassis()
+    start_results = evaluate(plant_replay, chassis, start_point(FIT_MODEL, "prior", current()))
+    for fold, cell in zip(report["folds"], PUGET, strict=True):
+        train = [c for c in PUGET if c != cell]
+        others = [x for c, x in zip(PUGET, start_results, strict=True) if c != cell]
+        assert fold["start_cost"] == pytest.approx(cost(others, train))  # every fold from the same start
+        assert fold["fold_cost"] <= fold["start_cost"] and fold["evaluations"] == 2 and not fold["converged"]
+        assert set(fold["held_out"]) == {"onset_s", "depth_pct"} and isinstance(fold["held_out_ok"], bool)
+    assert report["summary"]["unconverged"] == 14 and report["summary"]["cells"] == 14

@@ -161,9 +161,9 @@ def test_sim_rejects_an_unknown_slot() -> None:
     assert r.returncode == 1 and "unknown slot 'attic'" in r.stderr
 
 
-def test_demo_settles_records_and_leaves_the_rig_safe(isolated_env: dict[str, str]) -> None:
+def test_the_air_step_settles_records_and_leaves_the_rig_safe(isolated_env: dict[str, str]) -> None:
     try:
-        r = cli("demo", "--speed", "40", "--hold", "60", env=isolated_env, timeout=180)
+        r = cli("sim", "step", "--speed", "40", "--hold", "60", env=isolated_env, timeout=180)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "settle time" in r.stdout and "rig left safe: heater 0 %, fans 100 %, 100 %, faults none" in r.stdout
         assert "read back from InfluxDB" in r.stdout and "all points stored" in r.stdout
@@ -172,4 +172,4 @@ def test_demo_settles_records_and_leaves_the_rig_safe(isolated_env: dict[str, st
         stored = int(q.stdout.splitlines()[1].split(",")[-1])
         assert stored > 1000  # 10 Hz of rig time from room temperature to the end of the hold
     finally:
-        cli("db", "down", env=isolated_env)  # the demo leaves its InfluxDB up for the user; a test must not
+        cli("db", "down", env=isolated_env)  # the step leaves its InfluxDB up for the user; a test must not

@@ -60,7 +60,7 @@ def test_the_headers_are_read() -> None:
     """The parser finds what the comparisons below rely on (an empty read would compare nothing)."""
     config = c_defines("rig_config.h")
     assert config["RIG_HOST_TIMEOUT_MS"] == 3000 and config["RIG_TC_MIN_CC"] == -2000
-    assert config["RIG_AIR_KP"] == 400.0 and len(prefixed(c_defines("safety.h"), "FAULT_")) == 12
+    assert config["RIG_AIR_KP"] == 400.0 and len(prefixed(c_defines("safety.h"), "FAULT_")) == 13
     assert mp_config()["TC_MAX_CC"] == (11000, 9000, 9000, 7000)
 
 

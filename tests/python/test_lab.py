@@ -15,13 +15,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, Lab, Proc, coordinator, simulated_lab, ssh_server
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.lab_world.world import BIN, Lab, Proc, coordinator, simulated_lab, ssh_server
 
 pytestmark = pytest.mark.timeout(300)
 

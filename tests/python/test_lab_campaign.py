@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import manifests
-from lab_world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
@@ -27,6 +26,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.lab_world.world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool
 

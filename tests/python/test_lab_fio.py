@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lab_world import Proc
 from waiting import wait_for
 
 from thermrig.db.local_server import free_port
 from thermrig.fio.runner import FioError
 from thermrig.lab.client import Endpoint
 from thermrig.lab.remote_fio import run_remote_fio
+from thermrig.lab_world.world import Proc
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -16,12 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from lab_world import BIN, CAMPAIGN_RIG, Lab, Proc, campaign, simulated_lab
 from waiting import wait_for
 
 from thermrig.firmware_identity import checkout_version
+from thermrig.flash.release import Release, ReleaseFile
 from thermrig.lab.client import LabClient
 from thermrig.lab.rig_place import tag_value
+from thermrig.lab_world.world import BIN, CAMPAIGN_RIG, Lab, Proc, campaign, simulated_lab
 from thermrig.link.rig_link import RigLink
 from thermrig.paths import REPO_ROOT
 from thermrig.protocol.messages import Fault
@@ -146,6 +147,32 @@ def test_flash_a_nucleo_place_uploads_on_its_test_pc_and_checks_the_version(
     ]
     assert not list(Path("/tmp").glob("thermrig-flash.*/firmware.elf"))  # the test PC's folder removed
     assert firmware_tag(lab, "nuc") == tag_value(version)  # what `lab status` compares
+    nothing_of_ours(lab, env)
+
+
+def test_flash_a_place_from_a_release_uploads_the_image_of_its_board(
+    lab: Lab, env: dict[str, str], testpc: dict[str, Path], tmp_path: Path
+) -> None:
+    version = checkout_version()  # what the place's rig reports: a release of it flashes cleanly
+    release = tmp_path / "release"
+    files = []
+    for board in ("nucleo_f411re", "nucleo_f446re"):
+        (release / board).mkdir(parents=True)
+        elf = release / board / f"thermrig-{board}.elf"
+        elf.write_bytes(os.urandom(2048) + f" fw=thermrig-zephyr ver={version}\0".encode())
+        files.append(ReleaseFile.of(release, elf, board, version))
+    Release(release, tuple(files)).write()
+    done = run(flash(lab, env, "nuc", "--release", str(release)), env)  # nuc's board tag: nucleo_f411re
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"flashed: thermrig-core {version} on place nuc" in done.stdout
+    sent = testpc["nuc"] / "received" / "thermrig-nucleo_f411re.elf"
+    assert sent.read_bytes() == (release / "nucleo_f411re" / "thermrig-nucleo_f411re.elf").read_bytes()
+    assert (testpc["nuc"] / "openocd.log").read_text().splitlines() == [
+        "-f interface/stlink.cfg -f target/stm32f4x.cfg -c program thermrig-nucleo_f411re.elf verify reset exit"
+    ]
+    line = one_error_line(run(flash(lab, env, "pi", "--release", str(release)), env))
+    assert "no firmware for pico" in line  # the release holds no Pico firmware: nothing uploaded
+    assert not (testpc["pi"] / "mpremote.log").exists()
     nothing_of_ours(lab, env)
 
 

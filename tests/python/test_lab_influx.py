@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import urllib3
-from lab_world import Proc
 from waiting import wait_for
 
 from thermrig.db.local_server import CONFIG, free_port, influxd_binary
@@ -23,6 +22,7 @@ from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.lab.acquired import HeldPlace
 from thermrig.lab.client import Endpoint
 from thermrig.lab.influx_users import Credentials, InfluxAdmin, provision
+from thermrig.lab_world.world import Proc
 
 pytestmark = pytest.mark.timeout(180)
 

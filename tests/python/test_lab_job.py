@@ -63,9 +63,11 @@ def test_a_lab_job_file_runs_on_a_file_with_a_result_per_job(path: Path, tmp_pat
         job = path
     check_job(read_job_file(job), virtual=False)
     names, summaries, fio_names = _run(job, tmp_path)
-    sections = list(read_job_file(job).jobs)
-    assert fio_names == sections  # one fio job per section (numjobs=1 in all of these)
-    assert list(names.values()) == sections and list(summaries) == sections
+    lab = read_job_file(job)
+    numjobs = {o.section: int(o.value or 1) for o in lab.options if o.key == "numjobs"}
+    sections = [s for s in lab.jobs for _ in range(numjobs.get(s, numjobs.get("global", 1)))]  # clones
+    assert fio_names == sections  # one fio job per section and clone
+    assert list(names.values()) == list(unique_job_names(sections).values()) and list(summaries) == list(names.values())
     for name, fields in summaries.items():
         assert fields["seconds"] >= 1 and fields["mean_bw_bps"] > 0, name
     composed = (tmp_path / "run" / "job.fio").read_text()

@@ -1,134 +1,297 @@
-"""The Pico's own code (main.py, bootcheck.py, thermrig_fw/hal_pico.py) run on MicroPython's unix port,
-with `machine` (the board's pins, buses and watchdog: true hardware) played by tests/python/fake_pico,
-which records what the firmware does to the pins. Serial is stdin/stdout, as USB CDC is on the Pico."""
+"""The Pico's own code (main.py, bootcheck.py, thermrig_fw/hal_pico.py), unchanged, on MicroPython's unix
+port against a simulated RP2040 (firmware/micropython/sim_machine) wired to the plant: the simulated rig's
+`micropython-pico` firmware. Only the board is simulated (true hardware); the firmware and the plant are the
+real ones. Each chip select reads its own thermocouple, the SHT31 answers at its address with its CRC, the
+tach interrupts follow the fans, the PWM duties drive the plant, the watchdog bites; a wiring mistake in the
+firmware stops the board with one line. Every function of hal_pico.py is called here."""
 
 from __future__ import annotations
 
-import os
-import select
+import ast
+import itertools
+import re
+import shutil
 import signal
 import subprocess
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from interruptible import with_default_sigint
+import pytest
+from waiting import advance_and_read, wait_for
 
-from thermrig.protocol.frame import Frame, decode, encode
+from thermrig.dut.pacing import Pacing
+from thermrig.link.rig_link import RigLink
+from thermrig.protocol.messages import Fault
+from thermrig.sim.firmware.base import SimError
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
+from thermrig.sim.server import PlantServer
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
-FAKE_PICO = Path(__file__).with_name("fake_pico")
+pytestmark = pytest.mark.xdist_group("micropython-pico")  # one worker: the call log adds up in file order
+HAL_PICO = firmware_dir() / "thermrig_fw" / "hal_pico.py"
 
 
-class Board:
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.seq = 0
-        self._buf = b""
+def hal_pico_defs() -> list[str]:
+    """Every function hal_pico.py defines: `name` at module level, `Class.name` in its classes."""
+    tree = ast.parse(HAL_PICO.read_text())
+    defs = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            defs += [
+                f"{node.name}.{f.name}" for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    return defs
 
-    def send(self, type_: str, *args: str) -> None:
-        assert self.proc.stdin is not None
-        self.seq += 1
-        self.proc.stdin.write(encode(self.seq, type_, list(args)))
-        self.proc.stdin.flush()
 
-    def frame(self, timeout: float = 30.0) -> Frame:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            assert left > 0 and select.select([self.proc.stdout], [], [], left)[0], "no frame from the board"
-            chunk = os.read(self.proc.stdout.fileno(), 4096)
-            if not chunk:  # the board's stdout closed: it exited, and what it said is on stderr
-                raise AssertionError(f"the board exited ({self.proc.wait()}): {self.said()}")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return decode(line)
+@pytest.fixture(scope="module")
+def call_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pico") / "hal_pico_calls"
 
-    def said(self) -> str:
-        """The board's stderr after it exited: pin events, and a traceback if it crashed."""
-        assert self.proc.stderr is not None
-        return self.proc.stderr.read().decode(errors="replace")[-2000:]
 
-    def until(self, type_: str, first_arg: str | None = None) -> Frame:
-        for _ in range(200):
-            f = self.frame()
-            if f.type == type_ and (first_arg is None or f.args[0] == first_arg):
-                return f
-        raise AssertionError(f"no {type_} {first_arg or ''} from the board")
+@pytest.fixture(autouse=True)
+def log_calls(call_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every board these tests start notes which functions of hal_pico.py it called (pico_sim.py)."""
+    monkeypatch.setenv("THERMRIG_PICO_CALLS", str(call_log))
+    monkeypatch.setenv("THERMRIG_PICO_DEFS", ",".join(hal_pico_defs()))
 
 
 @contextmanager
-def pico(*argv: str) -> Iterator[Board]:
-    env = {**os.environ, "MICROPYPATH": f"{FAKE_PICO}:.frozen"}
-    # SIGINT's default disposition without a preexec_fn (interruptible.py: the board aborted so once).
-    cmd = with_default_sigint([str(micropython_binary()), str(firmware_dir() / "main.py"), *argv])
-    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    with subprocess.Popen(cmd, **pipes, env=env) as proc:
-        try:
-            yield Board(proc)
-        finally:
-            proc.kill()
+def pico(image: Path | None = None, seed: int = 3) -> Iterator[tuple[SimulatedRig, RigLink]]:
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=seed, firmware="micropython-pico", image=image)) as sim,
+        RigLink(sim.port) as link,
+    ):
+        link.hello()
+        yield sim, link
 
 
-def pin_events(proc: subprocess.Popen[bytes]) -> list[list[str]]:
-    assert proc.stderr is not None
-    return [line.split() for line in proc.stderr.read().decode().splitlines()]
+def test_each_chip_select_reads_its_own_thermocouple_and_the_sht31_answers() -> None:
+    with pico() as (sim, link):
+        for ch, c in enumerate((30.0, 31.0, 32.0, 33.0)):
+            sim.faults.inject("tc-stuck", ch, c)  # each chip's word carries its own temperature
+        sim.advance(1.0)
+
+        def temps() -> list[float]:
+            tel = link.latest
+            return [tel.temps[f"tc{i}"].value for i in range(4)] if tel is not None else []
+
+        def ambient_ok() -> bool:  # read a tick after its measurement started: not in the first frame
+            tel = link.latest
+            return tel is not None and tel.temps["amb"].status == 0
+
+        assert wait_for(lambda: temps() == [30.0, 31.0, 32.0, 33.0] and ambient_ok()), f"read {link.latest}"
+        assert link.latest is not None
+        assert abs(link.latest.temps["amb"].value - sim.plant.room_c) < 1.0  # 0x44, its CRCs checked
+        sim.faults.inject("tc-open", 2)  # one chip's fault bits reach only its channel
+        sim.advance(0.3)
+
+        def statuses() -> list[int]:
+            tel = link.latest
+            return [int(tel.temps[f"tc{i}"].status) for i in range(4)] if tel is not None else []
+
+        assert wait_for(lambda: statuses()[2:3] == [1]), f"statuses {statuses()}"
+        assert statuses() == [0, 0, 1, 0] and temps()[:2] + temps()[3:] == [30.0, 31.0, 33.0]
 
 
-def telemetry(f: Frame) -> dict[str, str]:
-    return dict(a.split("=", 1) for a in f.args)
+def test_pwm_duties_drive_the_plant_and_tach_interrupts_follow_the_fans() -> None:
+    with pico() as (sim, link):
+        link.set(fan0=400, fan1=1000)
+        tel = advance_and_read(sim, link, 5.0)  # spin-down and a full RPM window
+        assert sim.plant.fan_duty == [0.4, 1.0]  # duty_u16 back to permille, exact
+        for i, fan in enumerate(sim.plant.fans):
+            assert abs(tel.rpm[f"rpm{i}"].value - fan.rpm) < 0.1 * fan.rpm  # 2 falling edges a turn
+        assert tel.rpm["rpm0"].value < tel.rpm["rpm1"].value
+        sample = link.ping()  # now_us: the PING's stamp
+        assert sample.mcu_us > 0
 
 
-def test_boots_safe_then_runs_the_rig_on_the_pico_hal() -> None:
-    with pico() as board:
-        assert board.until("EVT").args == ("BOOT", "cause=0")
-        board.send("HELLO", "proto=1")
-        hello = dict(a.split("=", 1) for a in board.until("ACK").args[1:])
-        assert (hello["fw"], hello["board"]) == ("thermrig-micropython", "rp2040-pico")
-        tel = telemetry(board.until("TEL"))
-        assert tel["tc3"] == "2200:00" and tel["amb"].endswith(":20")  # no SHT31 answers: flagged, no fault
-        board.send("SET", "air=2300", "heat=1", "fan0=400")
-        board.until("ACK", str(board.seq))
-        for _ in range(15):  # the tach counts (5 edges a tick) fill the 1 s RPM window
-            tel = telemetry(board.until("TEL"))
-        rpm, status = tel["rpm0"].split(":")
-        # 5 pulses per tick of about 100 ms of real time, 2 pulses a turn: about 1500 RPM.
-        assert 1300 <= int(rpm) <= 1700 and status == "00"
-        assert tel["flt"] == "0000" and int(tel["heat"]) > 0
-        board.proc.kill()
-        events = pin_events(board.proc)
-    # The safe state comes first, with bare pins, before anything can fail; then the PWMs start safe.
-    assert events[:3] == [["pin", "10", "0"], ["pin", "6", "1"], ["pin", "7", "1"]]
-    assert events[3:6] == [["pwm", "10", "100", "0"], ["pwm", "6", "25000", "65535"], ["pwm", "7", "25000", "65535"]]
-    assert ["wdt", "2000"] in events
-    heater = [int(e[2]) for e in events if e[:2] == ["duty", "10"]]
-    fan0 = [int(e[2]) for e in events if e[:2] == ["duty", "6"]]
-    assert max(heater) > 0 and max(heater) <= 65535
-    assert 400 * 65535 // 1000 in fan0
+def test_a_silent_tach_and_a_bad_sht31_crc_are_handled_as_on_the_other_firmwares() -> None:
+    with pico() as (sim, link):
+        sim.faults.inject("ambient-crc")
+        tel = advance_and_read(sim, link, 0.5)
+        assert int(tel.temps["amb"].status) == 0x20  # flagged, not a fault
+        sim.faults.inject("tach-missing", 1)
+        sim.advance(3.5)
+        assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
+        assert link.latest is not None and link.latest.fan_pct == {"fan0": 100.0, "fan1": 100.0}
 
 
-def test_watchdog_reset_boots_latched_and_safe() -> None:
-    with pico("--after-watchdog") as board:
-        assert board.until("EVT").args == ("BOOT", "cause=1024")
-        tel = telemetry(board.until("TEL"))
-        assert tel["flt"] == "0400" and tel["heat"] == "0" and tel["fan0"] == "1000"
-        board.send("SET", "heat=1")
-        nak = board.until("NAK")
-        assert nak.args[1:] == ("STATE", "heat")
+def stalled(link: RigLink) -> bool:
+    return link.latest is not None and Fault.FAN_STALL in link.latest.faults
+
+
+def test_a_pwm_error_restarts_the_board_by_its_watchdog_outputs_safe() -> None:
+    """machine.PWM raising (the injected pwm-error) is an unexpected exception: main.py puts every output
+    it can in the safe state and stops feeding the watchdog, which resets the MCU: EVT BOOT cause=1024."""
+    with pico() as (sim, link):
+        link.set(air=3000, heat=1)
+        sim.advance(1.0)
+        assert sim.plant.heater_duty > 0
+        sim.faults.inject("pwm-error", 2)  # fan1's PWM fails
+        sim.advance(0.3)
+        assert sim.plant.heater_duty == 0.0 and sim.plant.fan_duty[0] == 1.0  # the others safe at once
+        sim.faults.clear()
+        sim.advance(2.5)  # the watchdog's 2 s
+
+        def rebooted() -> bool:
+            tel = link.latest
+            return tel is not None and Fault.WATCHDOG in tel.faults
+
+        assert wait_for(rebooted), "no frame with the watchdog fault after the reset"
+        assert link.latest is not None and link.latest.uptime_ms < 1000 and link.latest.heater_pct == 0.0
 
 
 def test_interrupt_for_the_repl_leaves_outputs_safe_and_the_watchdog_fed() -> None:
     """mpremote (or a person) interrupts the firmware to get the REPL, e.g. to flash it: heater off, fans
     full, and a timer keeps feeding the watchdog, which cannot be stopped, so the REPL stays up."""
-    with pico() as board:
-        board.send("SET", "air=2300", "heat=1")
-        board.until("ACK", str(board.seq))
-        for _ in range(5):
-            board.until("TEL")
-        board.proc.send_signal(signal.SIGINT)  # what Ctrl-C on the USB serial raises on a Pico
-        assert board.proc.wait(timeout=10) == 0
-        events = pin_events(board.proc)
-    assert any(e[:2] == ["duty", "10"] and e[2] != "0" for e in events)  # it was heating
-    assert events[-4:] == [["duty", "10", "0"], ["duty", "6", "65535"], ["duty", "7", "65535"], ["timer", "500"]]
+    with pico() as (sim, link):
+        link.set(air=3000, heat=1)
+        sim.advance(1.0)
+        assert sim.plant.heater_duty > 0
+        sim.firmware.proc.send_signal(signal.SIGINT)  # what Ctrl-C on the USB serial raises on a Pico
+
+        def outputs_safe() -> bool:
+            sim.advance(0.1)  # the board's next request carries its outputs
+            return sim.plant.heater_duty == 0.0
+
+        assert wait_for(outputs_safe, timeout=60)
+        stopped = link.latest
+        sim.advance(5.0)  # past the watchdog's 2 s: the timer feeds it
+        assert sim.firmware.proc.poll() is None
+        assert sim.plant.heater_duty == 0.0 and sim.plant.fan_duty == [1.0, 1.0]
+        sim.firmware.settle()
+        assert link.latest is stopped  # the firmware stays stopped at the REPL: no reboot, no frames
+
+
+def test_the_uptime_runs_on_through_the_tick_counters_wrap() -> None:
+    """ticks_us wraps every 2**30 us (18 min) on an RP2040: with the counter started 1 s before its
+    wrap, hal_pico's uptime, telemetry cadence and PING stamps go on as if nothing happened."""
+    wrap_soon = (1 << 30) - 1_000_000
+    cfg = SimConfig(pacing=Pacing.stepped(), seed=5, firmware="micropython-pico", offset_us=wrap_soon)
+    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
+        link.hello()
+        frames = link.subscribe()  # every frame from here on, none missed
+        sim.advance(3.0)  # the counter wraps 1 s in
+        uptimes = [frames.get(timeout=30).uptime_ms for _ in range(29)]  # on the line: the reader's pace
+        assert [b - a for a, b in itertools.pairwise(uptimes)] == [100] * 28
+        assert abs(link.ping().mcu_us - uptimes[-1] * 1000) < 200_000
+
+
+def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
+    image = tmp_path / "image"
+    shutil.copytree(firmware_dir(), image, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
+    edit(image)
+    return image
+
+
+def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
+    def edit(image: Path) -> None:
+        path = image / rel
+        text = path.read_text()
+        assert old in text, f"{old!r} is not in {rel}"
+        path.write_text(text.replace(old, new))
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0", "polarity=1, phase=1"), "mode 0"),
+        (replace_in("thermrig_fw/hal_pico.py", "baudrate=4_000_000", "baudrate=10_000_000"), "up to 5000000 Hz"),
+        (replace_in("thermrig_fw/hal_pico.py", "FAN_PWM_HZ = 25000", "FAN_PWM_HZ = 1000"), "fan0 PWM (GP6) at 1000 Hz"),
+        (replace_in("main.py", '"spi": (18, 16)', '"spi": (18, 20)'), "SO are on GP18 and GP16"),
+        (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (8, 9)'), "SDA and SCL are on GP4 and GP5"),
+    ],
+    ids=["spi-mode", "spi-clock", "fan-pwm-frequency", "spi-pins", "i2c-pins"],
+)
+def test_a_wiring_mistake_stops_the_board_with_one_line(
+    tmp_path: Path, edit: Callable[[Path], None], says: str
+) -> None:
+    with (
+        pytest.raises(SimError, match="pico board: .*" + re.escape(says)),
+        pico(board_files(tmp_path, edit)) as (sim, _),
+    ):
+        sim.advance(0.5)
+
+
+@pytest.mark.parametrize(
+    ("edit", "check"),
+    [
+        # Chip selects swapped in the pin map: each channel reads the other's thermocouple.
+        (replace_in("main.py", '"tc_cs": (17, 20, 21, 22)', '"tc_cs": (20, 17, 21, 22)'), "swapped"),
+        # The SHT31 addressed at 0x45 (its ADDR pin high): nobody answers, the channel shows no data.
+        (replace_in("thermrig_fw/sht3x.py", "ADDR = const(0x44)", "ADDR = const(0x45)"), "no-ambient"),
+        # Tach without the pull-up: the open collector never pulls a floating line: no edges, a stall.
+        (replace_in("thermrig_fw/hal_pico.py", "Pin.IN, Pin.PULL_UP", "Pin.IN"), "no-tach"),
+    ],
+    ids=["cs-swapped", "sht31-address", "tach-pull-up"],
+)
+def test_a_miswired_firmware_reads_wrong_on_the_board(tmp_path: Path, edit: Callable[[Path], None], check: str) -> None:
+    with pico(board_files(tmp_path, edit)) as (sim, link):
+        sim.faults.inject("tc-stuck", 0, 30.0)
+        sim.faults.inject("tc-stuck", 1, 40.0)
+        tel = advance_and_read(sim, link, 3.5)
+        if check == "swapped":
+            assert (tel.temps["tc0"].value, tel.temps["tc1"].value) == (40.0, 30.0)
+        elif check == "no-ambient":
+            assert int(tel.temps["amb"].status) == 0x20
+        else:
+            assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
+
+
+@contextmanager
+def bare_board(tmp_path: Path, stdin: int) -> Iterator[PlantServer]:
+    """The board on its own (no SerialBridge): pico_sim.py against a plant, stdin as given."""
+    sim = SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=1, firmware="micropython-pico"))  # its plant only
+    server = PlantServer(sim.plant, sim.sensors, str(tmp_path / "plant.sock"), Pacing.stepped()).start()
+    cmd = [
+        str(micropython_binary()),
+        str(firmware_dir() / "sim_machine" / "pico_sim.py"),
+        "--plant",
+        str(tmp_path / "plant.sock"),
+    ]
+    with subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+        try:
+            server.wait_ready(timeout=60)
+            yield server
+        finally:
+            proc.kill()
+            server.close()
+
+
+def test_a_pico_without_a_usb_host_runs_with_outputs_safe(tmp_path: Path) -> None:
+    """USB not connected (serial input at its end): serial_closed waits a tick at a time; the loop runs,
+    the watchdog is fed, the outputs stay in their boot state (heater off, fans full)."""
+    with bare_board(tmp_path, subprocess.DEVNULL) as server:
+        server.advance(5.0)
+        assert server.plant.heater_duty == 0.0 and server.plant.fan_duty == [1.0, 1.0]
+        assert server.ticks > 40  # the board kept asking: no watchdog reset stopped it for long
+
+
+def test_every_function_of_hal_pico_is_called(call_log: Path, request: pytest.FixtureRequest) -> None:
+    """Runs last in this file: the boards above noted each hal_pico.py function they called."""
+    here = request.node.path
+    mine = {item.originalname for item in request.session.items if item.path == here}
+    if not {name for name in ALL_TESTS if name in mine} >= set(ALL_TESTS):
+        pytest.skip("adds up the calls of this whole file's boards: run the file, not a selection of it")
+    called = set(call_log.read_text().split()) if call_log.exists() else set()
+    missed = [name for name in hal_pico_defs() if name not in called]
+    assert not missed, f"hal_pico.py functions no test calls: {missed}"
+
+
+def test_the_call_log_names_what_hal_pico_defines() -> None:
+    """The listing the check above compares against: it finds the classes' and the module's functions."""
+    defs = hal_pico_defs()
+    assert {"_u16", "Tach._edge", "Tach.take", "PicoHal.tick", "PicoHal.keep_alive"} <= set(defs)
+
+
+# The tests whose boards the call check adds up (it skips unless all of them were selected).
+ALL_TESTS = [
+    name
+    for name, obj in list(globals().items())
+    if name.startswith("test_") and callable(obj) and name != "test_every_function_of_hal_pico_is_called"
+]

@@ -133,9 +133,9 @@ def test_unknown_profile_names_the_file_and_choices() -> None:
 
 
 def test_malformed_profile_value_is_reported_with_file_and_key(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from thermrig.hardware.profiles import hardware_dir
+    from thermrig.hardware.profiles import profiles_dir
 
-    src = hardware_dir() / "profiles"
+    src = profiles_dir()
     dst = tmp_path / "profiles"
     dst.mkdir()
     for f in src.iterdir():
@@ -145,6 +145,20 @@ def test_malformed_profile_value_is_reported_with_file_and_key(tmp_path, monkeyp
     monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(tmp_path))
     with pytest.raises(ProfileError, match=r"chassis.toml:\d+: \[heater\] max_w = 'lots', expected a number"):
         load_chassis()
+
+
+def test_a_profile_in_the_users_config_dir_overrides_the_packaged_one(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from thermrig.hardware.profiles import profile_path, profiles_dir
+
+    monkeypatch.delenv("THERMRIG_HARDWARE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    packaged = load_chassis()
+    mine = tmp_path / "thermrig" / "profiles"
+    mine.mkdir(parents=True)
+    text = (profiles_dir() / "chassis.toml").read_text().replace("max_w = 400.0", "max_w = 250.0")
+    (mine / "chassis.toml").write_text(text)
+    assert packaged.heater_max_w == 400.0 and load_chassis().heater_max_w == 250.0
+    assert profile_path("slots.toml") == profiles_dir() / "slots.toml"  # the others stay the packaged ones
 
 
 def test_the_heaters_exhaust_speeds_the_air_at_a_slot_in_it_with_its_output() -> None:

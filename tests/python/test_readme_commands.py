@@ -14,7 +14,7 @@ import typer
 from thermrig.cli.main import app
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = ["README.md", "docs/build-a-rig.md", "docs/results.md"]
+PAGES = ["README.md", "docs/build-a-rig.md", "docs/results.md", "docs/install.md"]
 # What a page writes for the reader to fill in: a value the parser accepts in its place.
 PLACEHOLDERS = {'"$THERMRIG_PORT"': "/dev/ttyACM0", "$THERMRIG_PORT": "/dev/ttyACM0"}
 

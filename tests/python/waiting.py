@@ -1,23 +1,14 @@
-"""Waiting for what a test means instead of sleeping: a condition polled until it holds or time runs out."""
+"""Waiting for what a test means instead of sleeping: a condition polled until it holds or time runs out
+(thermrig.children.wait_for), and the stepped rig's frames read after an advance."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
+from thermrig.children import wait_for
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 from thermrig.sim.simulated_rig import SimulatedRig
 
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Whether predicate became true within timeout seconds (polled every 10 ms)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
+__all__ = ["advance_and_read", "wait_for"]
 
 
 def advance_and_read(sim: SimulatedRig, link: RigLink, seconds: float = 1.0, hz: int = 10) -> Telemetry:

@@ -22,6 +22,8 @@ class App:
     def reset(self, cause):
         """Power-on or an MCU reset (the simulation's "R <cause>"): the rig starts over in its safe state."""
         self.rig.init(cause)
+        self.rig.report_boot()
+        self.flush()  # EVT BOOT goes out before anything else can fail (a PWM that raises at its first duty)
         self.hal.apply(self.rig.heater_pm, self.rig.fan_pm)
 
     def flush(self):

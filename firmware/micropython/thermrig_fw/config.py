@@ -75,6 +75,7 @@ FAULT_HOST_LOST = const(0x0100)
 FAULT_FAN_STALL = const(0x0200)
 FAULT_WATCHDOG = const(0x0400)
 FAULT_HEATER_STUCK = const(0x0800)
+FAULT_OUTPUT = const(0x1000)  # the HAL could not set an output (a PWM driver error; the Zephyr boards)
 
 CH_OPEN = const(0x01)
 CH_SHORT_GND = const(0x02)

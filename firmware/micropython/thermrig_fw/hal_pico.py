@@ -102,9 +102,16 @@ class PicoHal:
             self.fans[i].duty_u16(_u16(fan_pm[i]))
 
     def safe(self):
-        self.heater.duty_u16(0)
-        for fan in self.fans:
-            fan.duty_u16(65535)
+        """Heater off, fans full, each on its own: a PWM that fails (OSError) keeps none of the others from
+        their safe state. The first failure is raised once all were tried."""
+        failed = None
+        for pwm, duty in [(self.heater, 0)] + [(fan, 65535) for fan in self.fans]:
+            try:
+                pwm.duty_u16(duty)
+            except OSError as exc:
+                failed = failed or exc
+        if failed:
+            raise failed
 
     def feed(self):
         self.wdt.feed()

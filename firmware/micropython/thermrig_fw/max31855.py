@@ -17,6 +17,8 @@ def decode_tc_cc(raw):
 
 
 def faults(raw):
+    if raw[0] == raw[1] == raw[2] == raw[3] and raw[0] in (0, 0xFF):
+        return FAULT_OC  # no chip drove MISO (all ones or zeros): read as open, as the Zephyr core does
     f = raw[3] & 0x07
     if raw[1] & 0x01 and not f:
         f = FAULT_OC  # fault flag without a cause bit: treat as open

@@ -266,14 +266,19 @@ class Rig:
         tx.kv(b"err", self.errors)
         self.send()
 
-    def _events(self):
-        tx = self.tx
+    def report_boot(self):
+        """EVT BOOT, once after init: at the first step, or before it (App.reset) so that a board whose
+        outputs fail at once still says it restarted."""
         if not self.boot_reported:
             self.boot_reported = True
             self.begin(b"EVT")
-            tx.s(b" BOOT")
-            tx.kv(b"cause", self.reset_cause)
+            self.tx.s(b" BOOT")
+            self.tx.kv(b"cause", self.reset_cause)
             self.send()
+
+    def _events(self):
+        self.report_boot()
+        tx = self.tx
         latched = self.safety.latched
         fresh = latched & ~self.reported_faults
         self.reported_faults = latched

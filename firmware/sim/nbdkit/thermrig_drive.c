@@ -1,6 +1,7 @@
 /* thermrig_drive: the virtual drive's data path as an nbdkit plugin (docs/virtual-drive.md).
  *
- *   nbdkit --unix SOCK --foreground --exit-with-parent --threads 32 thermrig_drive.so shm=FILE
+ *   nbdkit --unix SOCK --foreground --exit-with-parent --threads 32 thermrig_drive.so shm=FILE \
+ *          [data=STORE data-cap=BYTES]
  *
  * The drive model (host/thermrig/virtual_drive/drive_model.py) decides state and policy once per
  * plant tick and writes the figures of the power state it is in into the shared file FILE (the
@@ -8,13 +9,21 @@
  * DriveModel.service() and DriveModel.serve() do, holds each request until the drive's pipeline
  * completes it, and adds the work it did to the "accounts" the model reads back each tick. The LBA
  * map (one byte per 64 KiB chunk) lives in the same file after the header, so the model's fill and
- * format and this plugin's writes, TRIMs and block status see one map. Reads return zeros; written
- * data is dropped. The layout is mirrored by host/thermrig/virtual_drive/exchange.py. */
+ * format and this plugin's writes, TRIMs and block status see one map. The layout is mirrored by
+ * host/thermrig/virtual_drive/exchange.py.
+ *
+ * Without data=, reads return zeros and written data is dropped. With data=STORE the drive keeps what is
+ * written in STORE, a sparse file the size of the export: writes go into it, reads come from it, TRIM
+ * and write-zeroes punch holes in it, so it holds what the workload wrote and not yet trimmed. Past
+ * data-cap bytes held, a write that needs new space is refused with ENOSPC and a line in nbdkit's log
+ * (counted for the model: accounts.refused_writes); overwrites of data already held go on. A completed
+ * write is in the kernel's page cache, which outlives this process: no volatile cache to flush. */
 #define _GNU_SOURCE
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -67,6 +76,7 @@ struct accounts {
   double last_occupancy;   /* the last read's or write's service, drive scale (tests) */
   double last_latency;
   uint64_t replies;        /* requests the plugin completed (TRIMs and write-zeroes too) */
+  uint64_t refused_writes; /* writes refused: the data store held data-cap bytes */
 };
 
 struct header {
@@ -84,6 +94,10 @@ _Static_assert(sizeof(struct header) <= HEADER_BYTES, "header layout");
 _Static_assert(sizeof(struct header) <= 1024 && 1024 + 8 <= HEADER_BYTES, "lateness slot (LATENESS_AT)");
 
 static const char *shm_path;
+static const char *data_path;      /* data=: the sparse file that keeps what is written */
+static int64_t data_cap = INT64_MAX; /* data-cap=: bytes the store may hold */
+static int data_fd = -1;
+static uint64_t pending; /* bytes of writes between their cap check and their pwrite */
 static struct header *hdr;
 static uint8_t *lba_map;
 static uint64_t size;
@@ -271,6 +285,109 @@ static void replied(struct handle *h, double due, double at) {
   pthread_mutex_unlock(&lock);
 }
 
+static void zeros(uint8_t *buf, size_t count);
+
+/* --- the data store --------------------------------------------------------------------------- */
+
+/* The store, the export's size, sparse; kept as it is when the server starts again after a death. */
+static int open_store(void) {
+  data_fd = open(data_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (data_fd < 0) {
+    nbdkit_error("open the data store %s: %m", data_path);
+    return -1;
+  }
+  struct stat st;
+  if (fstat(data_fd, &st) < 0 || (st.st_size != (off_t)size && ftruncate(data_fd, (off_t)size) < 0)) {
+    nbdkit_error("size the data store %s: %m", data_path);
+    return -1;
+  }
+  /* TRIM and write-zeroes punch holes: a file system that cannot is refused now, not at the first TRIM */
+  if (fallocate(data_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)size - SECTOR, SECTOR) < 0) {
+    nbdkit_error("the data store %s: its file system cannot punch holes (%m)", data_path);
+    return -1;
+  }
+  return 0;
+}
+
+static int store_error(const char *what, uint32_t count, uint64_t offset) {
+  int e = errno;
+  nbdkit_error("data store %s, %u bytes at %" PRIu64 ": %s", what, (unsigned)count, offset, strerror(e));
+  nbdkit_set_error(e);
+  return -1;
+}
+
+static int data_read(uint8_t *buf, uint32_t count, uint64_t offset) {
+  off_t data = lseek(data_fd, (off_t)offset, SEEK_DATA);
+  if ((data < 0 && errno == ENXIO) || (data >= 0 && (uint64_t)data >= offset + count)) {
+    zeros(buf, count); /* a hole throughout: no copy of zeros from the file system */
+    return 0;
+  }
+  while (count > 0) {
+    ssize_t r = pread(data_fd, buf, count, (off_t)offset);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return store_error("read", count, offset);
+    if (r == 0) { /* past the store's end: cannot happen while it has the export's size */
+      memset(buf, 0, count);
+      break;
+    }
+    buf += r;
+    count -= (uint32_t)r;
+    offset += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* Whether [offset, offset + count) is all held already (an overwrite needs no new space). */
+static int held(uint32_t count, uint64_t offset) {
+  off_t hole = lseek(data_fd, (off_t)offset, SEEK_HOLE);
+  return hole >= 0 && (uint64_t)hole >= offset + count;
+}
+
+static int data_write(const uint8_t *buf, uint32_t count, uint64_t offset) {
+  uint64_t reserved = __atomic_add_fetch(&pending, count, __ATOMIC_RELAXED);
+  struct stat st;
+  if (fstat(data_fd, &st) < 0) {
+    __atomic_sub_fetch(&pending, count, __ATOMIC_RELAXED);
+    return store_error("stat", count, offset);
+  }
+  uint64_t kept = (uint64_t)st.st_blocks * 512;
+  if (kept + reserved > (uint64_t)data_cap && !held(count, offset)) {
+    __atomic_sub_fetch(&pending, count, __ATOMIC_RELAXED);
+    uint64_t n = __atomic_add_fetch(&hdr->acc.refused_writes, 1, __ATOMIC_RELAXED);
+    if (n == 1 || n % 4096 == 0)
+      nbdkit_error("the virtual drive's data store is full: %" PRIu64 " bytes kept, its cap %" PRId64
+                   " (keep-data); write of %u bytes at %" PRIu64 " refused with ENOSPC (%" PRIu64 " so far)",
+                   kept, data_cap, (unsigned)count, offset, n);
+    nbdkit_set_error(ENOSPC);
+    return -1;
+  }
+  int rc = 0;
+  while (count > 0) {
+    ssize_t w = pwrite(data_fd, buf, count, (off_t)offset);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0) {
+      rc = store_error("write", count, offset);
+      break;
+    }
+    buf += w;
+    count -= (uint32_t)w;
+    offset += (uint64_t)w;
+    __atomic_sub_fetch(&pending, (uint64_t)w, __ATOMIC_RELAXED);
+  }
+  __atomic_sub_fetch(&pending, count, __ATOMIC_RELAXED);
+  return rc;
+}
+
+/* TRIM and write-zeroes: the range reads as zeros from now on, and the store gives its space back. */
+static int data_punch(uint32_t count, uint64_t offset) {
+  if (fallocate(data_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, count) < 0)
+    return store_error("punch", count, offset);
+  return 0;
+}
+
 static int aligned(uint32_t count, uint64_t offset) {
   if (count % SECTOR == 0 && offset % SECTOR == 0)
     return 1;
@@ -299,8 +416,6 @@ static void note_lateness(double late_s) {
 }
 
 static int serve(void *handle, int kind, uint32_t count, uint64_t offset) {
-  if (!aligned(count, offset))
-    return -1;
   struct handle *h = handle;
   double due, reply = schedule(h, kind, offset, count, now_s(), &due);
   sleep_until(reply);
@@ -317,7 +432,15 @@ static int drive_config(const char *key, const char *value) {
     shm_path = value;
     return 0;
   }
-  nbdkit_error("unknown parameter '%s' (thermrig_drive takes shm=FILE)", key);
+  if (strcmp(key, "data") == 0) {
+    data_path = value;
+    return 0;
+  }
+  if (strcmp(key, "data-cap") == 0) {
+    data_cap = nbdkit_parse_size(value);
+    return data_cap < 0 ? -1 : 0;
+  }
+  nbdkit_error("unknown parameter '%s' (thermrig_drive takes shm=FILE [data=STORE data-cap=SIZE])", key);
   return -1;
 }
 
@@ -357,12 +480,14 @@ static int drive_get_ready(void) {
   size = hdr->size;
   lba_map = (uint8_t *)p + HEADER_BYTES;
   seen_reset = read_figures().reset;
-  return 0;
+  return data_path == NULL ? 0 : open_store();
 }
 
 static void drive_unload(void) {
   if (hdr != NULL)
     munmap(hdr, mapping_bytes);
+  if (data_fd >= 0)
+    close(data_fd);
 }
 
 static void *drive_open(int readonly) {
@@ -422,25 +547,43 @@ static void zeros(uint8_t *buf, size_t count) {
   memset(buf, 0, count);
 }
 
+/* The data moves when the request arrives, then the request waits for the drive: a read holds what
+ * was written before it arrived, a write is readable by every connection once it is answered. */
 static int drive_pread(void *handle, void *buf, uint32_t count, uint64_t offset, uint32_t flags) {
   (void)flags;
-  zeros(buf, count); /* first: the buffer holds no memory while the request waits for the drive */
+  if (!aligned(count, offset))
+    return -1;
+  if (data_fd < 0)
+    zeros(buf, count); /* first: the buffer holds no memory while the request waits for the drive */
+  else if (data_read(buf, count, offset) < 0)
+    return -1;
   return serve(handle, 0, count, offset);
 }
 
 static int drive_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset, uint32_t flags) {
-  (void)buf;
-  (void)flags;
+  (void)flags; /* FUA: a completed write is already in the store (no volatile cache) */
+  if (!aligned(count, offset))
+    return -1;
+  if (data_fd >= 0 && data_write(buf, count, offset) < 0)
+    return -1;
   return serve(handle, 1, count, offset);
 }
 
 static int drive_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags) {
   (void)flags;
+  if (!aligned(count, offset))
+    return -1;
+  if (data_fd >= 0 && data_punch(count, offset) < 0)
+    return -1;
   return serve(handle, 2, count, offset);
 }
 
 static int drive_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags) {
   (void)flags; /* deallocated LBAs read as zeros: a write-zeroes is a deallocate, fast or not */
+  if (!aligned(count, offset))
+    return -1;
+  if (data_fd >= 0 && data_punch(count, offset) < 0)
+    return -1;
   return serve(handle, 2, count, offset);
 }
 
@@ -477,7 +620,9 @@ static struct nbdkit_plugin plugin = {
     .longname = "thermrig virtual drive",
     .description = "the thermrig drive model's data path: service times, rate ceilings, LBA map",
     .config = drive_config,
-    .config_help = "shm=FILE   the exchange file the drive model wrote (required)",
+.config_help = "shm=FILE         the exchange file the drive model wrote (required)\n"
+                   "data=STORE       keep written data in STORE, a sparse file (default: drop it, read zeros)\n"
+                   "data-cap=SIZE    refuse writes needing new space past SIZE bytes held (ENOSPC)",
     .config_complete = drive_config_complete,
     .magic_config_key = "shm",
     .get_ready = drive_get_ready,

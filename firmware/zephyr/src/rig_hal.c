@@ -39,6 +39,7 @@ static const uint8_t SHT3X_MEASURE[2] = {0x24, 0x00};
 static struct gpio_callback tach_cb[RIG_NUM_FANS];
 static atomic_t tach_count[RIG_NUM_FANS];
 static bool sht_triggered;
+static bool output_error; /* a PWM driver refused a duty since the last sample */
 
 static void tach_edge(const struct device *port, struct gpio_callback *cb, gpio_port_pins_t pins)
 {
@@ -97,11 +98,15 @@ void rig_hal_sample(rig_samples_t *samples)
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
         samples->tach_pulses[i] = (uint16_t)atomic_clear(&tach_count[i]);
     }
+    samples->output_error = output_error; /* the core latches OUTPUT and asks for the safe outputs */
+    output_error = false;
 }
 
 static void set_duty(const struct pwm_dt_spec *pwm, uint16_t permille)
 {
-    (void)pwm_set_pulse_dt(pwm, (uint32_t)(((uint64_t)pwm->period * permille) / RIG_FULL_SCALE_PM));
+    if (pwm_set_pulse_dt(pwm, (uint32_t)(((uint64_t)pwm->period * permille) / RIG_FULL_SCALE_PM)) != 0) {
+        output_error = true;
+    }
 }
 
 void rig_hal_output(const rig_outputs_t *out)

@@ -4,11 +4,14 @@
 - **thermal**: the drive's own account moved around the fall (DRIVE_WINDOW_MS): its power state, a
   TMT1/TMT2 transition count or time, the OCP extended SMART log's throttling event count; or the drive
   was already in a throttled power state (the throttle deepening);
-- **host**: the drive's account is recorded and did not move, and the host shows a stall: a tick of the
-  simulator or a request of the virtual drive's server this late or later (LATE_MS, their own record of
-  lateness), fio's I/O count fell with its own latency flat (fio issued less, the drive was no slower),
+- **host**: the drive's account is recorded and did not move, and the host shows a stall: the virtual
+  drive's server sent a reply late enough to account for the throughput lost (its own record of its
+  lateness: a second that lost a fraction f of its level needs a reply f x 1 s late, and at least
+  LATE_MS), fio's I/O count fell with its own latency flat (fio issued less, the drive was no slower),
   or the throughput was back at its level within RECOVER_S seconds (a drive whose account did not move
-  does not throttle and recover unseen);
+  does not throttle and recover unseen). The plant's lateness is no such evidence: a late plant
+  publishes the drive's figures late, which delays a throttle but takes no throughput away (it counts
+  in the run's lag, analysis.lag);
 - **cache**: the drive's account is recorded and did not move, and the host kept pace: the drive slowed
   on its own (across chassis conditions, analysis.drop_cause tells the SLC cache by the bytes written);
 - **unclear**: the drive's account is not recorded (a file or a device without a smart-log); fio's flat
@@ -26,7 +29,8 @@ from thermrig.analysis.trace import Trace
 DRIVE_WINDOW_MS = (-3000, 2000)  # the drive's state changes just before its throughput falls
 ACCOUNT = ("power_state", "tmt1_count", "tmt2_count", "tmt1_time_s", "tmt2_time_s", "ocp_throttle_events")
 LATENESS = ("sim_plant_late_ms", "sim_drive_late_ms")  # drive_smart, the virtual drive's only
-LATE_MS = 100.0  # a tick or a request this late within the fall's window: the host stalled
+STALLS = ("sim_drive_late_ms",)  # the lateness that takes throughput away: nbdkit's replies
+LATE_MS = 100.0  # the least reply lateness that calls a fall the host's
 RECOVER_S = 10  # back at the level within this many seconds, the drive's account unmoved: the host
 LEVEL_S = 3  # seconds whose median says the level is back
 LATENCY_FLAT = 1.25  # fio's mean latency within this factor of the level's: the drive was no slower
@@ -82,11 +86,20 @@ class Evidence:
         before = trace.between(at_ms - 3000, at_ms).values
         return float(before[-1]) if len(before) else 0.0
 
+    def plant_lag_ms(self, at_ms: float) -> float | None:
+        """How far the plant's time was behind wall time at at_ms (its latest record then; the simulator's
+        only: None elsewhere)."""
+        trace = self.counters.get("sim_plant_late_ms")
+        if trace is None:
+            return None
+        before = trace.between(-float("inf"), at_ms).values
+        return float(before[-1]) if len(before) else 0.0
+
     def late_ms(self, at_ms: int) -> tuple[str, float]:
-        """The latest tick or request of the simulator around at_ms: (whose, ms); ("", 0) when none."""
+        """The latest reply of the virtual drive's server around at_ms: (whose, ms); ("", 0) when none."""
         lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
         worst = ("", 0.0)
-        for name in LATENESS:
+        for name in STALLS:
             trace = self.counters.get(name)
             if trace is None:
                 continue
@@ -122,7 +135,8 @@ def attribute(series: Sequence[float], i: int, level: float, evidence: Evidence,
         return Cause("thermal", f"in power_state {state:g}")
     whose, late = evidence.late_ms(at) if at is not None else ("", 0.0)
     line = (1 - drop) * level
-    if late >= LATE_MS:
+    lost = max(0.0, 1.0 - series[i] / level) if level > 0 else 0.0  # the fraction of the level the second lost
+    if late >= max(LATE_MS, 1000.0 * lost):
         host = f"{whose.removeprefix('sim_').removesuffix('_late_ms')} {late:.0f} ms late"
     elif latency_flat(evidence.latency_ns, i):
         host = "fio's I/O count fell with its latency flat"

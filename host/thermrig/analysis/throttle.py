@@ -52,6 +52,8 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
     if first is None or first + 1 + PLATEAU_S > len(series):
         return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
     plateau = reference if reference is not None else statistics.median(series[first + 1 : first + 1 + PLATEAU_S])
+    if stall is not None and reference is None:
+        plateau = _plateau_past_a_stall(series, first, plateau, stall)
     if plateau <= 0:
         return Throttle(plateau=0.0, onset_s=None, depth_pct=0.0, seconds=len(series))
     line = (1 - DROP) * plateau
@@ -77,6 +79,18 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
         return Throttle(plateau, None, depth, len(series), host_stalls=tuple(stalls))
     at = _step_moment(series, max(begin, first_low - 1), first_low, plateau)
     return Throttle(plateau, first_low + 1.0, depth, len(series), onset_at_s=at, host_stalls=tuple(stalls))
+
+
+def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, stall: StallJudge) -> float:
+    """The plateau when the host stalled in its seconds: the median of the PLATEAU_S best of the first
+    2 x PLATEAU_S + 1 seconds, when the plateau's seconds under it are a host stall (the judge says)."""
+    window = list(series[first + 1 : first + 2 + 2 * PLATEAU_S])
+    best = statistics.median(sorted(window)[-PLATEAU_S:])
+    line = (1 - DROP) * best
+    if plateau >= line:
+        return plateau
+    slow = [j for j in range(first + 1, first + 1 + PLATEAU_S) if series[j] < line]
+    return best if slow and all(stall(j, best) for j in slow) else plateau
 
 
 def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> float:

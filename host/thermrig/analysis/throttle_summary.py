@@ -40,6 +40,7 @@ class ThrottleSummary:
     onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
     onset_why: str = ""
     host_stalls: tuple[int, ...] = ()  # falls judged the host's: their first second into the job
+    onset_drive_s: float | None = None  # the simulated drive's own time of the onset: onset_s less the plant's lag
 
     @property
     def throttled(self) -> bool:
@@ -62,9 +63,10 @@ class ThrottleSummary:
             out["onset_s"] = float(self.onset_s)
         if self.onset_at_s is not None:
             out["onset_at_s"] = float(self.onset_at_s)
-        if self.onset_cause:
-            out["onset_cause"] = self.onset_cause
+        if self.onset_drive_s is not None:
+            out["onset_drive_s"] = float(self.onset_drive_s)
         if self.plateau_bps is not None:
+            out["onset_cause"] = self.onset_cause  # empty without an onset: a rewrite clears the runner's
             out["host_stalls"] = len(self.host_stalls)
             out["host_stall_s"] = ",".join(map(str, self.host_stalls))  # empty: none (a rewrite clears it)
         return out
@@ -162,7 +164,9 @@ def throttle_summary(
         return ThrottleSummary(position, start, len(series), None, None, None, "no throughput at the job's start")
     cause = why = ""
     stalls = list(th.host_stalls)
+    drive_s = None
     if th.onset_s is not None:
+        drive_s = _drive_time(th.onset_s, start, evidence)
         onset = int(th.onset_s) - 1
         found = attribute(series, onset, th.plateau, evidence)
         cause, why = found.cause, found.why
@@ -182,4 +186,17 @@ def throttle_summary(
         onset_cause=cause,
         onset_why=why,
         host_stalls=tuple(stalls),
+        onset_drive_s=drive_s,
     )
+
+
+def _drive_time(onset_s: float, start_ms: int, evidence: Evidence) -> float | None:
+    """A simulated run's onset in the drive's own time: the plant heats the drive in its time, and one that
+    fell behind wall time on a busy machine (drive_smart sim_plant_late_ms) throttles it that much later in
+    fio's. The drive is kept busy either way (its utilisation is capped at 1 per plant tick), so its own
+    time of the onset does not move with the host's load. None without the plant's record."""
+    at_onset = evidence.plant_lag_ms(start_ms + onset_s * 1000.0)
+    at_start = evidence.plant_lag_ms(start_ms)
+    if at_onset is None or at_start is None:
+        return None
+    return max(0.0, onset_s - max(0.0, at_onset - at_start) / 1000.0)

@@ -31,6 +31,7 @@ class ThrottleRow:
     onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
     host_stalls: tuple[int, ...] = ()  # falls of the throughput judged the host's, first second into the job
     lag_ms: float | None = None  # the simulated world's worst lag in the workload (analysis.lag); None: unmeasured
+    onset_drive_s: float | None = None  # a simulated run's onset in the drive's own time (the plant's lag taken off)
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
     status: str | None = "ok"  # how the run ended (its run_stop: ok, failed, aborted); None: never stopped
 
@@ -69,6 +70,7 @@ def row_of(data: RunData) -> ThrottleRow:
         onset_cause=th.onset_cause,
         host_stalls=th.host_stalls,
         lag_ms=None if lag is None else lag.worst_ms,
+        onset_drive_s=th.onset_drive_s,
         note="; ".join(notes),
         hctm=t.get("hctm") or "-",
         status=data.status,

@@ -83,9 +83,13 @@ def thermocouples(frames: Frames) -> list[str]:
 
 def room(frames: Frames) -> Step:
     seen = frames.over(3.0)
-    amb = _mean(seen, "ambient_t")
+    names = thermocouples(frames)
+    amb_ok = all(f.named("ambient_t").ok for f in seen)
+    # Without the ambient sensor (its own step says why) the beads are held to their median instead.
+    amb = _mean(seen, "ambient_t") if amb_ok else statistics.median(_mean(seen, n) for n in names)
+    reference = "ambient" if amb_ok else "the thermocouples' median (no ambient reading)"
     bad, far = [], []
-    for name in thermocouples(frames):
+    for name in names:
         status = ChannelStatus(0)
         for f in seen:
             status |= f.named(name).status
@@ -93,7 +97,7 @@ def room(frames: Frames) -> Step:
             bad.append(f"{name} ({frames.last.channels.key_of(name)}) {flag_names(status)}")
         elif abs(_mean(seen, name) - amb) > ROOM_BAND_C:
             far.append(f"{name} {_mean(seen, name):.1f} °C")
-    measured = f"ambient {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in thermocouples(frames))
+    measured = f"{reference} {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in names)
     if bad:
         return Step(
             "room temperature",
@@ -108,7 +112,7 @@ def room(frames: Frames) -> Step:
             False,
             measured,
             f"{', '.join(far)}: more than {ROOM_BAND_C:g} °C from "
-            "ambient with the rig cold: a reversed thermocouple lead or a bead on something warm",
+            f"{reference} with the rig cold: a reversed thermocouple lead or a bead on something warm",
         )
     return Step("room temperature", True, measured)
 
@@ -166,16 +170,21 @@ def _stuck_on_cleared(frames: Frames) -> str:
 
 
 def fans(frames: Frames, link: RigLink) -> list[Step]:
+    """Each fan at 40 % with the others full, then full with the others at 40 %: its speed must rise. One
+    that falls is read from another fan's tach (PWM and tach from different fans)."""
     out = []
     keys = [c.key for c in frames.last.channels.of_kind(ChannelKind.FAN_RPM)]
     for i, rpm_key in enumerate(keys):
         speeds = []
-        for duty in (40, 100):
-            link.set(**{f"fan{i}": duty * 10})
+        for duty, others in ((40, 100), (100, 40)):
+            link.set(**{f"fan{j}": (duty if j == i else others) * 10 for j in range(len(keys))})
             speeds.append(statistics.fmean(f.rpm[rpm_key].value for f in frames.over(FAN_SPIN_S)[-10:]))
-        measured = f"fan{i} {speeds[0]:.0f} rpm at 40 %, {speeds[1]:.0f} rpm at 100 %"
+        measured = f"fan{i} {speeds[0]:.0f} rpm at 40 %, {speeds[1]:.0f} rpm at 100 % (the other fans the other way)"
         if speeds[1] <= 0:
             step = Step(f"fan{i}", False, measured, f"no tach pulses: check fan{i}'s tach wire and its pull-up")
+        elif speeds[0] > speeds[1] * 1.2:
+            fix = f"fan{i}'s speed follows another fan: its PWM and tach wires are from different fans"
+            step = Step(f"fan{i}", False, measured, fix)
         elif not speeds[1] > speeds[0] * 1.2:
             step = Step(f"fan{i}", False, measured, f"fan{i} does not follow its duty: check its PWM wire")
         else:

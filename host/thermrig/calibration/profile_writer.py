@@ -8,7 +8,7 @@ from pathlib import Path
 
 from thermrig.calibration.parameters import Fitted
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState
-from thermrig.hardware.profiles import ProfileError, hardware_dir
+from thermrig.hardware.profiles import ProfileError, profiles_dir
 
 _SECTION = re.compile(r"^\[([^\]]+)\]")
 
@@ -95,7 +95,7 @@ def as_toml(edits: list[Edit]) -> str:
 
 
 def write(edits: list[Edit]) -> list[Path]:
-    profiles = hardware_dir() / "profiles"
+    profiles = profiles_dir()
     for name, section, values in edits:
         set_values(profiles / name, section, values)
     return sorted({profiles / name for name, _, _ in edits})

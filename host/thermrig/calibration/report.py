@@ -36,8 +36,13 @@ def puget_checks(rows: list[ThrottleRow]) -> list[CalibrationCheck]:
         if row is None or row.depth_pct is None:
             out.append(CalibrationCheck("001 Puget", f"{cell.slot} / {cell.profile}", cell.published, "not run", False))
             continue
-        onset_ok, depth_ok = cell.judge(row.onset_s, row.depth_pct)
-        measured = f"{row.depth_pct:.0f}% after {_fmt(row.onset_s)} s"
+        # the simulated drive's own time of the onset: a plant that fell behind on a busy machine delays it
+        # in fio's seconds, not in the drive's (docs/analysis.md, "One time")
+        onset = row.onset_drive_s if row.onset_drive_s is not None else row.onset_s
+        onset_ok, depth_ok = cell.judge(onset, row.depth_pct)
+        measured = f"{row.depth_pct:.0f}% after {_fmt(onset)} s"
+        if onset is not None and row.onset_s is not None and round(onset) != round(row.onset_s):
+            measured += f" (fio: {row.onset_s:.0f} s)"
         flags = ("" if onset_ok else " (onset)") + ("" if depth_ok else " (depth)")
         out.append(
             CalibrationCheck(

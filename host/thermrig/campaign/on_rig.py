@@ -40,7 +40,13 @@ def testbed_of(c: Campaign, destroy: bool = False) -> Kind:
         return LocalRig(c.port, drive=local)  # a virtual drive needs port = "sim" (spec.py)
     if c.drive.is_virtual:
         return SimulatedRigSpec(
-            Pacing.accelerated(c.sim_speed), c.sim_firmware, drive_profile=c.drive.profile, drive_scale=c.drive.scale
+            Pacing.accelerated(c.sim_speed),
+            c.sim_firmware,
+            drive_profile=c.drive.profile,
+            drive_scale=c.drive.scale,
+            drive_keep_data=c.drive.keep_data,
+            drive_filesystem=bool(c.drive.filesystem),
+            drive_file_size=c.drive.size,
         )
     return SimulatedRigSpec(Pacing.of_speed(c.sim_speed), c.sim_firmware, local_drive=local)
 

@@ -12,7 +12,7 @@ from thermrig.campaign.lab_table import LabTable, read_lab_table
 from thermrig.drive.thermal_config import HctmLevel, ThermalConfigError
 from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file
-from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError
+from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError, parse_size
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
@@ -70,6 +70,8 @@ class DriveSpec:
     profile: str = "950pro_512"  # virtual: the drive profile (hardware/profiles/drives.toml)
     scale: float = 0.1  # virtual: wire rate per modelled rate (bandwidth and IOPS; times stay true)
     fast_fill: bool = True  # virtual: fills and SNIA preconditioning set the drive state at once (DriveUnderTest)
+    keep_data: int = 0  # virtual: bytes of written data the drive keeps at most (a sparse file); 0: dropped
+    filesystem: str = ""  # virtual: "ext4": fio runs on a file (size) in a file system made on the drive
 
     @property
     def is_virtual(self) -> bool:
@@ -173,7 +175,8 @@ def _choice(r: TomlFile, d: dict, section: str, key: str, choices: tuple[str, ..
 
 
 def _drive(r: TomlFile, d: dict) -> DriveSpec:
-    r.known(d, "drive", {"target", "size", "serial", "model", "profile", "scale", "fast_fill"})
+    virtual_keys = ("profile", "scale", "fast_fill", "keep_data", "filesystem")
+    r.known(d, "drive", {"target", "size", "serial", "model", *virtual_keys})
     target = r.get(d, "drive", "target", str, 'a block device (/dev/nvme0n1), a file path, or "virtual"')
     profile = r.get(d, "drive", "profile", str, "a virtual drive profile", "950pro_512")
     if target == "virtual":
@@ -183,12 +186,17 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
             raise CampaignError(str(exc)) from exc
         if profile not in known:
             raise r.fail("drive", "profile", f"{profile!r} is not a virtual drive", f"one of {', '.join(known)}")
-    elif any(k in d for k in ("profile", "scale", "fast_fill")):
-        key = next(k for k in ("profile", "scale", "fast_fill") if k in d)
+    elif any(k in d for k in virtual_keys):
+        key = next(k for k in virtual_keys if k in d)
         raise r.fail("drive", key, f"{key} is for the virtual drive", 'target = "virtual", or no ' + key)
     scale = float(r.get(d, "drive", "scale", (int, float), "a bandwidth scale in (0, 1]", 0.1))
     if not 0 < scale <= 1:
         raise r.fail("drive", "scale", f"{scale}", "a bandwidth scale in (0, 1]")
+    keep = r.get(d, "drive", "keep_data", str, 'a size such as "8g" (or "0": drop written data)', "0")
+    try:
+        keep_data = parse_size(keep)
+    except WorkloadError as exc:
+        raise r.fail("drive", "keep_data", repr(keep), 'a size such as "8g" (or "0": drop written data)') from exc
     spec = DriveSpec(
         target=target,
         size=r.get(d, "drive", "size", str, "a size such as 4g", "1g"),
@@ -197,7 +205,13 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
         profile=profile,
         scale=scale,
         fast_fill=r.get(d, "drive", "fast_fill", bool, "true or false", True),
+        keep_data=keep_data,
+        filesystem=r.get(d, "drive", "filesystem", str, '"ext4" (or "": the drive as a block device)', ""),
     )
+    if spec.filesystem not in ("", "ext4"):
+        raise r.fail("drive", "filesystem", repr(spec.filesystem), '"ext4" (or "": the drive as a block device)')
+    if spec.filesystem and not spec.keep_data:
+        raise r.fail("drive", "filesystem", "a file system needs the data kept", 'keep_data = "8g" (or more)')
     if not _IDENT.fullmatch(spec.model):
         raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")
     return spec
@@ -329,6 +343,6 @@ def _check_lab_jobs(workloads: tuple[Workload, ...], drive: DriveSpec) -> None:
     for w in workloads:
         if w.kind == LAB_KIND:
             try:
-                check_job(read_job_file(w.job), drive.is_virtual)
+                check_job(read_job_file(w.job), virtual=drive.is_virtual and not drive.filesystem)  # NBD: engine ours
             except JobFileError as exc:
                 raise CampaignError(f"workload {w.name!r}: {exc}") from exc

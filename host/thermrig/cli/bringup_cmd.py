@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ from rich.console import Console
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
 from thermrig.dut.pacing import Pacing
+from thermrig.dut.simulation import FIRMWARES
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
@@ -51,6 +53,13 @@ def bringup_cmd(
     swap: Annotated[
         str | None, typer.Option(help="With --sim: a miswired rig, two thermocouples' chip selects swapped (e.g. 0,1).")
     ] = None,
+    firmware: Annotated[
+        str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
+    ] = "rigsim",
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
+    ] = None,
 ) -> None:
     """First power-up of a new rig, heater disconnected until the last step: every thermocouple at room
     temperature and none open, the ambient sensor, a touch of each bead (its own channel must rise, no
@@ -66,12 +75,15 @@ def bringup_cmd(
             console.print(f"      fix: {step.fix}")
 
     if sim:
-        with open_testbed(SimulatedRigSpec(Pacing.stepped(), swapped_tcs=parse_swap(swap))) as bed:
+        spec = SimulatedRigSpec(Pacing.stepped(), firmware=firmware, swapped_tcs=parse_swap(swap), image=image)
+        with open_testbed(spec) as bed:
             operator = SimulatedOperator(bed.simulated.sensors)
             steps = bed.run(lambda: bringup(bed.link, operator, report))
     else:
         if swap is not None:
             raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
+        if image is not None:
+            raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
         with open_testbed(LocalRig(port)) as bed:
             steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]

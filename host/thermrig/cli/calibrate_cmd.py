@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.analysis.published import PugetCell
+from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.calibration.crossval import Crossval, Fold, crossval, summarise
 from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, evaluate, fit, fit_sm951
 from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS, read
@@ -223,6 +223,16 @@ def crossval_cmd(
             (predicted,) = evaluate(model_replay(), load_chassis(), r.fitted, [cell])
             ok = "yes" if Fold.ok(cell, predicted) else "NO"
             what += f" (published {cell.published}): held out {_cell(predicted)} {ok}"
+        else:  # each cell in sample, so a run cut short still has them
+            cells = evaluate(model_replay(), load_chassis(), r.fitted)
+            what += (
+                " ["
+                + "; ".join(
+                    f"{c.slot} / {c.profile} {_cell(p)} {'yes' if Fold.ok(c, p) else 'NO'}"
+                    for c, p in zip(PUGET, cells, strict=True)
+                )
+                + "]"
+            )
         console.print(
             f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}; cost {r.start_cost:.1f} -> "
             f"{r.cost:.2f} in {r.evaluations} evaluations{'' if r.converged else ', stopped by the budget'}",

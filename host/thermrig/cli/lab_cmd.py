@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from thermrig.cli import lab_influx_cmd, lab_place_cmds, lab_plan_cmd
+from thermrig.cli import lab_demo_cmd, lab_influx_cmd, lab_place_cmds, lab_plan_cmd
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import CoordOpt, labgrid_modules, pairs
 from thermrig.config import resolve_port
@@ -136,3 +136,4 @@ app.command("check")(lab_place_cmds.check)
 app.command("hold")(lab_place_cmds.hold)
 app.command("plan")(lab_plan_cmd.plan)
 app.command("influx-users")(lab_influx_cmd.influx_users)
+app.command("demo")(lab_demo_cmd.demo)

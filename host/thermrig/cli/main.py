@@ -6,13 +6,14 @@ import logging
 
 import typer
 
-from thermrig import __version__
 from thermrig.cli import calibrate_cmd, campaign_cmds, db_cmds, lab_cmd, rig_cmds, sim_cmd, throttle_cmd
 from thermrig.cli.analyze_cmd import analyze
-from thermrig.cli.demo import demo
+from thermrig.cli.demo_cmd import demo
+from thermrig.cli.examples_cmd import examples
 from thermrig.cli.flash_cmd import flash
 from thermrig.cli.grafana_cmd import grafana
 from thermrig.cli.report_cmd import report
+from thermrig.firmware_identity import host_version
 
 app = typer.Typer(
     help="thermrig: control the thermal rig, run the simulated rig, and record SSD throttling experiments.",
@@ -28,6 +29,7 @@ app.command("query")(db_cmds.query)
 app.command("plan")(campaign_cmds.plan)
 app.command("run")(campaign_cmds.run)
 app.command("demo")(demo)
+app.command("examples")(examples)
 app.command("throttle")(throttle_cmd.throttle)
 app.command("flash")(flash)
 app.command("analyze")(analyze)
@@ -52,13 +54,19 @@ def show_link_notes() -> None:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"thermrig {__version__}")
+        typer.echo(f"thermrig {host_version()}")
         raise typer.Exit()
 
 
 @app.callback()
 def main(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Show the version and the revision it was built from.",
+    ),
 ) -> None:
     """thermrig command line."""
     show_link_notes()

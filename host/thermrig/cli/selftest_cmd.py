@@ -35,6 +35,10 @@ def selftest(
     firmware: Annotated[
         str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
     ] = "rigsim",
+    image: Annotated[
+        Path | None,
+        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
+    ] = None,
     only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
@@ -56,7 +60,7 @@ def selftest(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
-        where = SimulatedRigSpec(Pacing.stepped(), seed=7, firmware=firmware) if sim else LocalRig(port)
+        where = SimulatedRigSpec(Pacing.stepped(), seed=7, firmware=firmware, image=image) if sim else LocalRig(port)
         bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
         info = bed.info
         console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")

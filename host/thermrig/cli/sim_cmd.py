@@ -1,5 +1,5 @@
-"""`thermrig sim`: run the simulated rig (plant model + a firmware: rigsim, Zephyr in QEMU) and serve its port;
-`thermrig sim fault ...`: inject faults into the running simulation."""
+"""`thermrig sim`: run the simulated rig (plant model + a firmware: rigsim, Zephyr in QEMU or on native_sim,
+MicroPython) and serve its port; `thermrig sim fault ...`: inject faults into the running simulation."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
+from thermrig.cli.step_cmd import step
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES
+from thermrig.fio.workloads import WorkloadError, parse_size
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS
 from thermrig.settings import ConfigError, running_sim
@@ -23,6 +25,7 @@ from thermrig.sim.serving import Serving, serve
 from thermrig.sim.simulated_rig import SimConfig
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
+app.command("step")(step)
 
 
 @app.callback(invoke_without_command=True)
@@ -40,7 +43,11 @@ def sim(
     room: Annotated[float | None, typer.Option(help="Room temperature, °C (default: hardware profile).")] = None,
     link: Annotated[Path | None, typer.Option(help="Serve the port at this path (a symlink to the pty).")] = None,
     firmware: Annotated[
-        str, typer.Option(help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (Zephyr in QEMU).")
+        str,
+        typer.Option(
+            help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (zephyr: in QEMU; zephyr-board: the "
+            "Nucleo's HAL on native_sim; micropython-pico: the Pico's HAL on the unix port)."
+        ),
     ] = "rigsim",
     chassis: Annotated[
         str | None,
@@ -53,6 +60,13 @@ def sim(
     scale: Annotated[
         float, typer.Option(help="The virtual drive's wire rate per modelled rate (bandwidth and IOPS), in (0, 1].")
     ] = SimConfig.drive_scale,
+    keep_data: Annotated[
+        str,
+        typer.Option(
+            help="The virtual drive keeps what is written, up to this size (a sparse file in its folder; "
+            "past it, writes needing new space fail with ENOSPC). 0: drop written data, reads return zeros."
+        ),
+    ] = "8g",
 ) -> None:
     """Start the simulated rig and print the serial port it serves, until Ctrl-C.
 
@@ -77,6 +91,7 @@ def sim(
         chassis=chassis,
         drive=drive,
         drive_scale=scale,
+        drive_keep_data=_size(keep_data),
     )
     console = Console()
     stop = threading.Event()
@@ -90,7 +105,8 @@ def sim(
             f"{f', chassis {chassis}' if chassis else ''})"
         )
         if s.drive_uri is not None:
-            console.print(f"virtual drive {drive} (scale {scale:g}) served over NBD at [bold]{s.drive_uri}[/]")
+            kept = f"keeps up to {keep_data} written" if cfg.drive_keep_data else "drops written data"
+            console.print(f"virtual drive {drive} (scale {scale:g}, {kept}) served over NBD at [bold]{s.drive_uri}[/]")
             console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(s.port, flush=True)
@@ -98,6 +114,13 @@ def sim(
             print(s.drive_uri, flush=True)
 
     serve(cfg, stop, ready, lambda note: console.print(f"[red]{escape(note)}[/]"))
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except WorkloadError as exc:
+        raise typer.BadParameter(f"--keep-data: {exc}") from exc
 
 
 @app.command()

@@ -172,6 +172,61 @@ def heartbeat_failsafe(t: RigUnderTest) -> str:
     return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
+TOUCH_S = 3.0  # a held bead (skin temperature) rises well over TOUCH_RISE_C within this
+TOUCH_RISE_C = 2.0
+FAN_SETTLE_S = 4.0  # a fan's speed settles after a duty change (spin-up about 1.5 s)
+
+
+def _wiring_faults(t: RigUnderTest) -> list[str]:
+    """What is miswired, one line each: a bead that raises another channel (chip selects swapped), an
+    ambient sensor that does not answer, a fan whose speed reading follows another fan's duty."""
+    assert t.sim is not None
+    found = []
+    frames = t.run_for(0.5)
+    channels = frames[-1].channels
+    if not frames[-1].named("ambient_t").ok:
+        found.append("the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL and 3.3 V")
+    tcs = [c.name for c in channels.of_kind(ChannelKind.THERMOCOUPLE)]
+    for name in tcs:
+        base = {n: frames[-1].named(n).value for n in tcs}
+        t.sim.touch(name)
+        try:
+            frames = t.run_for(TOUCH_S)
+        finally:
+            t.sim.touch(name, held=False)
+        risen = [n for n in tcs if frames[-1].named(n).value - base[n] >= TOUCH_RISE_C]
+        if risen != [name]:
+            shown = ", ".join(f"{n} ({channels.key_of(n)})" for n in risen) or "no channel"
+            found.append(f"the {name} bead ({channels.key_of(name)}) raised {shown}: chip selects swapped?")
+        frames = t.run_for(TOUCH_S)  # the bead cools back before the next touch
+    # A touched air bead with the heater off reads as a stuck heater, latched with fans full: cleared.
+    t.link.command("CLEAR")
+    keys = [c.key for c in channels.of_kind(ChannelKind.FAN_RPM)]
+    for i, key in enumerate(keys):
+        speeds = []
+        for own, others in ((400, 1000), (1000, 400)):
+            t.link.set(**{f"fan{j}": own if j == i else others for j in range(len(keys))})
+            speeds.append(t.run_for(FAN_SETTLE_S)[-1].rpm[key].value)
+        if speeds[0] > speeds[1] * 1.2:
+            found.append(
+                f"{key} slows as fan{i}'s duty rises and the others' falls: "
+                f"fan{i}'s PWM and tach are from different fans"
+            )
+        elif not speeds[1] > speeds[0] * 1.2:
+            found.append(f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm)")
+    return found
+
+
+def wiring(t: RigUnderTest) -> str:
+    try:
+        found = _wiring_faults(t)
+    finally:
+        t.link.command("SAFE")
+        t.link.command("CLEAR")
+    expect(not found, "; ".join(found))
+    return "each bead raises its own channel, the ambient sensor answers, each tach follows its own fan's PWM"
+
+
 def latch_and_clear(t: RigUnderTest) -> str:
     frames = t.run_for(2.0)
     expect(all(f.faults for f in frames), "the fault did not stay latched")
@@ -190,6 +245,12 @@ CHECKS = [
     Check("bad-frames", "bad CRC, malformed and over-long frames nakked, counted, harmless", bad_frames),
     Check("repeats", "a resent frame is answered again, not applied twice", repeats),
     Check("telemetry", "10 Hz telemetry for 10 s, no sequence gaps", telemetry),
+    Check(
+        "wiring",
+        "each bead raises its own channel, the SHT3x answers, each tach follows its own fan",
+        wiring,
+        needs_sim=True,
+    ),
     Check("time-sync", "PING round trip and clock-fit residual", time_sync),
     Check("heater-limit", "the heater never exceeds the duty limit, whatever the PID wants", heater_limit, heats=True),
     Check("pid-gains", "SET kp/ki/kd replace the air loop's gains; out-of-range gains refused", pid_gains, heats=True),

@@ -7,7 +7,7 @@ import queue
 import time
 from dataclasses import dataclass
 
-from thermrig.conformance.result import Check, expect
+from thermrig.conformance.result import Check, CheckSkipped, expect
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.faults import FaultKind
 from thermrig.protocol.limits import HOLD_HYST_C, HOLD_PERIOD_S
@@ -27,10 +27,13 @@ class FaultCase:
     warmup_s: float = 3.0
     observe_s: float = 5.0
     fans: tuple[int, int] = (400, 0)
+    optional: bool = False  # a fault only some firmwares have a place for: skipped where injection refuses it
 
     @property
     def name(self) -> str:
-        suffix = f":{self.channel}" if self.kind.value.startswith(("tc-", "fan-", "tach-")) else ""
+        suffix = (
+            f":{self.channel}" if self.kind.value.startswith(("tc-", "fan-", "tach-", "spi-", "cs-", "pwm-")) else ""
+        )
         return f"fault:{self.kind.value}{suffix}"
 
 
@@ -62,7 +65,12 @@ def run_case(t: RigUnderTest, case: FaultCase) -> str:
     assert t.faults is not None
     target = _start(t, case)
     injected_at_ms = t.run_for(0.1)[-1].uptime_ms
-    t.faults.inject(case.kind, case.channel, case.value)
+    try:
+        t.faults.inject(case.kind, case.channel, case.value)
+    except ValueError as exc:  # the simulation's FaultError: this firmware has no such part
+        if not case.optional:
+            raise
+        raise CheckSkipped(str(exc)) from exc
     frames = t.run_for(case.observe_s)
     try:
         if case.expect:
@@ -123,6 +131,46 @@ def mcu_reset(t: RigUnderTest) -> str:
     expect(not frames[-1].heat_enabled, "a rebooted rig must start with the heater off")
     expect(min(frames[-1].fan_pct.values()) == 100, f"fans after boot {frames[-1].fan_pct}: a reset must start full")
     return f"noticed within {noticed_after:.1f} s, re-handshaken, gap marked, heater off and fans full after boot"
+
+
+def _rebooted(frame: Telemetry | None) -> bool:
+    return frame is not None and Fault.WATCHDOG in frame.faults
+
+
+def pwm_error(t: RigUnderTest) -> str:
+    """The heater's PWM driver fails while heating, where a firmware has a PWM driver of its own (the
+    Pico's machine.PWM): the heater goes off at once all the same, the MCU restarts by its watchdog and
+    boots with the fault latched. A firmware that hands the plant permille values has none to fail."""
+    assert t.faults is not None and t.sim is not None
+    t.link.set(air=round((t.room_c() + 5) * 100), heat=1)
+    t.run_for(1.0)
+    expect(t.sim.actuators()[0] > 0, "the heater did not come on")
+    resets = t.link.stats.mcu_resets
+    try:
+        t.faults.inject(FaultKind.PWM_ERROR, 0)
+    except ValueError as exc:  # FaultError: nothing to inject on this firmware
+        return f"not applicable: {exc}"
+    try:
+        t.run_for(0.3, heartbeat=False, line_dead=True)  # the board no longer answers: no pings to wait on
+        heater, fans = t.sim.actuators()
+        expect(heater == 0 and min(fans) == 1.0, f"outputs {heater:.2f}, {fans} 0.3 s after the PWM failed")
+        t.run_for(2.5, heartbeat=False, line_dead=True)  # the watchdog's 2 s
+        deadline = time.monotonic() + 5  # its EVT BOOT is on the line: give the link's reader a moment
+        while t.link.stats.mcu_resets <= resets and time.monotonic() < deadline:
+            time.sleep(0.01)
+        expect(t.link.stats.mcu_resets > resets, "no MCU reset within 2.8 s of the PWM failing")
+    finally:
+        t.faults.clear()
+    t.run_for(3.0, heartbeat=False)  # the next watchdog reset boots with a working PWM
+    deadline = time.monotonic() + 5  # the rebooted rig's frames are on the line: the reader reads them
+    while not _rebooted(t.link.latest) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    last = t.link.latest
+    expect(_rebooted(last), f"no WATCHDOG latched after the restart: {last}")
+    assert last is not None
+    expect(last.heater_pct == 0 and min(last.fan_pct.values()) == 100, "not in the safe state after the restart")
+    t.link.command("CLEAR")
+    return "heater off within 0.3 s, watchdog reset, WATCHDOG latched at boot, heater off and fans full"
 
 
 def usb_unplug(t: RigUnderTest) -> str:
@@ -247,6 +295,11 @@ CASES = [
     FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=0),
     FaultCase(FaultKind.TC_SHORT_GND, Fault.TC_SHORT_GND, 0.15, channel=1),
     FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, 0.15, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, 0.15, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, 0.15, channel=1),
+    FaultCase(FaultKind.CS_STUCK, Fault.TC_OPEN, 0.15, channel=0),
+    # fan0's PWM driver fails: OUTPUT latches on the next tick and the heater goes off.
+    FaultCase(FaultKind.PWM_ERROR, Fault.OUTPUT, 0.25, channel=1, optional=True),
     FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
     FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
     FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),
@@ -279,6 +332,9 @@ FAULT_CHECKS = [
         "MCU reset -> host notices within 1 s, re-handshakes, marks the gap",
         mcu_reset,
         needs_sim=True,
+    ),
+    Check(
+        "fault:pwm-error:0", "heater PWM driver fails -> heater off, watchdog reset, latched", pwm_error, needs_sim=True
     ),
     Check("fault:usb-unplug", "USB unplug -> reconnect with backoff, handshake again", usb_unplug, needs_sim=True),
     Check(

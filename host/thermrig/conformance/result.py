@@ -20,6 +20,10 @@ class CheckFailed(AssertionError):
     """A check's expectation did not hold; the message says what was seen."""
 
 
+class CheckSkipped(Exception):
+    """The check means nothing on this rig (a fault its firmware has no place for); the message says why."""
+
+
 def expect(condition: bool, message: str) -> None:
     if not condition:
         raise CheckFailed(message)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 from thermrig.conformance.checks import CHECKS
 from thermrig.conformance.fault_matrix import FAULT_CHECKS
-from thermrig.conformance.result import Check, CheckFailed, CheckResult
+from thermrig.conformance.result import Check, CheckFailed, CheckResult, CheckSkipped
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.protocol.messages import ProtocolError
@@ -32,6 +32,9 @@ def run_check(target: RigUnderTest, check: Check) -> CheckResult:
         return CheckResult(check.name, None, "skipped", "heats the rig: pass --destructive on real hardware")
     try:
         figure = check.run(target)
+    except CheckSkipped as exc:
+        _make_safe(target)
+        return CheckResult(check.name, None, "skipped", str(exc))
     except (CheckFailed, NakError, RigTimeout, ProtocolError) as exc:
         _make_safe(target)
         return CheckResult(check.name, False, "failed", str(exc))

@@ -130,9 +130,11 @@ class SmartReader:
             try:
                 fields.update(read_ocp_smart_log(self.device))
                 self.has_ocp = True
-            except (SmartError, subprocess.TimeoutExpired):
+            except SmartError:  # the drive (or nvme-cli) has no such log
                 if self.has_ocp is None:
                     self.has_ocp = False
+            except subprocess.TimeoutExpired:  # a busy machine, not an answer: asked again next time
+                pass
         return fields
 
 

@@ -16,7 +16,8 @@ TelemetrySource = Callable[[], dict[str, float | int]]  # one sample of the driv
 
 
 class DriveLost(ThermrigError, RuntimeError):
-    """The drive under test stopped serving (its server died): the campaign stops, the rig put safe."""
+    """The drive under test stopped serving (its server died, or the virtual drive's data store is full):
+    the campaign stops, the rig put safe."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,13 @@ from typing import Any, Protocol
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 
-FIRMWARES = ("rigsim", "zephyr", "micropython")  # what a simulated rig can run (thermrig.sim.firmware)
+FIRMWARES = (
+    "rigsim",
+    "zephyr",
+    "zephyr-board",
+    "micropython",
+    "micropython-pico",
+)  # what a simulated rig can run (thermrig.sim.firmware)
 
 
 class FaultControl(Protocol):
@@ -35,6 +41,10 @@ class SimulationControl(Protocol):
     def watch_clock(self, listener: Callable[[Any, float], None]) -> None:
         """Tell listener the clock's pace (a link's ClockPace) and the UTC it runs from, now and at
         every speed change: the host's time sync restarts its fit there (RigLink.follow_pace)."""
+        ...
+
+    def touch(self, place: str, held: bool = True) -> None:
+        """An operator holds (or lets go of) the thermocouple bead at a place: it warms to skin temperature."""
         ...
 
     def actuators(self) -> tuple[float, list[float]]:

@@ -1,6 +1,6 @@
-"""A Raspberry Pi Pico running MicroPython: "building" stages the board's files of firmware/micropython
-with this checkout's version stamp, the upload copies them with mpremote and resets the board; the rig
-then answers on the same USB serial port (docs/micropython.md)."""
+"""A Raspberry Pi Pico running MicroPython: "building" stages the board's files of firmware/micropython with this
+checkout's version stamp (or a release's files as they are, with the manifest's version), the upload copies them with
+mpremote and resets the board; the rig then answers on the same USB serial port (docs/micropython.md)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,11 @@ def mpremote_binary() -> str:
 class PicoFlasher(Flasher):
     board = "pico"
 
-    def __init__(self, source: Path | None = None) -> None:
+    def __init__(self, source: Path | None = None, version: str | None = None) -> None:
         self.source = source or micropython_firmware_dir()
+        self.version = version  # a release's: its files already carry it
+        # A release's folder holds exactly what goes onto the board (bytecode: bootcheck.mpy, ...).
+        self.files = BOARD_FILES if version is None else tuple(sorted(p.name for p in self.source.iterdir()))
         self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-pico-")
         self.staged = Path(self._tmp.name)
 
@@ -40,26 +43,29 @@ class PicoFlasher(Flasher):
         """Run in the staged folder. `resume`: no soft reset first, which would stop the timer that
         feeds the watchdog of the interrupted firmware and let it reset the board in mid-copy. tool:
         mpremote as named on the machine that runs it (default: this host's)."""
-        return [tool or mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *BOARD_FILES, ":."]
+        return [tool or mpremote_binary(), "connect", port, "resume", "fs", "cp", "-r", *self.files, ":."]
 
     def reset_command(self, port: str, tool: str = "") -> list[str]:
         return [tool or mpremote_binary(), "connect", port, "resume", "reset"]
 
     def steps(self, port: str) -> list[str]:
         return [
-            f"build: stage {', '.join(BOARD_FILES)} from {self.source} with ver={checkout_version()}",
+            f"build: stage {', '.join(self.files)} from {self.source} with ver={self.version or checkout_version()}",
             f"upload: {' '.join(self.copy_command(port))}  (in the staged folder)",
             f"upload: {' '.join(self.reset_command(port))}",
         ]
 
     def build(self) -> str:
-        """Stage what goes onto the board, stamped with this checkout's version; returns the stamp."""
-        for name in BOARD_FILES:
+        """Stage what goes onto the board, stamped with this checkout's version (a release's files are
+        staged as they are); returns the stamp."""
+        for name in self.files:
             src, dest = self.source / name, self.staged / name
             if src.is_dir():
                 shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*SIM_ONLY), dirs_exist_ok=True)
             else:
                 shutil.copy2(src, dest)
+        if self.version is not None:
+            return self.version
         version = checkout_version()
         stamp_micropython_version(self.staged, version)
         return version

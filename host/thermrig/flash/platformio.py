@@ -9,7 +9,7 @@ from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
 from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
-from thermrig.paths import REPO_ROOT
+from thermrig.paths import checkout
 from thermrig.settings import find_tool
 
 
@@ -35,7 +35,7 @@ class PlatformIOFlasher(Flasher):
         return [f"build: {pio()} run -e {self.board}", f"upload: {pio()} run -e {self.board} -t upload (ST-LINK)"]
 
     def build(self) -> str:
-        run_tool([pio(), "run", "-e", self.board], "build", REPO_ROOT)
+        run_tool([pio(), "run", "-e", self.board], "build", source_checkout())
         return built_version(self.image())
 
     def image(self) -> Path:
@@ -44,12 +44,24 @@ class PlatformIOFlasher(Flasher):
         return build_dir() / self.board / "firmware.elf"
 
     def upload(self, port: str) -> None:
-        run_tool([pio(), "run", "-e", self.board, "-t", "upload"], "upload", REPO_ROOT)
+        run_tool([pio(), "run", "-e", self.board, "-t", "upload"], "upload", source_checkout())
+
+
+def source_checkout() -> Path:
+    """The checkout PlatformIO builds in (platformio.ini); an installed package flashes release files."""
+    root = checkout()
+    if root is None:
+        raise FlashError(
+            "building the firmware needs the source checkout; an installed thermrig flashes release files: "
+            "--release DIR --board B, or --image FILE (docs/firmware.md)"
+        )
+    return root
 
 
 def build_dir() -> Path:
     if override := os.environ.get("PLATFORMIO_BUILD_DIR"):
         return Path(override)
+    root = source_checkout()
     ini = configparser.ConfigParser(inline_comment_prefixes=(";",))
-    ini.read(REPO_ROOT / "platformio.ini")
-    return REPO_ROOT / ini.get("platformio", "build_dir", fallback=".pio/build")
+    ini.read(root / "platformio.ini")
+    return root / ini.get("platformio", "build_dir", fallback=".pio/build")

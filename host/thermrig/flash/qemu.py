@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
-from thermrig.paths import REPO_ROOT
-from thermrig.settings import ZEPHYR_QEMU_BUILD, RunningSim, find_tool, running_sim
+from thermrig.flash.platformio import source_checkout
+from thermrig.settings import RunningSim, find_tool, running_sim, zephyr_qemu_build
 
 
 class QemuFlasher(Flasher):
@@ -32,14 +32,15 @@ class QemuFlasher(Flasher):
 
     def steps(self, port: str) -> list[str]:
         return [
-            f"build: make -C {REPO_ROOT} firmware-qemu",
+            f"build: make -C {source_checkout()} firmware-qemu",
             f"upload: restart the emulated rig on {port} with {find_tool('zephyr-elf')}",
         ]
 
     def build(self) -> str:
-        run_tool(["make", "--no-print-directory", "-C", str(REPO_ROOT), "firmware-qemu"], "build", REPO_ROOT)
+        root = source_checkout()
+        run_tool(["make", "--no-print-directory", "-C", str(root), "firmware-qemu"], "build", root)
         # What the build made, not THERMRIG_ZEPHYR_ELF (the upload's image, which may be another).
-        return built_version(ZEPHYR_QEMU_BUILD / "zephyr" / "zephyr.elf")
+        return built_version(zephyr_qemu_build() / "zephyr" / "zephyr.elf")
 
     def upload(self, port: str) -> None:
         reply = self._sim().request({"flash": str(find_tool("zephyr-elf"))}, timeout=60)

@@ -1,4 +1,6 @@
-"""Load the plant's parameter files from hardware/profiles (TOML), validated where they are read."""
+"""Load the plant's parameter files (TOML), validated where they are read: the user's own in the config
+dir's profiles/ (XDG_CONFIG_HOME/thermrig/profiles), file by file over the packaged ones (the package's
+data; hardware/profiles in a checkout), or all from $THERMRIG_HARDWARE_DIR/profiles."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thermrig.settings import data_dir, environment
+from thermrig.paths import packaged
+from thermrig.settings import config_dir, data_dir, environment
 from thermrig.toml_file import TomlError, TomlFile
 
 SLOTS = ("top", "bottom", "upright", "underside")
@@ -18,17 +21,29 @@ class ProfileError(TomlError):
     """A profile file is missing, malformed, or lacks a key; the message names file, line and key."""
 
 
-def hardware_dir() -> Path:
+def profiles_dir() -> Path:
+    """The profiles thermrig ships (or $THERMRIG_HARDWARE_DIR/profiles): what `make fit` rewrites."""
     env = environment("THERMRIG_HARDWARE_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3] / "hardware"
+    return Path(env) / "profiles" if env else packaged("profiles")
+
+
+def user_profiles_dir() -> Path:
+    """The user's own profiles: a file here is read instead of the packaged one of the same name."""
+    return config_dir() / "profiles"
+
+
+def profile_path(name: str) -> Path:
+    """profiles/<name>: the user's, else the packaged one (with THERMRIG_HARDWARE_DIR, that folder's)."""
+    mine = user_profiles_dir() / name
+    if not environment("THERMRIG_HARDWARE_DIR") and mine.exists():
+        return mine
+    return profiles_dir() / name
 
 
 def profile_file(name: str) -> TomlFile:
-    """hardware/profiles/<name>, parsed; its errors are ProfileErrors."""
-    missing = "set THERMRIG_HARDWARE_DIR to the hardware/ folder"
-    return TomlFile.read(hardware_dir() / "profiles" / name, ProfileError, missing)
+    """profiles/<name> (profile_path), parsed; its errors are ProfileErrors."""
+    missing = f"put one in {user_profiles_dir()} or set THERMRIG_HARDWARE_DIR to a folder holding profiles/"
+    return TomlFile.read(profile_path(name), ProfileError, missing)
 
 
 @dataclass(frozen=True)
@@ -81,27 +96,25 @@ class DriveThermalParams:
 
 
 def chassis_path(name: str | None = None) -> Path:
-    """The chassis file: hardware/profiles/chassis.toml, or a named one (`thermrig rig identify` writes
-    them): the user's data dir's chassis/NAME.toml, else hardware/profiles/chassis/NAME.toml."""
+    """The chassis file: profiles/chassis.toml (profile_path), or a named one (`thermrig rig identify`
+    writes them): the user's data dir's chassis/NAME.toml, else the packaged profiles' chassis/NAME.toml."""
     if name is None:
-        return hardware_dir() / "profiles" / "chassis.toml"
+        return profile_path("chassis.toml")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name.startswith("."):
         raise ProfileError(f"chassis name {name!r}: use letters, digits, '-', '_' and '.'")
-    for folder in (data_dir() / "chassis", hardware_dir() / "profiles" / "chassis"):
+    for folder in (data_dir() / "chassis", profiles_dir() / "chassis"):
         if (folder / f"{name}.toml").exists():
             return folder / f"{name}.toml"
-    known = sorted(
-        {p.stem for f in (data_dir() / "chassis", hardware_dir() / "profiles" / "chassis") for p in f.glob("*.toml")}
-    )
+    known = sorted({p.stem for f in (data_dir() / "chassis", profiles_dir() / "chassis") for p in f.glob("*.toml")})
     raise ProfileError(
-        f"no chassis {name!r} in {data_dir() / 'chassis'} or {hardware_dir() / 'profiles' / 'chassis'}"
+        f"no chassis {name!r} in {data_dir() / 'chassis'} or {profiles_dir() / 'chassis'}"
         f" (known: {', '.join(known) or 'none'}; `thermrig rig identify --name {name}` makes one)"
     )
 
 
 def load_chassis(name: str | None = None) -> ChassisParams:
     path = chassis_path(name)
-    r = TomlFile.read(path, ProfileError, "set THERMRIG_HARDWARE_DIR to the hardware/ folder")
+    r = TomlFile.read(path, ProfileError, f"put one in {user_profiles_dir()} or set THERMRIG_HARDWARE_DIR")
 
     def n(sec: str, key: str, lo: float, hi: float) -> float:
         return r.number(r.section(sec), sec, key, lo, hi)

@@ -1,8 +1,8 @@
-"""Flashing a place's rig from anywhere (`thermrig flash --lab COORDINATOR --place P`): the board comes
-from the place's tags; its firmware is built here as the local `thermrig flash` builds it (or a given
-image), the place is acquired, the image copied to the place's test PC over SSH (a tar stream into a
-fresh folder there) and the board's upload tool run there: OpenOCD over the Nucleo's ST-LINK (what
-PlatformIO's `upload_protocol = stlink` runs), mpremote over the Pico's USB. Then HELLO, through the
+"""Flashing a place's rig from anywhere (`thermrig flash --lab COORDINATOR --place P`): the board comes from the
+place's tags; its firmware is built here as the local `thermrig flash` builds it (or a given image, or a release's
+image for that board, checked against its manifest), the place is acquired, the image copied to the place's test PC
+over SSH (a tar stream into a fresh folder there) and the board's upload tool run there: OpenOCD over the Nucleo's
+ST-LINK (what PlatformIO's `upload_protocol = stlink` runs), mpremote over the Pico's USB. Then HELLO, through the
 place's serial port (RFC 2217), must report the version built; the place is released whatever happens."""
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash.base import FlashError, built_version
+from thermrig.flash.base import FlashError
+from thermrig.flash.openocd import OPENOCD_TARGETS, openocd_command
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
+from thermrig.flash.release import Release, image_to_flash
 from thermrig.flash.runner import COMEBACK_S, wait_for_rig
 from thermrig.lab.acquired import HeldPlace, holding, note_firmware
 from thermrig.lab.client import LabClient
@@ -30,7 +32,6 @@ from thermrig.protocol.messages import RigInfo
 from thermrig.testbed import LocalRig, open_testbed
 
 UPLOAD_S = 600.0  # the longest an upload on the test PC may take
-OPENOCD_TARGETS = {"nucleo_f411re": "target/stm32f4x.cfg", "nucleo_f446re": "target/stm32f4x.cfg"}
 PICO_DEVICE = "auto"  # mpremote's first USB serial device on the test PC: the Pico plugged in there
 
 
@@ -70,22 +71,20 @@ class Upload:
         return buf.getvalue()
 
 
-def nucleo_upload(board: str, image: Path | None) -> Upload:
+def nucleo_upload(board: str, image: Path | None, version: str | None = None) -> Upload:
     if image is None:
         flasher = PlatformIOFlasher(board)
         version = flasher.build()
         image = flasher.image()
         if not image.exists():
             raise FlashError(f"build: {image} is missing after `pio run -e {board}`")
-    else:
-        version = built_version(image)
-    program = f"program {image.name} verify reset exit"
-    cmd = ("openocd", "-f", "interface/stlink.cfg", "-f", OPENOCD_TARGETS[board], "-c", program)
-    return Upload(board, image, (cmd,), version)
+    assert version is not None
+    return Upload(board, image, (tuple(openocd_command(board, image.name)),), version)
 
 
-def pico_upload(image: Path | None) -> Upload:
-    flasher = PicoFlasher(image) if image is not None else PicoFlasher()
+def pico_upload(image: Path | None, version: str | None = None) -> Upload:
+    """version: a release's (its files already carry it); None stamps this checkout's."""
+    flasher = PicoFlasher(image, version) if image is not None else PicoFlasher()
     version = flasher.build()  # stages the board's files (from `image`, a firmware/micropython copy)
     commands = (
         tuple(flasher.copy_command(PICO_DEVICE, "mpremote")),
@@ -94,21 +93,25 @@ def pico_upload(image: Path | None) -> Upload:
     return Upload("pico", flasher.staged, commands, version, keep=flasher)
 
 
-LAB_BOARDS: dict[str, Callable[[Path | None], Upload]] = {
-    **{board: (lambda image, b=board: nucleo_upload(b, image)) for board in OPENOCD_TARGETS},
+LAB_BOARDS: dict[str, Callable[[Path | None, str | None], Upload]] = {
+    **{board: (lambda image, version, b=board: nucleo_upload(b, image, version)) for board in OPENOCD_TARGETS},
     "pico": pico_upload,
 }
 
 
-def prepare(board: str, place: str, image: Path | None) -> Upload:
-    """The board's image built (or the one given) and how the test PC uploads it."""
+def prepare(board: str, place: str, image: Path | None, release: Path | None = None) -> Upload:
+    """The board's image built (or the one given, or the release's for the board) and how the test PC
+    uploads it."""
     if not board:
         raise LabError(f"place {place} has no board tag: `thermrig lab export --board ...` sets it")
     if board not in LAB_BOARDS:
         raise LabError(f"place {place}: board {board} cannot be flashed from the lab (boards: {', '.join(LAB_BOARDS)})")
-    if image is not None and not image.exists():
-        raise FlashError(f"{image} does not exist")
-    return LAB_BOARDS[board](image)
+    if image is None and release is None:
+        return LAB_BOARDS[board](None, None)
+    if image is not None and image.is_dir() and Release.holding(image) is None:
+        return LAB_BOARDS[board](image, None)  # a Pico firmware folder of a checkout: stamped here
+    _, path, version = image_to_flash(board, image, release)
+    return LAB_BOARDS[board](path, version)
 
 
 def _last_words(text: str) -> str:
@@ -149,6 +152,7 @@ def flash_place(
     say: Callable[[str], None] = lambda text: None,
     timeout: float = COMEBACK_S,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
+    release: Path | None = None,
 ) -> tuple[HeldPlace, RigInfo]:
     """Build, acquire, upload on the test PC, check HELLO's version, release (also on error and Ctrl-C)."""
     with LabClient(coordinator) as client:
@@ -156,8 +160,8 @@ def flash_place(
     if view.acquired:  # said before building; acquiring refuses it again if someone takes it meanwhile
         raise PlaceTaken(f"place {place} at {coordinator} is held by {view.acquired}")
     board = view.tags.get("board", "")
-    say(f"building the {board} firmware" if image is None else f"sending {image}")
-    upload = prepare(board, place, image)
+    say(f"building the {board} firmware" if image is None and release is None else f"sending {image or release}")
+    upload = prepare(board, place, image, release)
     with LabClient(coordinator) as client, holding(client, "flash", places=[place], on_stale=on_stale) as (held,):
         _safe(held.serial_url)
         say(f"uploading {upload.version} on test PC {held.ssh.host if held.ssh else '-'} ({board})")

@@ -31,6 +31,7 @@ class Fault(IntFlag):
     FAN_STALL = 0x0200
     WATCHDOG = 0x0400
     HEATER_STUCK = 0x0800
+    OUTPUT = 0x1000
 
 
 class ChannelStatus(IntFlag):

@@ -9,6 +9,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from thermrig.drive.monitor import smart_json_source
 from thermrig.drive.thermal_config import ThermalConfigError
@@ -43,8 +44,13 @@ class ModelThermal:
 
 
 class SimulatedDrive:
-    def __init__(self, rig: SimulatedRig) -> None:
+    """files: a file system mounted on the drive (DriveFileSystem.mountpoint): fio then works on a file
+    of `file_size` there, as on a real drive's file system, and fills are written, not set."""
+
+    def __init__(self, rig: SimulatedRig, files: Path | None = None, file_size: str = "1g") -> None:
         self.rig = rig
+        self.files = files
+        self.file_size = file_size
 
     @property
     def _drive(self) -> VirtualDrive:
@@ -58,7 +64,7 @@ class SimulatedDrive:
 
     @property
     def size(self) -> str:
-        return ""
+        return self.file_size if self.files is not None else ""
 
     @property
     def scale(self) -> float:
@@ -69,6 +75,9 @@ class SimulatedDrive:
         return None  # fio runs here
 
     def fio_lines(self, iodepth: int) -> list[str]:
+        if self.files is not None:  # O_DIRECT: the file system's I/O reaches the drive as it happens
+            engine = "psync" if iodepth == 1 else "libaio"
+            return [f"filename={self.files / 'thermrig-fio.dat'}", f"ioengine={engine}", "direct=1"]
         return NbdExport(self._drive.uri).fio_lines(iodepth)
 
     def telemetry(self) -> DriveTelemetry:
@@ -87,7 +96,10 @@ class SimulatedDrive:
 
     def take_fill(self, fill: Fill) -> bool:
         """Purge, then the fill's sequential passes in the model, as the methods begin (AnandTech's
-        consistency test from a secure erase, SNIA PTS from a purge): no writing twice the capacity."""
+        consistency test from a secure erase, SNIA PTS from a purge): no writing twice the capacity.
+        Not under a file system: the purge would erase it."""
+        if self.files is not None:
+            return False
         self._drive.model.fill(fill.span, fill.passes)
         self._drive.publish()  # the plugin serves the filled drive's figures from the first request
         return True
@@ -96,12 +108,15 @@ class SimulatedDrive:
     def serving(self) -> Iterator[None]:
         """While fio runs; a drive server (nbdkit) that died under it stops the campaign, in one line."""
         drive, between = self._drive, self.rig.pacing
+        refused = drive.accounts().refused_writes
         self.rig.set_pacing(WHILE_SERVING)
         try:
             yield
         except Exception as exc:  # fio fails when the server dies under it: say why, not fio's error
             if (failure := drive.poll()) is not None:
                 raise DriveLost(f"{failure}; the campaign stops (rig is safe)") from exc
+            if drive.accounts().refused_writes > refused and (full := drive.refused()) is not None:
+                raise DriveLost(f"{full}; the campaign stops (rig is safe)") from exc
             raise
         finally:
             drive.idle()

@@ -19,6 +19,10 @@ PERSISTENT = {
     FaultKind.TC_SHORT_VCC,
     FaultKind.TC_STUCK,
     FaultKind.TC_NOISY,
+    FaultKind.SPI_ALL_ONES,
+    FaultKind.SPI_ALL_ZEROS,
+    FaultKind.CS_STUCK,
+    FaultKind.PWM_ERROR,
     FaultKind.AMBIENT_MISSING,
     FaultKind.AMBIENT_CRC,
     FaultKind.HEATER_STUCK_ON,
@@ -26,6 +30,9 @@ PERSISTENT = {
     FaultKind.FAN_STALL,
     FaultKind.TACH_MISSING,
 }
+# What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
+# HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
+_BUS_WORDS = {FaultKind.SPI_ALL_ONES: 0xFFFFFFFF, FaultKind.SPI_ALL_ZEROS: 0x00000000, FaultKind.CS_STUCK: 0xFFFFFFFF}
 _TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
 GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
 
@@ -58,12 +65,14 @@ class FaultInjector:
         kind = FaultKind(kind)
         inj = Injection(kind, channel, value)
         s, p = self.sensors, self.plant
-        if kind.value.startswith("tc-") and not 0 <= channel < len(s.tc_faults):
+        if (kind.value.startswith("tc-") or kind in _BUS_WORDS) and not 0 <= channel < len(s.tc_faults):
             raise FaultError(f"{kind}: thermocouple channel {channel} does not exist (0-{len(s.tc_faults) - 1})")
         if kind in (FaultKind.FAN_STALL, FaultKind.TACH_MISSING, FaultKind.SERIAL_GARBAGE) and channel not in (0, 1):
             raise FaultError(f"{kind}: channel must be 0 or 1")
         if kind in _TC_BITS:
             s.tc_faults[channel] |= _TC_BITS[kind]
+        elif kind in _BUS_WORDS:
+            s.tc_bus_word[channel] = _BUS_WORDS[kind]
         elif kind is FaultKind.TC_STUCK:
             s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
         elif kind is FaultKind.TC_NOISY:
@@ -80,6 +89,14 @@ class FaultInjector:
             p.fans[channel].stalled = True
         elif kind is FaultKind.TACH_MISSING:
             s.tach_missing[channel] = True
+        elif kind is FaultKind.PWM_ERROR:
+            if channel not in (0, 1, 2):
+                raise FaultError(f"{kind}: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
+            if not self.firmware.pwm_error(channel, True):
+                raise FaultError(
+                    f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
+                    "(the board build and micropython-pico have)"
+                )
         elif kind is FaultKind.SERIAL_GARBAGE:
             self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:
@@ -102,6 +119,10 @@ class FaultInjector:
         s.tc_faults = [0] * len(s.tc_faults)
         s.tc_stuck = [None] * len(s.tc_stuck)
         s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
+        s.tc_bus_word = [None] * len(s.tc_bus_word)
+        for inj in self.active:
+            if inj.kind is FaultKind.PWM_ERROR:
+                self.firmware.pwm_error(inj.channel, False)
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None

@@ -33,6 +33,8 @@ class PlantServer:
         self.requests = 0  # actuator messages received: request n + 1 means sample n was processed
         self.hooks: list[TickHook] = []  # before each tick's step (the drive's power for it)
         self.sample_hooks: list[SampleHook] = []  # after the step, before its sample goes out
+        # Lines a firmware takes before each sample besides the wires' own (the board build's bus faults).
+        self.board_lines: list[Callable[[], str]] = []
         self.speed_listeners: list[SpeedListener] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(sock_path)
@@ -114,7 +116,8 @@ class PlantServer:
                 p.step(TICK_S)
             for sample_hook in self.sample_hooks:
                 sample_hook(round(p.t * 1e6))
-            conn.sendall(self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0).encode("ascii"))
+            extra = "".join(line() for line in self.board_lines)
+            conn.sendall((extra + self.sensors.sample_line(TICK_S if self.ticks > 0 else 0.0)).encode("ascii"))
             self.ticks += 1
             self._apply_speed()
         return True

@@ -56,6 +56,7 @@ def serve(
             uri = rig.drive.uri if rig.drive is not None else None
             RunningSim(rig.port, os.getpid(), control_path, cfg.firmware, uri).write()
             on_ready(Serving(rig.port, uri))
+            refused = None
             while not stop.wait(WATCH_EVERY_S):
                 assert rig.server is not None
                 rig.server.check()
@@ -66,6 +67,9 @@ def serve(
                     # say so and serve again, the drive's state kept
                     on_note(f"{failure}; serving again at the same URI")
                     rig.drive.restart()
+                if rig.drive is not None and (full := rig.drive.refused()) is not None and refused is None:
+                    on_note(full)  # once: nbdkit's log has every refusal
+                    refused = full
         except KeyboardInterrupt:
             pass
         finally:

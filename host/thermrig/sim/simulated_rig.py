@@ -43,8 +43,10 @@ class SimConfig:
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
+    drive_keep_data: int = 0  # the virtual drive keeps what is written, this many bytes at most; 0: drops it
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
     swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
+    image: Path | None = None  # the firmware's image, where it has one (a board build's variant); default: the build's
     chassis: str | None = None  # a named chassis (`thermrig rig identify`); None: hardware/profiles/chassis.toml
 
 
@@ -73,7 +75,7 @@ class SimulatedRig:
             sock = str(Path(self._tmp.name) / "plant.sock")
             self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing).start()
             if self._drive_profile is not None:
-                self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale)
+                self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale, cfg.drive_keep_data)
                 self.drive.start()
                 self.server.hooks.append(self._drive_tick)
             self._ctx = LaunchContext(
@@ -84,6 +86,7 @@ class SimulatedRig:
                 realtime=cfg.pacing.is_realtime,
                 ppm=cfg.ppm,
                 offset_us=cfg.offset_us,
+                image=cfg.image,
             )
             self.firmware = firmwares.launch(cfg.firmware, self._ctx)
             # The port is a symlink that follows the pty across a simulated unplug, as /dev/serial/by-id does.
@@ -204,6 +207,10 @@ class SimulatedRig:
         if error:
             raise error[0]
         return result[0]
+
+    def touch(self, place: str, held: bool = True) -> None:
+        """An operator holds (or lets go of) the thermocouple bead at a place (TC_PLACES)."""
+        self.sensors.touch(place, held)
 
     def actuators(self) -> tuple[float, list[float]]:
         """The heater's and the fans' duty (0-1) the plant receives from the firmware."""

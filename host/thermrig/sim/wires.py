@@ -71,6 +71,9 @@ class SensorBank:
         self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
         self.tc_stuck: list[float | None] = [None] * len(names)  # a reading frozen at this value
         self.tc_extra_noise = [0.0] * len(names)  # extra noise, C (1 sigma): a loose or crushed junction
+        # What the SPI bus reads instead of the chip's word: all ones (MISO undriven: the chip dead or its
+        # chip select stuck), all zeros (MISO held low).
+        self.tc_bus_word: list[int | None] = [None] * len(names)
 
     def wire_channel_map(self, channel_map: str) -> None:
         """The firmware's "C key:name,..." table: its thermocouples (keys tc<n>) are wired in order."""
@@ -101,7 +104,8 @@ class SensorBank:
             if self.tc_extra_noise[i]:
                 reading += self.rng.gauss(0.0, self.tc_extra_noise[i])
             stuck = self.tc_stuck[i]
-            words.append(max31855_word(reading if stuck is None else stuck, p.room_c, self.tc_faults[i]))
+            word = max31855_word(reading if stuck is None else stuck, p.room_c, self.tc_faults[i])
+            words.append(word if self.tc_bus_word[i] is None else self.tc_bus_word[i])
         amb = sht3x_raw(p.room_c + self.rng.gauss(0, c.amb_noise_c), c.room_rh + self.rng.gauss(0, c.rh_noise_pct))
         if self.ambient == "crc":
             amb = amb[:5] + bytes([amb[5] ^ 0x5A])

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.drive_profiles import load_drive_profile
@@ -15,6 +17,7 @@ from thermrig.sim.drive_under_test import SimulatedDrive
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.testbed.kinds import RigEnd
 from thermrig.testbed.local import LocalDriveSpec
+from thermrig.virtual_drive.file_system import DriveFileSystem
 
 # The chassis parameters a simulated testbed may scale (name: ChassisParams field).
 CHASSIS_SCALES = {"heater": "heater_max_w", "air": "air_capacity", "fan": "g_fan"}
@@ -29,8 +32,12 @@ class SimulatedRigSpec:
     chassis: str | None = None  # a named chassis profile; None: the default
     chassis_scales: dict[str, float] = field(default_factory=dict)  # CHASSIS_SCALES' names: factor
     swapped_tcs: tuple[int, int] | None = None  # a miswired rig: two thermocouples' chip selects exchanged
+    image: Path | None = None  # the firmware's image, where it has one (a board build's variant)
     drive_profile: str | None = None  # the virtual drive it serves (hardware/profiles/drives.toml)
     drive_scale: float = 0.1
+    drive_keep_data: int = 0  # bytes of written data the virtual drive keeps at most; 0: it drops them
+    drive_filesystem: bool = False  # ext4 made on the virtual drive and mounted, for the testbed's life
+    drive_file_size: str = "1g"  # the file fio writes on that file system
     local_drive: LocalDriveSpec | None = None  # or a block device or file on this machine
 
     def config(self) -> SimConfig:
@@ -41,8 +48,10 @@ class SimulatedRigSpec:
             firmware=self.firmware,
             chassis=self.chassis,
             swapped_tcs=self.swapped_tcs,
+            image=self.image,
             drive=self.drive_profile,
             drive_scale=self.drive_scale,
+            drive_keep_data=self.drive_keep_data,
         )
 
     def rig(self) -> SimulatedRig:
@@ -63,5 +72,11 @@ class SimulatedRigSpec:
         if local is not None:
             end.drive, end.identity = local
         elif self.drive_profile is not None:
-            end.drive, end.identity = SimulatedDrive(sim), load_drive_profile(self.drive_profile).identity()
+            files = None
+            if self.drive_filesystem:
+                assert sim.drive is not None
+                folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-fs-")))
+                files = stack.enter_context(DriveFileSystem(sim.drive.uri, folder)).mountpoint
+            drive = SimulatedDrive(sim, files, self.drive_file_size)
+            end.drive, end.identity = drive, load_drive_profile(self.drive_profile).identity()
         return end

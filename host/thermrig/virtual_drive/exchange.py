@@ -8,6 +8,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ HEADER_BYTES = 4096
 _IDENT = struct.Struct("<QQQ")  # magic, size, chunks
 _SEQ = struct.Struct("<Q")  # at 24: odd while the figures are being written
 _FIGURES = struct.Struct("<11dQQ")  # at 32
-_ACCOUNTS = struct.Struct("<5dQQ2dQ")  # at 256
+_ACCOUNTS = struct.Struct("<5dQQ2dQQ")  # at 256
 _MAPPED = struct.Struct("<Q")  # accounts.mapped_chunks, at 296
 _LATENESS = struct.Struct("<d")  # the plugin's worst reply lateness since last read, at LATENESS_AT
 LATENESS_AT = 1024
@@ -57,6 +58,7 @@ class Accounts:
     last_occupancy: float  # the last read's or write's service, as DriveModel.serve would give it
     last_latency: float
     replies: int  # requests the plugin has completed, TRIMs too (their replies handed to nbdkit)
+    refused_writes: int  # writes refused with ENOSPC: the data store held its cap (data_store.py)
 
 
 class Exchange:
@@ -96,10 +98,12 @@ class Exchange:
 
 class SharedLbaMap(LbaMap):
     """The LBA map in the exchange file. The plugin counts the chunks it maps and unmaps; the model
-    changes the map (fill, format) only between workloads, with no request in flight."""
+    changes the map (fill, format) only between workloads, with no request in flight; a clear discards
+    the data kept too (`on_clear`), so a hole in the map reads as zeros."""
 
-    def __init__(self, exchange: Exchange, capacity: int) -> None:
+    def __init__(self, exchange: Exchange, capacity: int, on_clear: Callable[[], None] | None = None) -> None:
         self.capacity = capacity
+        self._on_clear = on_clear
         self._x = exchange
         self._map = memoryview(exchange.mm)[HEADER_BYTES : HEADER_BYTES + exchange.chunks]
 
@@ -133,6 +137,8 @@ class SharedLbaMap(LbaMap):
     def clear(self) -> None:
         self._map[:] = bytes(len(self._map))
         self._mapped = 0
+        if self._on_clear is not None:
+            self._on_clear()
 
     def snapshot(self) -> LbaMap:
         copy = LbaMap(self.capacity)

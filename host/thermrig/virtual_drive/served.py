@@ -8,7 +8,9 @@ state's caps, the fill's garbage-collection rate, the wire scale (exchange.py). 
 request until the drive's pipeline completes it: no sooner than its QD1 service time after it arrived,
 and no faster than the power state's throughput (docs/virtual-drive.md). `scale` multiplies every rate
 on the wire (bandwidth and IOPS, so latencies are divided by it); each wire request counts as 1 / scale
-of the drive's, so power, heat, times and ratios are unaffected. Reads return zeros: no data is stored."""
+of the drive's, so power, heat, times and ratios are unaffected. With `keep_data` (bytes, at most) the
+drive keeps what is written in a sparse file in its folder (data_store.py); without, reads return zeros
+and written data is dropped."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from thermrig.errors import ThermrigError
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.settings import find_tool
+from thermrig.virtual_drive.data_store import DataStore
 from thermrig.virtual_drive.drive_model import DriveModel
 from thermrig.virtual_drive.exchange import Accounts, Exchange, Figures, SharedLbaMap
 
@@ -44,15 +47,21 @@ def plugin_path() -> Path:
 
 
 class VirtualDrive:
-    def __init__(self, profile: DriveProfile, scale: float = 1.0) -> None:
+    def __init__(self, profile: DriveProfile, scale: float = 1.0, keep_data: int = 0) -> None:
         if not 0 < scale <= 1:
             raise ValueError(f"wire scale {scale} must be in (0, 1]")
+        if keep_data < 0:
+            raise ValueError(f"keep_data {keep_data} must be 0 (drop written data) or a size in bytes")
         self.scale = scale
         self.size = profile.capacity_bytes
         self._dir = Path(tempfile.mkdtemp(prefix="thermrig-drive-"))
         self.socket_path = str(self._dir / "nbd.sock")
         self.exchange = Exchange(self._dir / "exchange", profile.capacity_bytes)
-        self.model = DriveModel(profile, SharedLbaMap(self.exchange, profile.capacity_bytes))
+        self.store: DataStore | None = None
+        if keep_data:
+            self.store = DataStore(self._dir / "data", profile.capacity_bytes, keep_data).create()
+        on_clear = self.store.discard if self.store is not None else None
+        self.model = DriveModel(profile, SharedLbaMap(self.exchange, profile.capacity_bytes, on_clear))
         self._reset = 0
         self._lock = threading.Lock()  # the model and the figures, between the plant's tick and the others
         self._last = self.exchange.accounts()
@@ -92,6 +101,7 @@ class VirtualDrive:
             str(pidfile),
         ]
         cmd += ["--threads", str(THREADS), str(plugin), f"shm={self.exchange.path}"]
+        cmd += self.store.plugin_args() if self.store is not None else []
         with open(self._dir / "nbdkit.log", "ab") as log:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -155,6 +165,16 @@ class VirtualDrive:
     def accounts(self) -> Accounts:
         """The plugin's counters as of now (tests, bench)."""
         return self.exchange.accounts()
+
+    def refused(self) -> str | None:
+        """Why writes were refused (the data store at its cap), in one line; None while none were."""
+        n = self.exchange.accounts().refused_writes
+        if n == 0 or self.store is None:
+            return None
+        return (
+            f"the virtual drive's data store is full ({self.store.kept_bytes() / 2**30:.2f} GiB kept, its cap "
+            f"{self.store.cap / 2**30:.2f} GiB): {n} writes refused with ENOSPC; keep more (keep_data) or trim"
+        )
 
     def idle(self) -> None:
         """Between workloads: the pipeline forgets any backlog, the streams their place."""

@@ -62,6 +62,11 @@ class Firmware(ABC):
     def serial_fault(self, fault: SerialFault) -> None:
         """A serial-line fault: garbage, silence or an unplug."""
 
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        """The PWM driver of an output (0 heater, 1-2 fans) fails from now on, or works again: False when
+        this firmware has no PWM driver of its own that can fail (it hands the plant permille values)."""
+        return False
+
     @abstractmethod
     def settle(self) -> None:
         """Stepped mode: make sure what the firmware sent so far is on the pty."""

@@ -3,6 +3,8 @@ plays the serial faults, and the MCU reset is a real reboot the plant asks for o
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import subprocess
 import time
 from abc import abstractmethod
@@ -23,7 +25,11 @@ def die_with_parent(cmd: list[str]) -> list[str]:
 
 
 class BridgedFirmware(Firmware):
-    """Subclasses build the command line from the bridge's socket and the plant's (`command`)."""
+    """Subclasses build the command line from the bridge's socket and the plant's (`command`). With
+    `serial_on_stdio`, the firmware's stdin and stdout are its serial line, already connected to the bridge
+    (a Pico's USB CDC is its MicroPython's sys.stdin and sys.stdout)."""
+
+    serial_on_stdio = False
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.server = ctx.server
@@ -33,13 +39,18 @@ class BridgedFirmware(Firmware):
         self.bridge = SerialBridge(ctx.link, ctx.workdir / "serial.sock", clock, ctx.realtime)
         ctx.server.sample_hooks.append(self.bridge.on_sample)
         t0_unix_us = time.time_ns() // 1000
-        self.proc = subprocess.Popen(
-            die_with_parent(self.command(ctx, str(self.bridge.sock_path))),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        serial: socket.socket | None = None
+        if self.serial_on_stdio:
+            serial = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            serial.connect(str(self.bridge.sock_path))  # the bridge listens already: accepted below
+        with contextlib.closing(serial) if serial is not None else contextlib.nullcontext():
+            self.proc = subprocess.Popen(
+                die_with_parent(self.command(ctx, str(self.bridge.sock_path))),
+                stdin=serial if serial is not None else subprocess.DEVNULL,
+                stdout=serial if serial is not None else subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
         while True:
             try:

@@ -1,6 +1,8 @@
-"""A simulated lab for the lab tests: a labgrid coordinator and exporters on loopback, each exporter
-serving a simulated rig's pty (re-exported over ser2net RFC 2217 while its place is acquired). Every
-process runs in its own session and its whole group is killed at the end: nothing outlives the test."""
+"""A simulated lab on one machine: a labgrid coordinator and exporters on loopback, each exporter serving a
+simulated rig's pty (re-exported over ser2net RFC 2217 while its place is acquired), and each place's test
+PC a fio server and an OpenSSH server on loopback. `thermrig lab demo` runs a campaign on it; the lab
+tests build theirs from it. Every process runs in its own session and its whole group is killed at the
+end: nothing outlives the lab."""
 
 from __future__ import annotations
 
@@ -16,11 +18,10 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from interruptible import with_default_sigint
-from waiting import wait_for
-
+from thermrig.children import wait_for, with_default_sigint
 from thermrig.db.local_server import free_port
 from thermrig.dut.pacing import Pacing
+from thermrig.errors import ThermrigError
 from thermrig.lab.client import Endpoint, LabClient
 from thermrig.lab.remote_fio import fio_answers
 from thermrig.lab.rig_place import RigPlace, SerialPort, TestPc, exporter_yaml
@@ -77,6 +78,15 @@ runtime_s = {runtime_s}
 
 
 BIN = Path(sys.executable).parent
+
+
+class LabWorldError(ThermrigError):
+    """A part of the simulated lab did not come up."""
+
+
+def expect(ready: bool, what: str) -> None:
+    if not ready:
+        raise LabWorldError(what)
 
 
 @dataclass
@@ -136,9 +146,8 @@ class Lab:
         self.coordinator.stop()
         folder = self.folder / "coordinator"
         self.coordinator = Proc.start([str(BIN / "labgrid-coordinator"), "--listen", self.address], folder)
-        assert wait_for(lambda: any(x.startswith("listening on ") for x in self.coordinator.lines), 60), (
-            self.coordinator.output()
-        )
+        listening = wait_for(lambda: any(x.startswith("listening on ") for x in self.coordinator.lines), 60)
+        expect(listening, f"the coordinator did not listen again:\n{self.coordinator.output()}")
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
         cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
@@ -149,7 +158,7 @@ class Lab:
                 client.sync()
                 return bool(client.session.resources.get(name, {}).get(group))
 
-            assert wait_for(published, 60), f"exporter {name} never published {group}:\n{proc.output()}"
+            expect(wait_for(published, 60), f"exporter {name} never published {group}:\n{proc.output()}")
         return proc
 
     def start_fio_server(self, place: str) -> Proc:
@@ -163,7 +172,8 @@ class Lab:
             link.symlink_to(drive.socket_path)
         port = self.ports[place][0]
         proc = self.fio_servers[place] = Proc.start(["fio", f"--server=ip:127.0.0.1,{port}"], folder)
-        assert wait_for(lambda: fio_answers(Endpoint("127.0.0.1", port), 1) is None, 30), proc.output()
+        answers = wait_for(lambda: fio_answers(Endpoint("127.0.0.1", port), 1) is None, 30)
+        expect(answers, f"the fio server of {place} did not answer:\n{proc.output()}")
         return proc
 
     def start_test_pc_ssh(self, place: str) -> Proc:
@@ -190,7 +200,7 @@ class Lab:
 
         if not smart.exists():
             threading.Thread(target=write_smart, daemon=True).start()
-            assert wait_for(smart.exists, 10)
+            expect(wait_for(smart.exists, 10), f"no smart-log written for {place}")
         if not self.ssh_key:
             key = self.folder / "campaign_key"
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
@@ -222,7 +232,7 @@ def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -
     listening; stop() it."""
     sshd = Path("/usr/sbin/sshd")
     if not sshd.exists():
-        raise AssertionError("sshd is missing: run scripts/setup_system.sh (Debian package openssh-server)")
+        raise LabWorldError("sshd is missing: install Debian's openssh-server (scripts/setup_system.sh does)")
     if not Path("/run/sshd").is_dir():  # its privilege separation directory, which its service unit makes
         Path("/run/sshd").mkdir(mode=0o755)
     key = folder / f"ssh_host_{port}"
@@ -233,7 +243,8 @@ def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -
            "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none", *extra]  # fmt: skip
     proc = Proc.start(cmd, folder)
     try:
-        assert wait_for(lambda: any("Server listening" in line for line in proc.lines), 30), proc.output()
+        listening = wait_for(lambda: any("Server listening" in line for line in proc.lines), 30)
+        expect(listening, f"sshd did not listen:\n{proc.output()}")
     except BaseException:
         proc.stop()
         raise
@@ -249,7 +260,7 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
         def listening() -> bool:
             return any(re.match(r"listening on 127\.0\.0\.1:\d+$", line) for line in proc.lines)
 
-        assert wait_for(listening, 60), f"the coordinator did not listen:\n{proc.output()}"
+        expect(wait_for(listening, 60), f"the coordinator did not listen:\n{proc.output()}")
         line = next(x for x in proc.lines if x.startswith("listening on "))
         yield line.removeprefix("listening on "), proc
     finally:

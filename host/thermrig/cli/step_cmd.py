@@ -1,6 +1,6 @@
-"""`thermrig demo`: the simulated rig brings chassis air from room temperature to a chassis heat profile,
+"""`thermrig sim step`: the simulated rig brings chassis air from room temperature to a chassis heat profile,
 live, recording everything into InfluxDB; then reports settle time and steady-state error, leaves the
-rig in its safe state, and reads the run back from InfluxDB (the procedure: thermrig.demo.step)."""
+rig in its safe state, and reads the run back from InfluxDB (the procedure: thermrig.air_step.step)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
+from thermrig.air_step.step import BAND_C, ReadBack, StepOutcome, run_step
 from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.db.local_server import resolve_settings
 from thermrig.db.schema import RunTags
 from thermrig.db.settings import InfluxSettings
-from thermrig.demo.step import BAND_C, ReadBack, StepOutcome, run_step
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.link.rig_link import RigLink
@@ -28,7 +28,7 @@ from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
 @user_errors
-def demo(
+def step(
     profile: Annotated[str, typer.Option(help="Chassis heat profile (hardware/profiles/chassis_profiles.toml).")] = (
         "dual_gpu_load"
     ),
@@ -45,12 +45,12 @@ def demo(
     if prof.air_c is None:
         raise typer.BadParameter(f"profile {profile!r} does not heat; choose one with an air target")
     console.print(
-        f"[bold]thermrig demo[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
+        f"[bold]thermrig sim step[/]: simulated rig, slot {slot}, profile {profile} ({prof.description}), "
         f"{speed:g}x real time"
     )
     influx = resolve_settings()  # the local InfluxDB, started if need be, unless one is configured
-    run = datetime.now(UTC).strftime("demo-%Y%m%dT%H%M%SZ")
-    tags = RunTags(rig="sim", run=run, campaign="demo", slot=slot, profile=profile)
+    run = datetime.now(UTC).strftime("step-%Y%m%dT%H%M%SZ")
+    tags = RunTags(rig="sim", run=run, campaign="air-step", slot=slot, profile=profile)
     console.print(f"recording run {tags.run} into {influx.describe()}")
     # The heartbeat the firmware demands while heating is counted in its (simulated) seconds: the
     # testbed paces it, and tells the time sync the simulated clock's pace.

@@ -122,6 +122,6 @@ def run_step(
     response = step_response(np.array(times), np.array(sensed), target, BAND_C, window)
     response_true = step_response(np.array(times), np.array(true), target, BAND_C, window) if true else None
     safe = wait_safe(link)
-    session.stop("demo finished")
+    session.stop("air step finished")
     stored = session.close()
     return StepOutcome(target, t, t > timeout_s, response, response_true, safe, stored, read_back(influx, tags.run))

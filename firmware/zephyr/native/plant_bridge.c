@@ -1,0 +1,286 @@
+/* The emulated board's link to the simulation (native_sim_64), and the MCU half of its HAL (what
+ * src/rig_hal_mcu.c is on a Nucleo): the tick, uptime, reset cause and watchdog.
+ *
+ * The plant: the virtual wires (docs/plant.md) over a Unix socket, as the qemu_cortex_m3 board speaks them
+ * over a UART. At boot "B" -> "M <realtime> <cause>"; each tick "A <heater> <fan0> <fan1>" (the duties
+ * the PWM controller holds) and the "S ..." that answers it, kept for the bus emulators, its tach pulses
+ * played as edges on the tach lines. "R <cause>" answering a request reboots the program for real. The
+ * board build's own line, "P <hex>" before each sample: the rig's actuators (bit 0 the heater, 1 and 2
+ * the fans) whose PWM channel's driver fails (an injected pwm-error).
+ * The host: the rig protocol on an emulated UART whose bytes go to and from the simulation's serial bridge. */
+#include <zephyr/device.h>
+#include <zephyr/drivers/gpio.h>
+#include <zephyr/drivers/gpio/gpio_emul.h>
+#include <zephyr/drivers/pwm.h>
+#include <zephyr/drivers/serial/uart_emul.h>
+#include <zephyr/init.h>
+#include <zephyr/kernel.h>
+#include <zephyr/sys/reboot.h>
+
+#include "plant_bridge.h"
+#include "plant_host.h"
+#include "rig_hal.h"
+#include "rig_wires.h"
+
+extern void posix_exit(int exit_code);
+
+#define POLL_MS 1 /* how often the link is polled for the host's bytes, and a paced tick for its sample */
+
+static const struct device *const LINK = DEVICE_DT_GET(DT_CHOSEN(thermrig_serial));
+#define WIRED_TACH(node, prop, idx) GPIO_DT_SPEC_GET_BY_IDX(node, prop, idx),
+static const struct gpio_dt_spec TACH_LINE[] = {DT_FOREACH_PROP_ELEM(PLANT_WIRING, tach_gpios, WIRED_TACH)};
+static const uint32_t PWM_CHANNEL[1 + RIG_NUM_FANS] = {
+    DT_PWMS_CHANNEL_BY_NAME(PLANT_WIRING, heater),
+    DT_PWMS_CHANNEL_BY_NAME(PLANT_WIRING, fan0),
+    DT_PWMS_CHANNEL_BY_NAME(PLANT_WIRING, fan1),
+};
+BUILD_ASSERT(ARRAY_SIZE(TACH_LINE) == RIG_NUM_FANS, "plant-wiring: one tach line per fan");
+
+static int serial_fd = -1;
+static int plant_fd = -1;
+static char line[WIRES_LINE_MAX];
+static size_t line_len;
+static bool line_long;
+static wires_msg_t msg;
+
+static bool configured;
+static bool realtime;
+static uint32_t boot_cause;
+static bool requested;
+static bool sample_ready;
+static rig_samples_t sample; /* the sensors the emulators answer with */
+static bool tach_idle;       /* tach lines pulled up (idle) once */
+static int64_t next_tick_ms;
+static bool have_base;
+static uint64_t base_us;
+static uint64_t plant_us;
+
+const rig_samples_t *plant_sample(void)
+{
+    return &sample;
+}
+
+static void gone(void)
+{
+    posix_exit(0); /* the simulation closed its end: stop, as a board without power */
+}
+
+/* "P <hex>": which actuators' PWM channels fail, by the rig's true wiring. */
+static bool handle_board_line(const char *s)
+{
+    if (s[0] != 'P' || s[1] != ' ') {
+        return false;
+    }
+    uint32_t actuators = 0u;
+    for (s += 2; *s != '\0'; s++) {
+        uint32_t digit = (*s >= '0' && *s <= '9') ? (uint32_t)(*s - '0') : (uint32_t)((*s | 0x20) - 'a' + 10);
+        actuators = (actuators << 4) | (digit & 0xFu);
+    }
+    uint32_t channels = 0u;
+    for (uint8_t i = 0; i < ARRAY_SIZE(PWM_CHANNEL); i++) {
+        channels |= (actuators & BIT(i)) ? BIT(PWM_CHANNEL[i]) : 0u;
+    }
+    plant_pwm_fail(channels);
+    return true;
+}
+
+static void handle_line(const char *s)
+{
+    if (handle_board_line(s)) {
+        return;
+    }
+    switch (wires_parse(s, &msg)) {
+    case WIRES_MODE:
+        realtime = msg.realtime;
+        boot_cause = msg.cause;
+        configured = true;
+        break;
+    case WIRES_RESET:
+        sys_reboot(SYS_REBOOT_COLD); /* the plant tells the new boot its cause ("M") */
+        break;
+    case WIRES_SAMPLE:
+        sample = msg.samples;
+        plant_us = msg.t_us;
+        if (!have_base) {
+            base_us = plant_us;
+            have_base = true;
+        }
+        requested = false;
+        sample_ready = true;
+        break;
+    default:
+        break; /* serial faults are the bridge's (docs/plant.md) */
+    }
+}
+
+/* Whatever the plant sent so far, line by line. */
+static void pump_plant(void)
+{
+    char chunk[256];
+    int n;
+    while ((n = plant_host_recv(plant_fd, chunk, sizeof chunk)) != 0) {
+        if (n < 0) {
+            gone();
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            if (chunk[i] == '\n') {
+                line[line_len] = '\0';
+                if (!line_long) {
+                    handle_line(line);
+                }
+                line_len = 0;
+                line_long = false;
+            } else if (line_len < WIRES_LINE_MAX - 1u) {
+                line[line_len++] = chunk[i];
+            } else {
+                line_long = true;
+            }
+        }
+    }
+}
+
+static void send_plant(const char *s, size_t len)
+{
+    if (plant_host_send(plant_fd, s, (int)len) != 0) {
+        gone();
+    }
+}
+
+static void send_request(void)
+{
+    rig_outputs_t out = {.heater_pm = plant_pwm_permille(PWM_CHANNEL[0])};
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        out.fan_pm[i] = plant_pwm_permille(PWM_CHANNEL[1 + i]);
+    }
+    char buf[WIRES_LINE_MAX];
+    textbuf_t tb;
+    tb_init(&tb, buf, sizeof buf);
+    wires_put_outputs(&tb, &out);
+    send_plant(buf, tb.len);
+    requested = true;
+}
+
+/* The sample's tach pulses as falling edges (the lines are active low) on each fan's tach line. */
+static void play_tach(void)
+{
+    for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
+        const struct gpio_dt_spec *t = &TACH_LINE[i];
+        if (!tach_idle) {
+            (void)gpio_emul_input_set(t->port, t->pin, 1);
+        }
+        for (uint16_t p = 0; p < sample.tach_pulses[i]; p++) {
+            (void)gpio_emul_input_set(t->port, t->pin, 0);
+            (void)gpio_emul_input_set(t->port, t->pin, 1);
+        }
+    }
+    tach_idle = true;
+}
+
+/* The host's bytes into the link UART, as they come. */
+static void poll_link(struct k_timer *timer)
+{
+    ARG_UNUSED(timer);
+    uint8_t chunk[256];
+    int n;
+    while ((n = plant_host_recv(serial_fd, chunk, sizeof chunk)) > 0) {
+        (void)uart_emul_put_rx_data(LINK, chunk, (size_t)n);
+    }
+    if (n < 0) {
+        gone();
+    }
+}
+K_TIMER_DEFINE(link_timer, poll_link, NULL);
+
+/* The firmware's bytes to the host, as it writes them. */
+static void link_tx(const struct device *dev, size_t size, void *user_data)
+{
+    ARG_UNUSED(size);
+    ARG_UNUSED(user_data);
+    uint8_t chunk[64];
+    uint32_t n;
+    while ((n = uart_emul_get_tx_data(dev, chunk, sizeof chunk)) > 0u) {
+        if (plant_host_send(serial_fd, chunk, (int)n) != 0) {
+            gone();
+        }
+    }
+}
+
+/* Before main(): both sockets, and the plant's answer to "B" (waited for with the clock stopped). */
+static int plant_bridge_init(void)
+{
+    serial_fd = plant_host_open("THERMRIG_SERIAL_SOCK", "THERMRIG_SERIAL_FD");
+    plant_fd = plant_host_open("THERMRIG_PLANT_SOCK", "THERMRIG_PLANT_FD");
+    if (serial_fd < 0 || plant_fd < 0) {
+        posix_exit(1);
+    }
+    uart_emul_callback_tx_data_ready_set(LINK, link_tx, NULL);
+    char boot[4];
+    textbuf_t tb;
+    tb_init(&tb, boot, sizeof boot);
+    wires_put_boot(&tb);
+    send_plant(boot, tb.len);
+    while (!configured) {
+        (void)plant_host_wait(plant_fd, 1000);
+        pump_plant();
+    }
+    k_timer_start(&link_timer, K_MSEC(POLL_MS), K_MSEC(POLL_MS));
+    return 0;
+}
+SYS_INIT(plant_bridge_init, APPLICATION, 0);
+
+void sys_arch_reboot(int type)
+{
+    ARG_UNUSED(type);
+    plant_host_reboot(serial_fd, plant_fd);
+}
+
+uint32_t rig_hal_reset_cause(void)
+{
+    return boot_cause;
+}
+
+uint64_t rig_hal_uptime_us(void)
+{
+    if (realtime) {
+        return k_ticks_to_us_floor64(k_uptime_ticks());
+    }
+    return have_base ? plant_us - base_us : 0u;
+}
+
+k_timeout_t rig_hal_tick_timeout(void)
+{
+    if (requested) {
+        return K_MSEC(POLL_MS);
+    }
+    return realtime ? K_TIMEOUT_ABS_MS(next_tick_ms) : K_NO_WAIT;
+}
+
+bool rig_hal_tick_due(void)
+{
+    if (!requested) {
+        if (!realtime) {
+            send_request(); /* paced: the outputs of the step before, and the plant's next tick */
+        } else if (k_uptime_get() >= next_tick_ms) {
+            next_tick_ms = (next_tick_ms == 0 ? k_uptime_get() : next_tick_ms) + RIG_TICK_MS;
+            send_request();
+        }
+    }
+    pump_plant();
+    if (!sample_ready) {
+        return false;
+    }
+    sample_ready = false;
+    play_tach();
+    return true;
+}
+
+/* The emulated board has no watchdog Zephyr drives (as qemu_cortex_m3; docs/firmware.md). */
+int rig_hal_watchdog_start(void)
+{
+    return 0;
+}
+
+void rig_hal_watchdog_feed(void)
+{
+}

@@ -1,0 +1,53 @@
+/* The emulated board's PWM controller (thermrig,plant-pwm): it keeps each channel's duty, which the plant
+ * bridge sends the plant model as the heater's and fans' outputs. Periods are in nanoseconds. */
+#define DT_DRV_COMPAT thermrig_plant_pwm
+
+#include <zephyr/device.h>
+#include <zephyr/drivers/pwm.h>
+
+#include "plant_bridge.h"
+
+#define PLANT_PWM_CHANNELS 8u
+
+static uint16_t duty_pm[PLANT_PWM_CHANNELS];
+static uint32_t failing; /* channels whose driver refuses every duty (an injected pwm-error) */
+
+static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint32_t period, uint32_t pulse,
+                                pwm_flags_t flags)
+{
+    ARG_UNUSED(dev);
+    if (channel >= PLANT_PWM_CHANNELS || period == 0u || pulse > period) {
+        return -EINVAL;
+    }
+    if (failing & BIT(channel)) {
+        return -EIO; /* the output stays as it was */
+    }
+    uint32_t pm = (uint32_t)(((uint64_t)pulse * RIG_FULL_SCALE_PM) / period);
+    duty_pm[channel] = (uint16_t)((flags & PWM_POLARITY_INVERTED) ? RIG_FULL_SCALE_PM - pm : pm);
+    return 0;
+}
+
+static int plant_pwm_cycles_per_sec(const struct device *dev, uint32_t channel, uint64_t *cycles)
+{
+    ARG_UNUSED(dev);
+    ARG_UNUSED(channel);
+    *cycles = 1000000000u;
+    return 0;
+}
+
+static const struct pwm_driver_api plant_pwm_api = {
+    .set_cycles = plant_pwm_set_cycles,
+    .get_cycles_per_sec = plant_pwm_cycles_per_sec,
+};
+
+void plant_pwm_fail(uint32_t channels)
+{
+    failing = channels;
+}
+
+uint16_t plant_pwm_permille(uint32_t channel)
+{
+    return channel < PLANT_PWM_CHANNELS ? duty_pm[channel] : 0u;
+}
+
+DEVICE_DT_INST_DEFINE(0, NULL, NULL, NULL, NULL, POST_KERNEL, CONFIG_KERNEL_INIT_PRIORITY_DEVICE, &plant_pwm_api);

@@ -1,1 +1,0 @@
-"""The demo's procedure: a chassis heat step on a rig, recorded, judged and read back (`thermrig demo`)."""

