@@ -27,7 +27,7 @@ from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.recorded_trace import resolve_recorded_traces
-from thermrig.campaign.recording import RunRecording, manifest_for, run_tags
+from thermrig.campaign.recording import InfluxWatch, RunRecording, manifest_for, run_tags
 from thermrig.campaign.rundir import CampaignState, attempt_id
 from thermrig.campaign.spec import CampaignError
 from thermrig.campaign.summaries import analyse_campaign, analyse_run
@@ -167,8 +167,7 @@ class Orchestrator:
             self.influx,
             self.drive.telemetry(),
             manifest,
-            self._outage,
-            self._back,
+            InfluxWatch(self._outage, self._back),
         )
         status, error = "failed", None
         recording.start()

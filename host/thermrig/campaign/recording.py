@@ -8,6 +8,7 @@ campaign goes on, and the manifest's all_points_stored is rewritten once it has 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,15 @@ def manifest_for(
     }
 
 
+@dataclass(frozen=True)
+class InfluxWatch:
+    """Who is told when InfluxDB stops taking a run's points (they wait in its spool) and when it takes
+    them again."""
+
+    on_outage: Callable[[WriteProblem], None] | None = None
+    on_back: Callable[[], None] | None = None
+
+
 class RunRecording:
     """Everything a run records, started together and finished together."""
 
@@ -73,14 +83,14 @@ class RunRecording:
         influx: InfluxSettings,
         telemetry: DriveTelemetry,
         manifest: dict[str, Any],
-        on_outage: Callable[[WriteProblem], None] | None = None,
-        on_back: Callable[[], None] | None = None,
+        watch: InfluxWatch | None = None,
     ) -> None:
         self.run_dir = run_dir
         self.tags = tags
         self.link = link
         remember_folder(run_dir.parent)  # `thermrig db drain` finds what an outage or a crash leaves here
-        self.session = RecordingSession(link, tags, influx, run_dir, on_error=on_outage, on_back=on_back)
+        watch = watch or InfluxWatch()
+        self.session = RecordingSession(link, tags, influx, run_dir, on_error=watch.on_outage, on_back=watch.on_back)
         self.spool, self.writer, self.recorder = self.session.spool, self.session.writer, self.session.recorder
         self.manifest = manifest
         self.manifest["drive"]["telemetry"] = telemetry.described
