@@ -7,8 +7,8 @@ bottom slots in the heater's exhaust, the underside's air speed tied to the upri
 the Puget cells constrain free (16 numbers; docs/virtual-drive.md, Calibration and "Out of sample"). The
 models it grew from, kept to compare against (`thermrig calibrate crossval --model NAME`): `IDENTIFIED` (no
 exhaust, 18 free, the fit before), `EXHAUST` (19), `EXHAUST_TIED` (18, the throttle gain and TMT2 power
-free); `FREE` frees all 22 numbers, the fit before issue 20. `PRIOR` and `start_point`: where a fit starts that
-has seen no Puget cell (`thermrig calibrate crossval`)."""
+free); `FREE` frees all 22 numbers, the fit before the identified model. `PRIOR` and `start_point`: where a
+fit starts that has seen no Puget cell (`thermrig calibrate crossval`)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ class Model:
 FREE = Model(
     "free",
     tuple(
-        Fixed(f"{slot}.v_heater", 0.0, "the plant before the heater's exhaust reached a slot (issue 20's)")
+        Fixed(f"{slot}.v_heater", 0.0, "the plant before the heater's exhaust reached a slot (the identified model's)")
         for slot in SLOTS
     ),
 )
