@@ -42,6 +42,7 @@ class SimConfig:
     room_c: float | None = None
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
+    serve_drive: bool = True  # False: the drive profile's thermal figures only, nothing served (a model's heat)
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
     drive_keep_data: int = 0  # the virtual drive keeps what is written, this many bytes at most; 0: drops it
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
@@ -74,7 +75,7 @@ class SimulatedRig:
             self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
             sock = str(Path(self._tmp.name) / "plant.sock")
             self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing).start()
-            if self._drive_profile is not None:
+            if self._drive_profile is not None and cfg.serve_drive:
                 self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale, cfg.drive_keep_data)
                 self.drive.start()
                 self.server.hooks.append(self._drive_tick)
