@@ -186,10 +186,13 @@ class SimulatedRig:
         self.server.advance(seconds)
         self.firmware.settle()
 
-    def run_alongside(self, link: RigLink, work: Callable[[], T], step_s: float = 1.0) -> T:
+    def run_alongside(
+        self, link: RigLink, work: Callable[[], T], step_s: float = 1.0, ping_timeout_s: float | None = None
+    ) -> T:
         """A stepped simulation with a host procedure: work() runs in a thread while virtual time advances
         step_s at a time, the host's heartbeat (a PING on link) between, whatever the machine's load;
-        returns its result or raises its exception."""
+        returns its result or raises its exception. ping_timeout_s: per PING attempt (default the
+        link's); virtual time waits for the reply, so a long one costs nothing but patience."""
         result: list[T] = []
         error: list[BaseException] = []
 
@@ -202,7 +205,10 @@ class SimulatedRig:
         worker = threading.Thread(target=run, name="sim-host-procedure")
         worker.start()
         while worker.is_alive():
-            link.ping()
+            if ping_timeout_s is None:
+                link.ping()
+            else:
+                link.ping(ping_timeout_s)
             self.advance(step_s)
         worker.join()
         if error:

@@ -18,6 +18,7 @@ from thermrig.sim.wires import TICK_S
 from thermrig.virtual_drive.drive_model import DriveModel
 
 T = TypeVar("T")
+PING_TIMEOUT_S = 10.0  # per attempt: a machine busy with other work starves rigsim; the model's time waits
 
 
 class SteppedRigModel:
@@ -61,7 +62,7 @@ class SteppedRigModel:
         self._moved = 0.0
 
     def run(self, work: Callable[[], T]) -> T:
-        return self._rig.run_alongside(self.link, work)
+        return self._rig.run_alongside(self.link, work, ping_timeout_s=PING_TIMEOUT_S)
 
     def close(self) -> None:
         if self._link is not None:
