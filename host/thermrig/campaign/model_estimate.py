@@ -20,20 +20,27 @@ from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.dut.replay import Pattern
 from thermrig.dut.rig_model import RigModel, RigModelFactory
-from thermrig.fio.workloads import Workload, parse_size
+from thermrig.fio.workloads import Workload, WorkloadError, parse_size
 from thermrig.testbed import Testbed
 
 MODEL_SOURCE = "the calibrated rig model"
 READS = ("seq_read", "rand_read")
 RANDOM = ("rand_read", "rand_write", "mixed_random_sweep", "consistency", "snia_steady_state")
 
+DEFAULT_BS = 128 * 1024
 Progressed = Callable[[int, int], None]  # runs walked, of how many
 
 
 def pattern_of(workload: Workload) -> Pattern:
-    """The workload's heat as the drive model's steady pattern: reads or writes, random or sequential."""
+    """The workload's heat as the drive model's steady pattern: reads or writes, random or sequential
+    (a lab's own job file, whose pattern is fio's to read: 128k sequential writes, the drive at its
+    hottest)."""
     w = workload.resolved()
-    return Pattern(write=w.kind not in READS, random=w.kind in RANDOM, bs=parse_size(w.bs))
+    try:
+        bs = parse_size(w.bs)
+    except WorkloadError:
+        bs = DEFAULT_BS
+    return Pattern(write=w.kind not in READS, random=w.kind in RANDOM, bs=bs)
 
 
 class _Unrecorded:

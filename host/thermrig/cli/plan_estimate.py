@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from thermrig.campaign.history import History, RunRecord
 from thermrig.campaign.model_estimate import MODEL_SOURCE, model_history
 from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, GUESS, HISTORY, MODEL, Plan
+from thermrig.errors import ThermrigError
 
 
 def needs_model(plan: Plan) -> bool:
@@ -63,7 +64,11 @@ def with_model(plan: Plan, folder: Path | None = None, run_model: bool = True) -
         transient=True,
     ) as bar:
         task = bar.add_task("model", total=len(plan.runs))
-        model = model_history(plan, rig_model, lambda done, total: bar.update(task, completed=done))
+        try:
+            model = model_history(plan, rig_model, lambda done, total: bar.update(task, completed=done))
+        except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
+            Console(stderr=True).print(f"[yellow]the rig model could not walk this plan[/] ({exc}): fixed guesses")
+            return plan
     if folder is not None:
         path = _cache_file(plan, folder)
         try:
