@@ -28,6 +28,7 @@ class SteppedRigModel:
         self._model = DriveModel(self._profile)
         self._moved = 0.0
         self._link: RigLink | None = None
+        self.step_s = 2.0  # virtual time per PING (the firmware's host timeout is 3 s): half the pings of 1 s
 
     def start(self) -> SteppedRigModel:
         rig = self._rig.start()
@@ -62,7 +63,7 @@ class SteppedRigModel:
         self._moved = 0.0
 
     def run(self, work: Callable[[], T]) -> T:
-        return self._rig.run_alongside(self.link, work, ping_timeout_s=PING_TIMEOUT_S)
+        return self._rig.run_alongside(self.link, work, self.step_s, ping_timeout_s=PING_TIMEOUT_S)
 
     def close(self) -> None:
         if self._link is not None:
