@@ -17,6 +17,7 @@ BENCHES = [
     "bench_time_speed",
     "bench_hold",
     "bench_cooldown",
+    "bench_plan_model",
     "bench_speed",
     "bench_faults",
     "bench_reconnect",

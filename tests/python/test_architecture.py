@@ -153,6 +153,7 @@ SIMULATOR_BUILDERS = {
     "thermrig.testbed",
     "thermrig.testbed.simulated",
     "thermrig.testbed.replay",
+    "thermrig.testbed.rig_model",
     "thermrig.cli.sim_cmd",
     "thermrig.cli.bringup_cmd",
     "thermrig.cli.identify_cmd",

@@ -462,12 +462,14 @@ def test_a_run_says_what_its_eta_is_estimated_from(tmp_path: Path, influx_env: d
     path.write_text(path.read_text().replace('port = "sim"', 'port = "/dev/thermrig-no-such-port"'))
     out = tmp_path / "campaigns" / "eta"
     none = thermrig(*run_args(path, out), env=influx_env)
-    assert "ETA no recorded runs of rig rig1 under" in " ".join(none.stdout.split()), none.stdout + none.stderr
+    assert "ETA fixed guesses (300 s equilibrium, 300 s cool-down)" in " ".join(none.stdout.split()), (
+        none.stdout + none.stderr
+    )
     history = tmp_path / "history" / "past" / "past-001"
     history.mkdir(parents=True)
     (history / "manifest.json").write_text(json.dumps(manifest(1, "single_gpu_load", "top", 400.0, 200.0)))
     again = thermrig(*run_args(path, tmp_path / "again"), "--history", str(tmp_path / "history"), env=influx_env)
-    assert "ETA from 1 recorded runs of rig rig1 under" in " ".join(again.stdout.split()), again.stdout
+    assert "ETA recorded runs of rig rig1 (1 under" in " ".join(again.stdout.split()), again.stdout
 
 
 CAMPAIGN = """
@@ -601,10 +603,10 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
 ) -> None:
     path = campaign_file(tmp_path, "planned", 'order = "blocks"')
     history = tmp_path / "runs"
-    none = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
+    none = thermrig("plan", str(path), "--history", str(history), "--no-model", env=isolated_env)
     assert none.returncode == 0, none.stderr
     said = " ".join(none.stdout.split())  # rich folds the line at the terminal's width
-    assert "no recorded runs of rig rig1" in said and "fixed guesses" in said
+    assert "estimates from fixed guesses (300 s equilibrium, 300 s cool-down): equilibrium of 8/8 runs" in said
     past = [  # a campaign on this rig: single load then dual load, same slot
         manifest(1, "single_gpu_load", "top", 400.0, 200.0),
         manifest(2, "single_gpu_load", "top", 40.0, 180.0, "seq_read"),
@@ -638,7 +640,7 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
     out = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
-    assert "8 of 8 runs estimated from 4 recorded runs of rig rig1" in said
+    assert "recorded runs of rig rig1 (4 under" in said and "equilibrium of 8/8 runs, cool-down of 8/8" in said
     assert f"estimated {_hms(plan.total_s())}" in said
 
 
@@ -662,14 +664,14 @@ def test_a_plan_whose_run_draws_its_own_order_says_what_other_orders_take(
     c, h = load_campaign(path), History.read(history, "rig1")
     totals = sorted(make_plan(c, seed, history=h).total_s() for seed in range(1, 51))
     assert totals[0] < totals[-1]  # the order matters here: a change of profile costs more one way
-    out = thermrig("plan", str(path), "--history", str(history), env=isolated_env)
+    out = thermrig("plan", str(path), "--history", str(history), "--no-model", env=isolated_env)
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
     assert "`thermrig run` draws its own (no seed in the file): 50 other orders (seeds 1-50)" in said
     assert f"estimated {_hms(totals[0])} to {_hms(totals[-1])}, median {_hms((totals[24] + totals[25]) / 2)}" in said
     for fixed in (
-        thermrig("plan", str(seeded), "--history", str(history), env=isolated_env),
-        thermrig("plan", str(path), "--history", str(history), "--seed", "3", env=isolated_env),
+        thermrig("plan", str(seeded), "--history", str(history), "--no-model", env=isolated_env),
+        thermrig("plan", str(path), "--history", str(history), "--seed", "3", "--no-model", env=isolated_env),
     ):
         assert fixed.returncode == 0 and "other orders" not in fixed.stdout, fixed.stdout + fixed.stderr
 
@@ -707,4 +709,5 @@ def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path,
     assert driven["until_drive_ctrl_c"] == round(ms[3]["baseline_drive_ctrl_c"] + step, 2)
     # the planner learns from them: the same campaign is now estimated from its own rig's history
     plan = thermrig("plan", str(path), "--history", str(out), env=influx_env)
-    assert "8 of 8 runs estimated from 8 recorded runs" in " ".join(plan.stdout.split()), plan.stdout
+    said = " ".join(plan.stdout.split())
+    assert "(8 under" in said and "equilibrium of 8/8 runs, cool-down of 8/8" in said, plan.stdout

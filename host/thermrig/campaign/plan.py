@@ -9,14 +9,15 @@ change of hardware keeps the chassis condition; the configurations and the runs 
 in random order.
 
 The estimate of each run's phases comes from the rig's recorded runs when the planner is given them
-(campaign.history: equilibrium by chassis transition, cool-down by profile and workload), else from
-fixed guesses."""
+(campaign.history: equilibrium by chassis transition, cool-down by profile and workload); where they
+hold nothing like the run, from the calibrated rig model's walk through the plan (campaign.model_estimate,
+read the same way); else from fixed guesses."""
 
 from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from thermrig.campaign.history import START, History, workload_key
@@ -52,15 +53,30 @@ class RunSpec:
         return out
 
 
+HISTORY, MODEL, GUESS = "history", "model", "guess"  # where an estimate came from
+
+
 @dataclass(frozen=True)
 class PhaseEstimate:
-    """One run's phases as the planner expects them, and whether history gave them (else a guess)."""
+    """One run's phases as the planner expects them, and where its equilibrium and cool-down came from
+    (HISTORY, MODEL or GUESS; the baseline follows the equilibrium's)."""
 
     equilibrium_s: float
     baseline_s: float
     workload_s: float
     cooldown_s: float
-    from_history: bool
+    equilibrium_from: str = GUESS
+    cooldown_from: str = GUESS
+
+    @property
+    def from_history(self) -> bool:
+        return self.equilibrium_from == HISTORY and self.cooldown_from == HISTORY
+
+    @property
+    def source(self) -> str:
+        """HISTORY or MODEL when both came from there; else the mix, e.g. "history+model"."""
+        both = {self.equilibrium_from, self.cooldown_from}
+        return both.pop() if len(both) == 1 else "+".join(s for s in (HISTORY, MODEL, GUESS) if s in both)
 
     @property
     def total_s(self) -> float:
@@ -74,32 +90,48 @@ class Plan:
     runs: tuple[RunSpec, ...]
     history: History | None = None
     coolest_first: bool = True  # least-change: the first configuration's blocks from its coolest condition up
+    model: History | None = None  # the rig model's walk through this campaign (campaign.model_estimate)
+
+    def with_model(self, model: History | None) -> Plan:
+        return replace(self, model=model)
+
+    def before(self, run: RunSpec) -> str:
+        """The chassis condition the run starts from: the previous run's profile, or START after a change
+        of set-up or fans (and for the first run)."""
+        prev = self._beside(run, -1)
+        if prev is None or prev.physical != run.physical or prev.fan1_pct != run.fan1_pct:
+            return START
+        return prev.profile
 
     def phases(self, run: RunSpec, target_bytes: int | None = None) -> PhaseEstimate:
         c = self.campaign
         workload_s = float(run.workload.duration_s(target_bytes))
+        skipped = self.skips_cooldown(run)
+        before = self.before(run)
+        eq: tuple[float | None, str] = (None, GUESS)
+        base: float | None = None
+        cd: tuple[float | None, str] = (0.0 if skipped else None, HISTORY if skipped else GUESS)
+        for h, name in ((self.history, HISTORY), (self.model, MODEL)):
+            if h is None or not h.runs:
+                continue
+            if eq[0] is None:
+                eq = (
+                    h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode, c.equilibrium.transition),
+                    name,
+                )
+                base = h.baseline_s(c.baseline) if eq[0] is not None else None
+            if cd[0] is None:
+                cd = (h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode), name)
         guess_baseline = 0.0 if c.baseline == "tail" else c.baseline_s
-        h = self.history
-        guess_cooldown = 0.0 if self.skips_cooldown(run) else COOLDOWN_GUESS_S
-        if h is None or not h.runs:
-            return PhaseEstimate(EQUILIBRIUM_GUESS_S, guess_baseline, workload_s, guess_cooldown, False)
-        prev = self._beside(run, -1)
-        before = prev.profile if prev is not None and prev.physical == run.physical else START
-        if prev is not None and prev.fan1_pct != run.fan1_pct:
-            before = START
-        eq = h.equilibrium_s(before, run.profile, c.equilibrium.rule, c.cooldown.mode, c.equilibrium.transition)
-        base = h.baseline_s(c.baseline)
-        cd = (
-            0.0
-            if self.skips_cooldown(run)
-            else h.cooldown_s(run.profile, workload_key(run.workload.__dict__), c.cooldown.mode)
-        )
+        if skipped:  # none either way: it follows the source the run's equilibrium came from
+            cd = (0.0, eq[1] if eq[0] is not None else GUESS)
         return PhaseEstimate(
-            EQUILIBRIUM_GUESS_S if eq is None else eq,
+            EQUILIBRIUM_GUESS_S if eq[0] is None else eq[0],
             guess_baseline if base is None else base,
             workload_s,
-            COOLDOWN_GUESS_S if cd is None else cd,
-            eq is not None and cd is not None,
+            COOLDOWN_GUESS_S if cd[0] is None else cd[0],
+            eq[1] if eq[0] is not None else GUESS,
+            cd[1] if cd[0] is not None else GUESS,
         )
 
     def skips_cooldown(self, run: RunSpec) -> bool:
@@ -255,10 +287,14 @@ def _by_air(
 ORDERS_DRAWN = 50
 
 
-def drawn_orders_s(campaign: Campaign, history: History | None, draws: int = ORDERS_DRAWN) -> list[float] | None:
+def drawn_orders_s(
+    campaign: Campaign, history: History | None, draws: int = ORDERS_DRAWN, model: History | None = None
+) -> list[float] | None:
     """The estimated totals of `draws` orders (seeds 1 to draws), sorted: what a run that draws its own seed
     may take, the rig time of its chassis changes depending on the order; None when the order is fixed
     (a seed in the file, or no randomisation)."""
     if campaign.seed is not None or not campaign.randomize:
         return None
-    return sorted(make_plan(campaign, seed, history=history).total_s() for seed in range(1, draws + 1))
+    return sorted(
+        make_plan(campaign, seed, history=history).with_model(model).total_s() for seed in range(1, draws + 1)
+    )

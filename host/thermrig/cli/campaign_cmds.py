@@ -22,6 +22,7 @@ from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
+from thermrig.cli.plan_estimate import sources, with_model
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
@@ -63,25 +64,30 @@ def plan(
     history: Annotated[
         Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
     ] = Path("thermrig-runs"),
+    model: Annotated[
+        bool,
+        typer.Option(
+            help="Where no recorded run is like a run, estimate it on the calibrated rig model (the plan's "
+            "own transitions and rules, run fast; a minute or few, kept under --history for `thermrig run`); "
+            "--no-model: the model's estimate kept from an earlier plan, else fixed guesses of 300 s."
+        ),
+    ] = True,
 ) -> None:
-    """Print the run order and the estimated duration, without running anything."""
+    """Print the run order and the estimated duration, without running anything.
+
+    Each run's equilibrium and cool-down come from this rig's recorded runs where one is like it, else
+    from the calibrated rig model walked through the plan in its order with the campaign's rules (the
+    simulated rig stepped fast, the drive model's heat for each workload), else from fixed guesses; the
+    last line says which."""
     c = load_campaign(campaign_file)
     h = History.read(history, c.rig_name)
-    p = make_plan(c, seed, history=h)
     console = Console()
+    p = make_plan(c, seed, history=h)
+    p = with_model(p, history, run_model=model)
     console.print(fitted(_plan_table(p), console, label=1, compact=True))
     phases = [p.phases(r) for r in p.runs]
     total = sum(e.total_s for e in phases)
-    known = sum(e.from_history for e in phases)
-    if not h.runs:
-        source = (
-            f"no recorded runs of rig {c.rig_name} under {history}: equilibrium and cool-down are fixed guesses "
-            f"of 300 s each"
-        )
-    else:
-        source = f"{known} of {len(phases)} runs estimated from {len(h.runs)} recorded runs of rig {c.rig_name}"
-        if known < len(phases):
-            source += " (the others: no recorded run like them, fixed guesses of 300 s)"
+    source = sources(p) if p.runs else "no runs"
     by_phase = ", ".join(
         f"{name} {_hms(sum(getattr(e, name + '_s') for e in phases))}"
         for name in ("equilibrium", "baseline", "workload", "cooldown")
@@ -90,7 +96,7 @@ def plan(
         f"estimated {_hms(total)} ({by_phase}); {source}; "
         f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes"
     )
-    if seed is None and (orders := drawn_orders_s(c, h)):
+    if seed is None and (orders := drawn_orders_s(c, h, model=p.model)):
         console.print(
             f"this order is seed {p.seed}'s; `thermrig run` draws its own (no seed in the file): "
             f"{len(orders)} other orders (seeds 1-{len(orders)}) estimated {_hms(orders[0])} to {_hms(orders[-1])}, "
@@ -98,11 +104,9 @@ def plan(
         )
 
 
-def _eta_basis(h: History, where: Path) -> str:
+def _eta_basis(p: Plan) -> str:
     """What the running campaign's ETA is estimated from, for the live view."""
-    if not h.runs:
-        return f"no recorded runs of rig {h.rig} under {where} (equilibrium and cool-down guessed at 300 s each)"
-    return f"from {len(h.runs)} recorded runs of rig {h.rig} under {where}"
+    return sources(p).removeprefix("estimates from ")
 
 
 def _view(progress: Progress, eta_basis: str = "") -> Group:
@@ -180,6 +184,14 @@ def run(
         Path | None,
         typer.Option(help="Campaign folders the ETA learns from (this rig's runs; default: the campaign folder's)."),
     ] = None,
+    model: Annotated[
+        bool,
+        typer.Option(
+            help="Where no recorded run is like a run, estimate the ETA on the calibrated rig model before "
+            "starting (as `thermrig plan` does); by default the model's estimate an earlier `thermrig plan` "
+            "kept under --history, else fixed guesses."
+        ),
+    ] = False,
 ) -> None:
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
@@ -188,6 +200,7 @@ def run(
     where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
     h = History.read(where, c.rig_name)
     p, state = begin(c, folder, resume, h)
+    p = with_model(p, where, run_model=model)
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 
@@ -196,7 +209,7 @@ def run(
     influx = resolve_settings()
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
-        f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(h, where)}"
+        f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(p)}"
     )
 
     def ask(message: str) -> None:
@@ -206,7 +219,7 @@ def run(
             pass
 
     with Live(console=console, refresh_per_second=4) as live:
-        hooks = CampaignHooks(ask, _progress_printer(c.name, console, live, _eta_basis(h, where)))
+        hooks = CampaignHooks(ask, _progress_printer(c.name, console, live, _eta_basis(p)))
         try:
             orch = run_campaign(
                 p,

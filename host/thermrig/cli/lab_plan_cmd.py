@@ -29,18 +29,32 @@ def plan(
     tag: Annotated[list[str], typer.Option("--tag", "-t", help="With -x: only places with this tag.")] = [],  # noqa: B006
     places: Annotated[int, typer.Option("--places", "-n", min=1, help="Without -x: this many places.")] = 1,
     seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
+    history: Annotated[
+        Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
+    ] = Path("thermrig-runs"),
+    model: Annotated[
+        bool,
+        typer.Option(
+            help="Where no recorded run is like a run, estimate it on the calibrated rig model, as "
+            "`thermrig plan` does; --no-model: the model's estimate kept from an earlier plan, else fixed guesses."
+        ),
+    ] = True,
 ) -> None:
     """Which place would run which run, and the campaign's planned time on one place and on the lab.
 
     A run goes to a place whose fixed hardware tags (slot, heatsink, airflow) match its factors without
     an operator prompt, else to a place where that hardware is not fixed (the operator sets it up), never
-    to a place whose fixed hardware differs. Without --coordinator, the places are alike and fix nothing.
+    to a place whose fixed hardware differs. Without --coordinator, the places are alike and fix nothing. The
+    estimates are `thermrig plan`'s: recorded runs, else the calibrated rig model, else fixed guesses.
     """
+    from thermrig.campaign.history import History
     from thermrig.campaign.plan import make_plan
     from thermrig.campaign.spec import load_campaign
+    from thermrig.cli.plan_estimate import sources, with_model
     from thermrig.lab.assign import PlaceHardware, RunNeed, assign
 
-    p = make_plan(load_campaign(campaign_file), seed)
+    c = load_campaign(campaign_file)
+    p = with_model(make_plan(c, seed, history=History.read(history, c.rig_name)), history, run_model=model)
     runs = [RunNeed(r.run_id, {k: str(v) for k, v in r.physical.items()}, p.estimate_s(r)) for r in p.runs]
     if coordinator:
         wanted = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()}
@@ -62,5 +76,5 @@ def plan(
     Console(width=200).print(table)
     typer.echo(
         f"planned {_hms(one)} on one place, {_hms(split.makespan_s)} on {len(lab)} places "
-        f"({one / split.makespan_s:.2f}x; equilibrium and cool-down are estimates)"
+        f"({one / split.makespan_s:.2f}x); {sources(p)}"
     )

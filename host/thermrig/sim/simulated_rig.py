@@ -42,6 +42,7 @@ class SimConfig:
     room_c: float | None = None
     link: Path | None = None  # a stable symlink to the pty
     drive: str | None = None  # a virtual drive profile (hardware/profiles/drives.toml) served to fio
+    serve_drive: bool = True  # False: the drive profile's thermal figures only, nothing served (a model's heat)
     drive_scale: float = 0.1  # the virtual drive's rates on the wire (bandwidth, IOPS) per rate it models
     drive_keep_data: int = 0  # the virtual drive keeps what is written, this many bytes at most; 0: drops it
     firmware: str = "rigsim"  # which firmware runs against the plant (thermrig.sim.firmware)
@@ -74,7 +75,7 @@ class SimulatedRig:
             self._tmp = tempfile.TemporaryDirectory(prefix="thermrig-sim-")
             sock = str(Path(self._tmp.name) / "plant.sock")
             self.server = PlantServer(self.plant, self.sensors, sock, cfg.pacing).start()
-            if self._drive_profile is not None:
+            if self._drive_profile is not None and cfg.serve_drive:
                 self.drive = VirtualDrive(self._drive_profile, cfg.drive_scale, cfg.drive_keep_data)
                 self.drive.start()
                 self.server.hooks.append(self._drive_tick)
@@ -185,10 +186,13 @@ class SimulatedRig:
         self.server.advance(seconds)
         self.firmware.settle()
 
-    def run_alongside(self, link: RigLink, work: Callable[[], T], step_s: float = 1.0) -> T:
+    def run_alongside(
+        self, link: RigLink, work: Callable[[], T], step_s: float = 1.0, ping_timeout_s: float | None = None
+    ) -> T:
         """A stepped simulation with a host procedure: work() runs in a thread while virtual time advances
         step_s at a time, the host's heartbeat (a PING on link) between, whatever the machine's load;
-        returns its result or raises its exception."""
+        returns its result or raises its exception. ping_timeout_s: per PING attempt (default the
+        link's); virtual time waits for the reply, so a long one costs nothing but patience."""
         result: list[T] = []
         error: list[BaseException] = []
 
@@ -201,7 +205,10 @@ class SimulatedRig:
         worker = threading.Thread(target=run, name="sim-host-procedure")
         worker.start()
         while worker.is_alive():
-            link.ping()
+            if ping_timeout_s is None:
+                link.ping()
+            else:
+                link.ping(ping_timeout_s)
             self.advance(step_s)
         worker.join()
         if error:

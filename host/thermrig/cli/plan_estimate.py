@@ -1,0 +1,98 @@
+"""The plan's estimates as `thermrig plan`, `thermrig run` and `lab plan` give them: the rig's recorded
+runs where they hold one like a run, else the calibrated rig model walked through the plan (built here,
+at the user-interface layer: campaign.model_estimate), else fixed guesses; and a line saying which."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from thermrig.campaign.history import History, RunRecord
+from thermrig.campaign.model_estimate import MODEL_SOURCE, model_history
+from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, GUESS, HISTORY, MODEL, Plan
+from thermrig.errors import ThermrigError
+
+
+def needs_model(plan: Plan) -> bool:
+    """Some run's equilibrium or cool-down has no recorded run like it."""
+    return any(GUESS in (e.equilibrium_from, e.cooldown_from) for e in map(plan.phases, plan.runs))
+
+
+CACHE = ".model-estimates"  # under the history folder: the model's walk per campaign file's content
+
+
+def _cache_file(plan: Plan, folder: Path) -> Path:
+    """By the campaign's content (its rules, factors and workloads; not the order: the planner reads the
+    walk by transition, so another drawn order of the same campaign is estimated from it too)."""
+    text = repr(dataclasses.replace(plan.campaign, seed=None))
+    return folder / CACHE / f"{plan.campaign.name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
+
+
+def cached_model(plan: Plan, folder: Path) -> History | None:
+    """The rig model's walk a `thermrig plan` of the same campaign left under folder, if any."""
+    try:
+        records = json.loads(_cache_file(plan, folder).read_text())
+        return History(plan.campaign.rig_name, tuple(RunRecord(**r) for r in records), MODEL_SOURCE)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def with_model(plan: Plan, folder: Path | None = None, run_model: bool = True) -> Plan:
+    """The plan with the rig model's walk through it where history leaves runs unknown: the walk a plan
+    of the same campaign cached under folder, else (run_model) walked now, progress (runs walked) on
+    stderr, and cached there."""
+    if not plan.runs or not needs_model(plan):
+        return plan
+    if folder is not None and (cached := cached_model(plan, folder)) is not None:
+        return plan.with_model(cached)
+    if not run_model:
+        return plan
+    from thermrig.testbed.rig_model import rig_model  # the simulator: only when it is needed
+
+    with Progress(
+        TextColumn("estimating on the rig model"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("model", total=len(plan.runs))
+        try:
+            model = model_history(plan, rig_model, lambda done, total: bar.update(task, completed=done))
+        except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
+            Console(stderr=True).print(f"[yellow]the rig model could not walk this plan[/] ({exc}): fixed guesses")
+            return plan
+    if folder is not None:
+        path = _cache_file(plan, folder)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps([dataclasses.asdict(r) for r in model.runs], indent=1))
+        except OSError:  # a read-only history folder: the estimate holds, only not kept
+            pass
+    return plan.with_model(model)
+
+
+def sources(plan: Plan) -> str:
+    """Which runs' equilibrium and cool-down came from where, in one clause."""
+    phases = [plan.phases(r) for r in plan.runs]
+    eq = Counter(e.equilibrium_from for e in phases)
+    cd = Counter(e.cooldown_from for e in phases)
+    n = len(phases)
+    names = {
+        HISTORY: f"recorded runs of rig {plan.campaign.rig_name}"
+        + (f" ({len(plan.history.runs)} under {plan.history.source})" if plan.history and plan.history.runs else ""),
+        MODEL: "the calibrated rig model run through this plan",
+        GUESS: f"fixed guesses ({EQUILIBRIUM_GUESS_S:g} s equilibrium, {COOLDOWN_GUESS_S:g} s cool-down)",
+    }
+    parts = []
+    for source in (HISTORY, MODEL, GUESS):
+        if eq[source] or cd[source]:
+            parts.append(f"{names[source]}: equilibrium of {eq[source]}/{n} runs, cool-down of {cd[source]}/{n}")
+    return "estimates from " + "; ".join(parts)
