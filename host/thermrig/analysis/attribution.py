@@ -37,6 +37,27 @@ LATENCY_FLAT = 1.25  # fio's mean latency within this factor of the level's: the
 CAUSES = ("thermal", "cache", "host", "unclear")
 
 
+def account_moves(counters: dict[str, Trace], names: Sequence[str], at_ms: int) -> tuple[str, ...]:
+    """Which of the named counters of the drive's account moved around at_ms (DRIVE_WINDOW_MS), each as
+    "power_state 0->1" or "tmt1_count +1"."""
+    lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
+    out: list[str] = []
+    for name in names:
+        trace = counters.get(name)
+        if trace is None or len(trace.values) < 2:
+            continue
+        before = trace.between(lo - 2000, lo).values
+        during = trace.between(lo, hi).values
+        if len(during) == 0:
+            continue
+        start = float(before[-1]) if len(before) else float(during[0])
+        end = float(during[-1])
+        if end != start:
+            change = f"{start:g}->{end:g}" if name == "power_state" else f"+{end - start:g}"
+            out.append(f"{name} {change}")
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Cause:
     cause: str  # one of CAUSES
@@ -61,22 +82,7 @@ class Evidence:
 
     def drive_events(self, at_ms: int) -> tuple[str, ...]:
         """The drive's account moving around at_ms: "power_state 0->1", "tmt1_count +1"."""
-        lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
-        out: list[str] = []
-        for name in ACCOUNT:
-            trace = self.counters.get(name)
-            if trace is None or len(trace.values) < 2:
-                continue
-            before = trace.between(lo - 2000, lo).values
-            during = trace.between(lo, hi).values
-            if len(during) == 0:
-                continue
-            start = float(before[-1]) if len(before) else float(during[0])
-            end = float(during[-1])
-            if end != start:
-                change = f"{start:g}->{end:g}" if name == "power_state" else f"+{end - start:g}"
-                out.append(f"{name} {change}")
-        return tuple(out)
+        return account_moves(self.counters, ACCOUNT, at_ms)
 
     def power_state(self, at_ms: int) -> float:
         """The drive's power state just before at_ms (0 = full speed; 0 when not recorded)."""

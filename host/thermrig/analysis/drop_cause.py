@@ -24,12 +24,11 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from thermrig.analysis.attribution import Evidence, attribute
+from thermrig.analysis.attribution import Evidence, account_moves, attribute
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after
 from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
 
-DRIVE_WINDOW_MS = (-3000, 2000)  # the drive's state changes just before its throughput falls
 SAME_BYTES = 0.1  # relative; at least 1 GB
 COUNTERS = ("power_state", "tmt1_count", "tmt2_count", "ocp_throttle_events")
 
@@ -61,24 +60,8 @@ def throttle_state(data: RunData, at_ms: int) -> float:
 
 
 def _events(data: RunData, at_ms: int) -> tuple[tuple[str, ...], bool]:
-    lo, hi = at_ms + DRIVE_WINDOW_MS[0], at_ms + DRIVE_WINDOW_MS[1]
-    out: list[str] = []
     known = any(name in data.counters for name in COUNTERS)  # a real drive: its TMT counters
-    for name in COUNTERS:
-        trace = data.counters.get(name)
-        if trace is None or len(trace.values) < 2:
-            continue
-        before = trace.between(lo - 2000, lo).values
-        during = trace.between(lo, hi).values
-        if len(during) == 0:
-            continue
-        start = float(before[-1]) if len(before) else float(during[0])
-        end = float(during[-1])
-        if end != start:
-            sign = "->" if name == "power_state" else " +"
-            change = f"{start:g}{sign}{end:g}" if name == "power_state" else f"{sign.strip()}{end - start:g}"
-            out.append(f"{name} {change}")
-    return tuple(out), known
+    return account_moves(data.counters, COUNTERS, at_ms), known
 
 
 def run_drops(data: RunData) -> list[Drop]:
