@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,8 +9,8 @@ from rich.console import Console
 
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
+from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.dut.pacing import Pacing
-from thermrig.dut.simulation import FIRMWARES
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
@@ -53,13 +52,8 @@ def bringup_cmd(
     swap: Annotated[
         str | None, typer.Option(help="With --sim: a miswired rig, two thermocouples' chip selects swapped (e.g. 0,1).")
     ] = None,
-    firmware: Annotated[
-        str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
-    ] = "rigsim",
-    image: Annotated[
-        Path | None,
-        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
-    ] = None,
+    firmware: SimFirmwareOpt = "rigsim",
+    image: SimImageOpt = None,
 ) -> None:
     """First power-up of a new rig, heater disconnected until the last step: every thermocouple at room
     temperature and none open, the ambient sensor, a touch of each bead (its own channel must rise, no

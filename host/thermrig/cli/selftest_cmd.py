@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.cli.errors import user_errors
+from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.dut.pacing import Pacing
-from thermrig.dut.simulation import FIRMWARES
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
 MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
@@ -32,13 +32,8 @@ def selftest(
     destructive: Annotated[
         bool, typer.Option("--destructive", help="Allow checks that heat the rig (real hardware; a sim always may).")
     ] = False,
-    firmware: Annotated[
-        str, typer.Option(help=f"With --sim, the firmware the simulated rig runs: {', '.join(FIRMWARES)}.")
-    ] = "rigsim",
-    image: Annotated[
-        Path | None,
-        typer.Option(help="With --sim, the firmware's image (e.g. a board build with a miswiring overlay)."),
-    ] = None,
+    firmware: SimFirmwareOpt = "rigsim",
+    image: SimImageOpt = None,
     only: Annotated[list[str] | None, typer.Option(help="Run only checks matching this glob (repeatable).")] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
