@@ -23,6 +23,21 @@ def micropython_binary() -> Path:
     return find_tool("micropython")
 
 
+def announced_clock(fw: BridgedFirmware, what: str) -> SimTruth:
+    """The clock a MicroPython firmware on the unix port announces as its first line on stderr (JSON: its
+    start in Unix microseconds, its crystal's ppm and offset), once it has heard from the plant; a
+    firmware that dies before saying it is closed and its error said in one line."""
+    assert fw.proc.stderr is not None
+    first = fw.proc.stderr.readline()
+    try:
+        clock = json.loads(first)
+    except json.JSONDecodeError as exc:
+        err = first + fw.proc.stderr.read()
+        fw.close()
+        raise SimError(f"{what} did not start: {err.strip()}") from exc
+    return SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+
+
 class MicroPythonUnix(BridgedFirmware):
     name = "micropython"
 
@@ -40,16 +55,8 @@ class MicroPythonUnix(BridgedFirmware):
         shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))
         stamp_version(self.board_dir, checkout_version())
         super().__init__(ctx)
-        assert self.proc.stderr is not None
-        first = self.proc.stderr.readline()
-        try:
-            clock = json.loads(first)
-        except json.JSONDecodeError as exc:
-            err = first + self.proc.stderr.read()
-            self.close()
-            raise SimError(f"the MicroPython firmware did not start: {err.strip()}") from exc
         # Its clock starts when it has heard from the plant, not with the process.
-        self.truth = SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+        self.truth = announced_clock(self, "the MicroPython firmware")
 
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         main = str(self.board_dir / "sim_main.py")

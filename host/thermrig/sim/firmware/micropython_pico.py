@@ -5,15 +5,14 @@ USB CDC on a Pico, is the process's stdin and stdout, connected to the SerialBri
 
 from __future__ import annotations
 
-import json
 import shutil
 
 from thermrig.firmware_identity import checkout_version
 from thermrig.firmware_identity import micropython_firmware_dir as firmware_dir
 from thermrig.firmware_identity import stamp_micropython_version as stamp_version
-from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
-from thermrig.sim.firmware.micropython import micropython_binary
+from thermrig.sim.firmware.micropython import announced_clock, micropython_binary
 
 
 class MicroPythonPico(BridgedFirmware):
@@ -38,16 +37,8 @@ class MicroPythonPico(BridgedFirmware):
         shutil.copytree(firmware_dir() / "sim_machine", self.board_dir / "sim_machine")
         stamp_version(self.board_dir, checkout_version())
         super().__init__(ctx)
-        assert self.proc.stderr is not None
-        first = self.proc.stderr.readline()
-        try:
-            clock = json.loads(first)
-        except json.JSONDecodeError as exc:
-            err = first + self.proc.stderr.read()
-            self.close()
-            raise SimError(f"the simulated Pico did not start: {err.strip()}") from exc
         # hal_pico's uptime starts at 0 when the clock first runs (the board announces when).
-        self.truth = SimTruth(int(clock["t0_unix_us"]), float(clock["ppm"]), int(clock["offset_us"]))
+        self.truth = announced_clock(self, "the simulated Pico")
 
     def pwm_error(self, channel: int, failing: bool) -> bool:
         self.server.send_raw(f"P {channel} {int(failing)}\n")  # the board's machine.PWM raises OSError
