@@ -22,7 +22,7 @@ from thermrig.virtual_drive.lba_map import CHUNK
 from thermrig.virtual_drive.served import VirtualDrive
 
 MIB = 2**20
-JOBS = Path(__file__).parent / "fio_jobs"
+JOBS = Path(__file__).parent / "fio_jobs" / "verify"  # not lab jobs: test_lab_job takes fio_jobs/*.fio
 
 
 @pytest.fixture

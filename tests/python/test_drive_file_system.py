@@ -21,7 +21,7 @@ from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.virtual_drive.file_system import DriveFileSystem
 from thermrig.virtual_drive.served import VirtualDrive
 
-JOBS = Path(__file__).parent / "fio_jobs"
+JOBS = Path(__file__).parent / "fio_jobs" / "verify"  # not lab jobs: test_lab_job takes fio_jobs/*.fio
 MIB = 2**20
 
 

@@ -162,7 +162,8 @@ class RigLink:
                 try:
                     self.hello()
                     return
-                except (RigTimeout, ProtocolError, OSError, serial.SerialException):
+                except (RigTimeout, ProtocolError, OSError, serial.SerialException, TypeError):
+                    # TypeError: pyserial's write on a port the link closed meanwhile (its abort pipe gone)
                     if self._stop.wait(0.2):
                         return
 
