@@ -111,6 +111,7 @@ def demo(
             proc.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C would: its runs' rigs go safe
             proc.wait(timeout=60)
             raise typer.Exit(130) from None
+        console.print()  # the live view's last line is the campaign's own
         console.print(f"campaign {NAME} ended ({'ok' if proc.returncode == 0 else f'exit {proc.returncode}'}); "
                       "stopping the lab")  # fmt: skip
         if proc.returncode:
