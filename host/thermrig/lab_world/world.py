@@ -285,3 +285,4 @@ def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None) 
             lab.stopping.set()
             for server in [*lab.fio_servers.values(), *lab.ssh_servers.values()]:
                 server.stop()
+            lab.coordinator.stop()  # a coordinator restarted by a test is not the one the context started
