@@ -28,6 +28,10 @@ from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
+SeedOpt = Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")]
+HistoryOpt = Annotated[
+    Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
+]
 
 
 def _hms(seconds: float) -> str:
@@ -60,10 +64,8 @@ def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
 @user_errors
 def plan(
     campaign_file: FileArg,
-    seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
-    history: Annotated[
-        Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
-    ] = Path("thermrig-runs"),
+    seed: SeedOpt = None,
+    history: HistoryOpt = Path("thermrig-runs"),
     model: Annotated[
         bool,
         typer.Option(

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from thermrig.cli.campaign_cmds import HistoryOpt, SeedOpt
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules, pairs
 from thermrig.lab.errors import LabError
@@ -28,10 +29,8 @@ def plan(
     ] = "",
     tag: Annotated[list[str], typer.Option("--tag", "-t", help="With -x: only places with this tag.")] = [],  # noqa: B006
     places: Annotated[int, typer.Option("--places", "-n", min=1, help="Without -x: this many places.")] = 1,
-    seed: Annotated[int | None, typer.Option(help="Order the runs with this seed (default: the file's).")] = None,
-    history: Annotated[
-        Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
-    ] = Path("thermrig-runs"),
+    seed: SeedOpt = None,
+    history: HistoryOpt = Path("thermrig-runs"),
     model: Annotated[
         bool,
         typer.Option(
