@@ -20,7 +20,13 @@ SampleHook = Callable[[int], None]  # the plant time (us) of the sample about to
 # Told when a speed change has taken effect: the new speed (0: as fast as possible) and the host UTC from
 # which the firmware's clock runs at it (it has processed the last sample of the old pace by then).
 SpeedListener = Callable[[float, float], None]
-MAX_LAG_TICKS = 2  # accelerated mode: how far behind its schedule the plant may fall before it re-anchors
+# Accelerated mode, a plant behind its schedule (the machine was busy): it catches up, serving its ticks
+# at up to CATCH_UP times its pace until it is back on schedule, so the firmware's clock and the drive's
+# throttle keep wall time (fio's); never faster, so a host that had no CPU either is not left seconds of
+# MCU time behind (its keepalives come at least twice per host timeout at the catch-up pace). Past
+# GIVE_UP_S behind, the plant re-anchors instead: that time is lost, and its lateness says so.
+CATCH_UP = 2.0
+GIVE_UP_S = 2.0
 
 
 class PlantServer:
@@ -53,6 +59,7 @@ class PlantServer:
         self._changed: float | None = None  # a speed applied at the last tick, told once the firmware has it
         self._told = 0  # speed changes told to the listeners so far
         self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
+        self._last_tick = 0.0  # when the last tick was let through (monotonic): the catch-up's pace
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
     def start(self) -> PlantServer:
@@ -123,22 +130,28 @@ class PlantServer:
         return True
 
     def _keep_pace(self) -> None:
-        """Accelerated mode: wait for this tick's time (the ticks before it and the pace's anchor say when)."""
+        """Accelerated mode: wait for this tick's time (the ticks before it and the pace's anchor say when);
+        behind it, no sooner than a tick at CATCH_UP times the pace after the last one (see CATCH_UP)."""
         t0, n0, speed = self._pace
         if not speed:
             return
         self._note_late()
-        ahead = t0 + (self.ticks - n0) * TICK_S / speed - time.monotonic()
-        if ahead > 0:
-            time.sleep(ahead)
-        elif ahead < -MAX_LAG_TICKS * TICK_S / speed:
-            # Behind (the machine is busy): slow down instead of racing to catch up, which would run
-            # seconds of MCU time past a host that had no CPU to answer.
-            self._pace = (time.monotonic(), self.ticks, speed)
+        now = time.monotonic()
+        due = t0 + (self.ticks - n0) * TICK_S / speed
+        if due > now:
+            time.sleep(due - now)
+        elif now - due > GIVE_UP_S:
+            self._pace = (now, self.ticks, speed)
+        else:
+            soonest = self._last_tick + TICK_S / (speed * CATCH_UP)
+            if soonest > now:
+                time.sleep(soonest - now)
+        self._last_tick = time.monotonic()
 
     def _note_late(self) -> None:
-        """The plant's time behind wall time since its pace was set (a re-anchoring after a stall does not
-        forgive it: the firmware's clock and the drive's throttle stay that far behind fio's clock)."""
+        """The plant's time behind wall time since its pace was set (caught up, it is back to 0; a
+        re-anchoring past GIVE_UP_S does not forgive it: the firmware's clock and the drive's throttle stay
+        that far behind fio's clock)."""
         t0, n0, speed = self._origin
         if not speed:
             return

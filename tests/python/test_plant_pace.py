@@ -1,0 +1,79 @@
+"""The plant keeps wall time at 1x, the pace it runs at while fio writes to the virtual drive: a stall of
+its thread (a busy machine) is caught up at no more than twice the pace, so the firmware's clock and the
+drive's throttle are back on fio's clock once it is over; a stall past GIVE_UP_S is given up, lost, and
+the plant's own lateness says so. A real firmware (rigsim) on the wires; the stall is a tick hook that
+sleeps once on the plant's thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from thermrig.dut.pacing import Pacing
+from thermrig.sim.plant import Plant
+from thermrig.sim.server import CATCH_UP, GIVE_UP_S
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+
+SETTLE_TICKS = 20  # ticks served on schedule before the stall: the plant's offset from wall time
+
+
+@dataclass
+class StallOnce:
+    """A tick hook: records each tick's wall time less its plant time, and sleeps `seconds` once, at tick
+    `at`."""
+
+    at: int
+    seconds: float
+    offsets: list[tuple[float, float]] = field(default_factory=list)  # (wall time, wall - plant time)
+    stalled_until: float = 0.0
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def __call__(self, plant: Plant) -> None:
+        now = time.monotonic()
+        self.offsets.append((now, now - plant.t))
+        if len(self.offsets) == self.at:
+            time.sleep(self.seconds)
+            self.stalled_until = time.monotonic()
+            self.done.set()
+
+    def wait_ticks_after_stall(self, seconds: float, timeout: float = 60.0) -> None:
+        """Wait (as long as the machine needs) until ticks `seconds` of wall time after the stall were served."""
+        assert self.done.wait(timeout), "the plant never reached the stall"
+        deadline = time.monotonic() + timeout
+        while self.offsets[-1][0] < self.stalled_until + seconds:
+            assert time.monotonic() < deadline, "the plant stopped serving ticks"
+            time.sleep(0.05)
+
+
+def _stalled(seconds: float, watch_s: float) -> tuple[StallOnce, float]:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0))) as sim:
+        assert sim.server is not None
+        stall = StallOnce(at=sim.server.ticks + SETTLE_TICKS, seconds=seconds)
+        sim.server.hooks.append(stall)
+        stall.wait_ticks_after_stall(watch_s)
+    on_schedule = min(offset for _, offset in stall.offsets[: SETTLE_TICKS - 1])
+    return stall, on_schedule
+
+
+def test_a_stalled_plant_catches_up_with_wall_time_at_twice_its_pace_at_most() -> None:
+    stall, on_schedule = _stalled(0.8, watch_s=4.0)
+    after = [(t, offset - on_schedule) for t, offset in stall.offsets if t > stall.stalled_until]
+    assert after[0][1] >= 0.75, "the stall put the plant behind wall time"
+    caught_up = next((t for t, behind in after if behind < 0.1), None)
+    assert caught_up is not None, f"still {after[-1][1]:.2f} s behind {after[-1][0] - stall.stalled_until:.1f} s on"
+    # At CATCH_UP times the pace it gains (CATCH_UP - 1) s a second: never sooner (load only slows it).
+    assert caught_up - stall.stalled_until >= 0.8 / (CATCH_UP - 1) - 0.15
+
+
+def test_a_plant_stalled_past_the_give_up_stays_behind_and_its_lateness_says_so() -> None:
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0))) as sim:
+        assert sim.server is not None
+        stall = StallOnce(at=sim.server.ticks + SETTLE_TICKS, seconds=GIVE_UP_S + 0.5)
+        sim.server.hooks.append(stall)
+        stall.wait_ticks_after_stall(2.0)
+        late_s = sim.server.take_worst_late_s()
+    on_schedule = min(offset for _, offset in stall.offsets[: SETTLE_TICKS - 1])
+    after = [offset - on_schedule for t, offset in stall.offsets if t > stall.stalled_until + 1.0]
+    assert after and min(after) >= GIVE_UP_S, "the time lost past the give-up is not made up"
+    assert late_s >= GIVE_UP_S, "the plant's lateness records the time it lost"
