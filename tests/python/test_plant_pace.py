@@ -1,7 +1,7 @@
 """The plant keeps wall time at 1x, the pace it runs at while fio writes to the virtual drive: a stall of
 its thread (a busy machine) is caught up at no more than twice the pace, so the firmware's clock and the
 drive's throttle are back on fio's clock once it is over; a stall past GIVE_UP_S is given up, lost, and
-the plant's own lateness says so. A real firmware (rigsim) on the wires; the stall is a tick hook that
+the plant's own lateness says so. Faster than real time a stall is lost at once. A real firmware (rigsim) on the wires; the stall is a tick hook that
 sleeps once on the plant's thread."""
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ SETTLE_TICKS = 20  # ticks served on schedule before the stall: the plant's offs
 
 @dataclass
 class StallOnce:
-    """A tick hook: records each tick's wall time less its plant time, and sleeps `seconds` once, at tick
-    `at`."""
+    """A tick hook: records each tick's wall time less its plant time in wall seconds at `speed`, and
+    sleeps `seconds` once, at tick `at`."""
 
     at: int
     seconds: float
+    speed: float = 1.0
     offsets: list[tuple[float, float]] = field(default_factory=list)  # (wall time, wall - plant time)
     stalled_until: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
 
     def __call__(self, plant: Plant) -> None:
         now = time.monotonic()
-        self.offsets.append((now, now - plant.t))
+        self.offsets.append((now, now - plant.t / self.speed))
         if len(self.offsets) == self.at:
             time.sleep(self.seconds)
             self.stalled_until = time.monotonic()
@@ -46,10 +47,11 @@ class StallOnce:
             time.sleep(0.05)
 
 
-def _stalled(seconds: float, watch_s: float) -> tuple[StallOnce, float]:
-    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(1.0))) as sim:
+def _stalled(seconds: float, watch_s: float, speed: float = 1.0) -> tuple[StallOnce, float]:
+    """The plant at `speed` stalled once for `seconds`, watched `watch_s` on; and its offset on schedule."""
+    with SimulatedRig(SimConfig(pacing=Pacing.accelerated(speed))) as sim:
         assert sim.server is not None
-        stall = StallOnce(at=sim.server.ticks + SETTLE_TICKS, seconds=seconds)
+        stall = StallOnce(at=sim.server.ticks + SETTLE_TICKS, seconds=seconds, speed=speed)
         sim.server.hooks.append(stall)
         stall.wait_ticks_after_stall(watch_s)
     on_schedule = min(offset for _, offset in stall.offsets[: SETTLE_TICKS - 1])
@@ -77,3 +79,9 @@ def test_a_plant_stalled_past_the_give_up_stays_behind_and_its_lateness_says_so(
     after = [offset - on_schedule for t, offset in stall.offsets if t > stall.stalled_until + 1.0]
     assert after and min(after) >= GIVE_UP_S, "the time lost past the give-up is not made up"
     assert late_s >= GIVE_UP_S, "the plant's lateness records the time it lost"
+
+
+def test_faster_than_real_time_a_stalled_plant_does_not_race_to_catch_up() -> None:
+    stall, on_schedule = _stalled(0.5, watch_s=1.0, speed=10.0)
+    after = [offset - on_schedule for t, offset in stall.offsets if t > stall.stalled_until + 0.2]
+    assert after and min(after) >= 0.45, "at 10x the stalled time is lost, not served in a burst"

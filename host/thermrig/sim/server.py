@@ -20,13 +20,16 @@ SampleHook = Callable[[int], None]  # the plant time (us) of the sample about to
 # Told when a speed change has taken effect: the new speed (0: as fast as possible) and the host UTC from
 # which the firmware's clock runs at it (it has processed the last sample of the old pace by then).
 SpeedListener = Callable[[float, float], None]
-# Accelerated mode, a plant behind its schedule (the machine was busy): it catches up, serving its ticks
-# at up to CATCH_UP times its pace until it is back on schedule, so the firmware's clock and the drive's
-# throttle keep wall time (fio's); never faster, so a host that had no CPU either is not left seconds of
-# MCU time behind (its keepalives come at least twice per host timeout at the catch-up pace). Past
-# GIVE_UP_S behind, the plant re-anchors instead: that time is lost, and its lateness says so.
+# Accelerated mode at real time or slower (1x: while fio writes to the virtual drive, whose clock is wall
+# time), a plant behind its schedule (the machine was busy) catches up, serving its ticks at up to
+# CATCH_UP times its pace until it is back on schedule, so the firmware's clock and the drive's throttle
+# keep fio's time; never faster, so a host that had no CPU either is not left seconds of MCU time behind
+# (its keepalives still come at least twice per host timeout). Past GIVE_UP_S behind, or at a pace
+# faster than real time (no one else's clock to keep, and a host timeout already that many times
+# shorter in wall time), the plant re-anchors instead: that time is lost, and its lateness says so.
 CATCH_UP = 2.0
 GIVE_UP_S = 2.0
+MAX_LAG_TICKS = 2  # faster than real time: how far behind its schedule the plant may fall before it re-anchors
 
 
 class PlantServer:
@@ -131,7 +134,8 @@ class PlantServer:
 
     def _keep_pace(self) -> None:
         """Accelerated mode: wait for this tick's time (the ticks before it and the pace's anchor say when);
-        behind it, no sooner than a tick at CATCH_UP times the pace after the last one (see CATCH_UP)."""
+        behind it, no sooner than a tick at CATCH_UP times the pace after the last one, or re-anchored (see
+        CATCH_UP)."""
         t0, n0, speed = self._pace
         if not speed:
             return
@@ -140,7 +144,7 @@ class PlantServer:
         due = t0 + (self.ticks - n0) * TICK_S / speed
         if due > now:
             time.sleep(due - now)
-        elif now - due > GIVE_UP_S:
+        elif now - due > (GIVE_UP_S if speed <= 1 else MAX_LAG_TICKS * TICK_S / speed):
             self._pace = (now, self.ticks, speed)
         else:
             soonest = self._last_tick + TICK_S / (speed * CATCH_UP)
