@@ -1,8 +1,8 @@
 """The plant keeps wall time at 1x, the pace it runs at while fio writes to the virtual drive: a stall of
 its thread (a busy machine) is caught up at no more than twice the pace, so the firmware's clock and the
 drive's throttle are back on fio's clock once it is over; a stall past GIVE_UP_S is given up, lost, and
-the plant's own lateness says so. Faster than real time a stall is lost at once. A real firmware (rigsim) on the wires; the stall is a tick hook that
-sleeps once on the plant's thread."""
+the plant's own lateness says so. Faster than real time a stall is lost at once. A real firmware
+(rigsim) on the wires; the stall is a tick hook that sleeps once on the plant's thread."""
 
 from __future__ import annotations
 
