@@ -127,6 +127,7 @@ def main() -> int:
     ap.add_argument("--loaded", action="store_true", help=f"run with {LOAD_PROCESSES} CPU-bound processes beside")
     ap.add_argument("--only", choices=("recorded", "calibration"), help="one of the two (default: both)")
     ap.add_argument("--json", type=Path, help="write the rows here (for --compare)")
+    ap.add_argument("--keep", type=Path, help="record into this folder and keep it (default: a temporary one)")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("QUIET", "LOADED"), help="compare two --json files")
     args = ap.parse_args()
     if args.compare:
@@ -135,7 +136,9 @@ def main() -> int:
     rows: list[dict] = []
     start = time.monotonic()
     with (
-        tempfile.TemporaryDirectory(prefix="thermrig-bench-load-", dir="/var/tmp") as tmp,
+        contextlib.nullcontext(str(args.keep))
+        if args.keep
+        else tempfile.TemporaryDirectory(prefix="thermrig-bench-load-", dir="/var/tmp") as tmp,
         cpu_load(LOAD_PROCESSES if args.loaded else 0),
     ):
         load_before = os.getloadavg()[0]
