@@ -30,6 +30,7 @@ from thermrig.campaign.plan import RunSpec, cooldown_skipped, nearly_same
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.transition import AIR_OVERSHOOT_C, FULL, Drive, Level, Push, drive_for, level_of
+from thermrig.campaign.watch_pace import WatchPace
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
@@ -68,6 +69,7 @@ class Phases:
         self.display = display
         self.stop = stop
         self.sim = sim
+        self.pace = WatchPace(sim)  # a simulated rig at the campaign's speed while watched, at 1x between
         self.prompt = prompt
         self._physical: dict[str, Any] | None = None
         self.drive = drive
@@ -208,7 +210,12 @@ class Phases:
         self._physical = dict(spec.physical)
 
     def _frames(self, seconds_rig: float, until: Callable[[Telemetry], bool] | None = None) -> list[Telemetry]:
-        """Telemetry for up to seconds_rig of rig time, or until the predicate holds."""
+        """Telemetry for up to seconds_rig of rig time, or until the predicate holds; a simulated rig at the
+        campaign's speed meanwhile (WatchPace), not for the one frame of seconds_rig 0 without a predicate."""
+        with self.pace.watching() if seconds_rig > 0 or until is not None else contextlib.nullcontext():
+            return self._watch(seconds_rig, until)
+
+    def _watch(self, seconds_rig: float, until: Callable[[Telemetry], bool] | None) -> list[Telemetry]:
         q = self.link.subscribe()
         frames: list[Telemetry] = []
         try:

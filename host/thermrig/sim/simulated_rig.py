@@ -158,7 +158,10 @@ class SimulatedRig:
 
     def set_pacing(self, pacing: Pacing) -> None:
         """An accelerated simulation's new pace from now on (1x while fio runs against the virtual drive,
-        so its logs keep true time; faster through equilibrium and cool-down)."""
+        so its logs keep true time; faster through equilibrium and cool-down). The pace it has already: nothing
+        changes (the clock's watchers are not told)."""
+        if pacing == self._pacing:
+            return
         if pacing.mode != "accelerated" or self._pacing.mode != "accelerated":
             was, wanted = self._pacing.describe(), pacing.describe()
             raise SimError(f"only an accelerated simulation changes its pace ({was} to {wanted})")
