@@ -131,6 +131,9 @@ def main() -> int:
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("QUIET", "LOADED"), help="compare two --json files")
     args = ap.parse_args()
     if args.compare:
+        missing = [str(p) for p in args.compare if not p.is_file()]
+        if missing:
+            ap.error(f"no such file: {', '.join(missing)} (write it with --json first)")
         quiet, loaded = (json.loads(p.read_text()) for p in args.compare)
         return 0 if compare(quiet["rows"], loaded["rows"]) else 1
     rows: list[dict] = []
