@@ -4,9 +4,9 @@ the firmware must show and the time it took, in rig time."""
 from __future__ import annotations
 
 import queue
-import time
 from dataclasses import dataclass
 
+from thermrig.children import wait_for
 from thermrig.conformance.result import Check, expect
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.faults import FaultKind
@@ -117,9 +117,7 @@ def mcu_reset(t: RigUnderTest) -> str:
             noticed_after = tick * 0.1
             break
     expect(noticed_after is not None, "the host did not notice the MCU reset within 1 s")
-    deadline = time.monotonic() + 2
-    while t.link.info is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: t.link.info is not None, 2)
     gap = next((e for e in reversed(t.link.events) if e.kind == "gap"), None)
     expect(gap is not None, "no gap marked for the reset")
     frames = t.run_for(0.5)
@@ -158,16 +156,13 @@ def pwm_error(t: RigUnderTest) -> str:
             t.link.command("CLEAR")
             return "heater off within 0.3 s (its output stopped), OUTPUT_ERROR latched, fans full"
         t.run_for(2.5, heartbeat=False, line_dead=True)  # the watchdog's 2 s
-        deadline = time.monotonic() + 5  # its EVT BOOT is on the line: give the link's reader a moment
-        while t.link.stats.mcu_resets <= resets and time.monotonic() < deadline:
-            time.sleep(0.01)
+        # its EVT BOOT is on the line: give the link's reader a moment
+        wait_for(lambda: t.link.stats.mcu_resets > resets, 5)
         expect(t.link.stats.mcu_resets > resets, "no MCU reset within 2.8 s of the PWM failing")
     finally:
         t.faults.clear()
     t.run_for(3.0, heartbeat=False)  # the next watchdog reset boots with a working PWM
-    deadline = time.monotonic() + 5  # the rebooted rig's frames are on the line: the reader reads them
-    while not _rebooted(t.link.latest) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: _rebooted(t.link.latest), 5)  # the rebooted rig's frames are on the line: the reader reads them
     last = t.link.latest
     expect(_rebooted(last), f"no WATCHDOG latched after the restart: {last}")
     assert last is not None
@@ -181,14 +176,10 @@ def usb_unplug(t: RigUnderTest) -> str:
     reconnects = t.link.stats.reconnects
     t.faults.inject(FaultKind.USB_UNPLUG, value=1.0)
     t.run_for(0.3, heartbeat=False)
-    deadline = time.monotonic() + 2
-    while t.link.connected and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: not t.link.connected, 2)
     expect(not t.link.connected, "the host did not notice the unplug")
     t.run_for(1.0, heartbeat=False)  # the device comes back under a new name behind the same link
-    deadline = time.monotonic() + 10
-    while t.link.stats.reconnects == reconnects and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: t.link.stats.reconnects > reconnects, 10)
     expect(t.link.stats.reconnects > reconnects, "no reconnect after the replug")
     restored = next(e for e in reversed(t.link.events) if e.kind == "link_restored")
     expect(t.link.ping().mcu_us > 0, "no reply after reconnecting")
@@ -218,9 +209,7 @@ def unplug_latched(t: RigUnderTest) -> str:
         t.run_for(0.3, heartbeat=False)
         t.faults.clear()  # the thermocouple reads again; the fault it latched stays until CLEAR
         t.run_for(UNPLUG_S - 0.3, heartbeat=False)
-        deadline = time.monotonic() + 10
-        while t.link.stats.reconnects == reconnects and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for(lambda: t.link.stats.reconnects > reconnects, 10)
         expect(t.link.stats.reconnects > reconnects, f"the port was not back {UNPLUG_S:g} s after the unplug")
         t.run_for(0.5)
         after = [f for f in _drain(seen) if f.uptime_ms > unplugged_at]
