@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from firmware_release import stand_in_image
 from waiting import wait_for
 
 from thermrig.firmware_identity import checkout_version
@@ -159,7 +160,7 @@ def test_flash_a_place_from_a_release_uploads_the_image_of_its_board(
     for board in ("nucleo_f411re", "nucleo_f446re"):
         (release / board).mkdir(parents=True)
         elf = release / board / f"thermrig-{board}.elf"
-        elf.write_bytes(os.urandom(2048) + f" fw=thermrig-zephyr ver={version}\0".encode())
+        elf.write_bytes(stand_in_image(version))
         files.append(ReleaseFile.of(release, elf, board, version))
     Release(release, tuple(files)).write()
     done = run(flash(lab, env, "nuc", "--release", str(release)), env)  # nuc's board tag: nucleo_f411re

@@ -10,6 +10,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from waiting import wait_for
+
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.plant import Plant
 from thermrig.sim.server import CATCH_UP, GIVE_UP_S
@@ -42,10 +44,8 @@ class StallOnce:
     def wait_ticks_after_stall(self, seconds: float, timeout: float = 60.0) -> None:
         """Wait (as long as the machine needs) until ticks `seconds` of wall time after the stall were served."""
         assert self.done.wait(timeout), "the plant never reached the stall"
-        deadline = time.monotonic() + timeout
-        while self.offsets[-1][0] < self.stalled_until + seconds:
-            assert time.monotonic() < deadline, "the plant stopped serving ticks"
-            time.sleep(0.05)
+        served = wait_for(lambda: self.offsets[-1][0] >= self.stalled_until + seconds, timeout)
+        assert served, "the plant stopped serving ticks"
 
 
 def _stalled(seconds: float, watch_s: float, speed: float = 1.0) -> tuple[StallOnce, float]:

@@ -19,6 +19,7 @@ from thermrig.virtual_drive.drive_model import DriveModel
 
 T = TypeVar("T")
 PING_TIMEOUT_S = 10.0  # per attempt: a machine busy with other work starves rigsim; the model's time waits
+STEP_S = 2.0  # virtual time per PING (the firmware's host timeout is 3 s): half the pings of 1 s
 
 
 class SteppedRigModel:
@@ -28,7 +29,6 @@ class SteppedRigModel:
         self._model = DriveModel(self._profile)
         self._moved = 0.0
         self._link: RigLink | None = None
-        self.step_s = 2.0  # virtual time per PING (the firmware's host timeout is 3 s): half the pings of 1 s
 
     def start(self) -> SteppedRigModel:
         rig = self._rig.start()
@@ -63,7 +63,7 @@ class SteppedRigModel:
         self._moved = 0.0
 
     def run(self, work: Callable[[], T]) -> T:
-        return self._rig.run_alongside(self.link, work, self.step_s, ping_timeout_s=PING_TIMEOUT_S)
+        return self._rig.run_alongside(self.link, work, STEP_S, ping_timeout_s=PING_TIMEOUT_S)
 
     def close(self) -> None:
         if self._link is not None:
