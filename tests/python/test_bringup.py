@@ -9,7 +9,7 @@ import sys
 
 from waiting import advance_and_read
 
-from thermrig.bringup.phases import Step, bringup, passed
+from thermrig.bringup.phases import Frames, Step, bringup, fans, passed
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.operator import SimulatedOperator
@@ -48,6 +48,23 @@ def test_a_rig_wired_as_the_table_says_passes_every_phase() -> None:
     assert "drive_ctrl (tc0) rose +" in by_name["touch drive_ctrl"].measured
     assert by_name["heater pulse"].measured.startswith("first to rise: chassis_air")
     assert "touch chassis_air (tc3)" in operator.asked
+
+
+def test_a_host_that_reads_its_frames_late_measures_each_fan_after_its_new_duty() -> None:
+    """A busy machine's bring-up reads frames the rig sent seconds ago: the fan steps still measure from
+    the frame that shows the duty they set, not from the backlog (which would show the old duty's speed
+    in both halves of the step and fail a fan that is wired right)."""
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=2)) as sim, RigLink(sim.port) as link:
+        link.hello()
+        link.set(fan0=1000, fan1=1000)
+        frames = sim.run_alongside(link, lambda: Frames(link))
+        for _ in range(8):  # eight seconds of frames queued, none read by the procedure yet
+            link.ping()
+            advance_and_read(sim, link)
+        assert frames.q.qsize() >= 70
+        steps = sim.run_alongside(link, lambda: fans(frames, link))
+        frames.close()
+    assert [s.passed for s in steps] == [True, True], [(s.name, s.measured) for s in steps]
 
 
 def test_swapped_chip_selects_fail_the_touches_and_name_the_pair() -> None:

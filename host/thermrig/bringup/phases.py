@@ -20,7 +20,8 @@ ROOM_BAND_C = 3.0  # every thermocouple within this of the ambient sensor at pow
 TOUCH_RISE_C = 2.0  # a held bead rises at least this over its baseline ...
 TOUCH_WAIT_S = 20.0  # ... within this long
 SETTLE_WAIT_S = 30.0  # after letting go, back within 1 °C of the baseline (then the next bead)
-FAN_SPIN_S = 6.0  # a fan's speed settles (spin-up about 1.5 s) ...
+FAN_SPIN_S = 6.0  # a fan's speed settles (spin-up about 1.5 s) after the frame that shows its new duty
+APPLY_WAIT_S = 5.0  # a duty the rig was sent shows in its telemetry within this (then measured anyway)
 PULSE_RISE_C = 1.0  # the heater pulse: the first channel to rise this much must be chassis air
 PULSE_MAX_S = 40.0
 AIR = "chassis_air"
@@ -51,6 +52,14 @@ class Frames:
             self.last = self.q.get(timeout=10)
         except queue.Empty as exc:
             raise TimeoutError("no telemetry from the rig for 10 s") from exc
+        return self.last
+
+    def catch_up(self) -> Telemetry:
+        """Every frame already queued read: `last` is the rig's present, not a frame a busy host has yet to
+        read. Called before the operator or the host acts, so a window counted from `last` starts there."""
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.last = self.q.get_nowait()
         return self.last
 
     def over(self, seconds: float) -> list[Telemetry]:
@@ -132,6 +141,7 @@ def touch(frames: Frames, operator: Operator, name: str) -> Step:
     names = thermocouples(frames)
     seen = frames.over(2.0)
     base = {n: _mean(seen, n) for n in names}
+    frames.catch_up()
     operator.touch(name, channels.key_of(name))
     try:
         rose = frames.until(TOUCH_WAIT_S, lambda f: any(f.named(n).value - base[n] >= TOUCH_RISE_C for n in names))
@@ -169,6 +179,11 @@ def _stuck_on_cleared(frames: Frames) -> str:
     return "; the firmware latched heater stuck-on (a warm air bead, heater off), as it should: cleared"
 
 
+def _carries(duties: dict[str, int]) -> Callable[[Telemetry], bool]:
+    """Whether a frame shows these fan duties (percent)."""
+    return lambda f: all(abs(f.fan_pct.get(fan, -1.0) - pct) < 0.5 for fan, pct in duties.items())
+
+
 def fans(frames: Frames, link: RigLink) -> list[Step]:
     """Each fan at 40 % with the others full, then full with the others at 40 %: its speed must rise. One
     that falls is read from another fan's tach (PWM and tach from different fans)."""
@@ -177,7 +192,12 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
     for i, rpm_key in enumerate(keys):
         speeds = []
         for duty, others in ((40, 100), (100, 40)):
-            link.set(**{f"fan{j}": (duty if j == i else others) * 10 for j in range(len(keys))})
+            duties = {f"fan{j}": (duty if j == i else others) for j in range(len(keys))}
+            frames.catch_up()
+            link.set(**{fan: pct * 10 for fan, pct in duties.items()})
+            # From the first frame that carries the new duties: a host that read its frames late (a busy
+            # machine, a fast simulation) would otherwise count the old duty's frames as the new one's.
+            frames.until(APPLY_WAIT_S, _carries(duties))
             speeds.append(statistics.fmean(f.rpm[rpm_key].value for f in frames.over(FAN_SPIN_S)[-10:]))
         measured = f"fan{i} {speeds[0]:.0f} rpm at 40 %, {speeds[1]:.0f} rpm at 100 % (the other fans the other way)"
         if speeds[1] <= 0:
@@ -203,6 +223,7 @@ def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
     if frames.last.faults:
         fix = "clear it (`thermrig rig clear`) once its cause is fixed, then run the bring-up again"
         return Step("heater pulse", False, f"a fault is latched: {flag_names(frames.last.faults)}", fix)
+    frames.catch_up()
     link.set(air=round((base[AIR] + 5.0) * 100), hlim=1000, heat=1)
     try:
         first = frames.until(PULSE_MAX_S, lambda f: any(f.named(n).value - base[n] >= PULSE_RISE_C for n in names))
