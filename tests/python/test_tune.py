@@ -80,6 +80,27 @@ def test_without_tuning_the_hot_chassis_overshoots(isolated_env: dict[str, str])
     assert overshoot >= OVERSHOOT_C
 
 
+def test_a_step_is_timed_from_the_frame_that_carries_it_however_late_the_host_reads(
+    isolated_env: dict[str, str],
+) -> None:
+    """The same step on the same chassis, once read as it comes and once with 8 s of frames queued unread
+    before it (a busy host): the same settling time, not 8 s longer."""
+    responses = []
+    for backlog_s in (0, 8):
+        with SimulatedRigSpec().rig() as sim, RigLink(sim.port) as link:
+            link.hello()
+            q = link.subscribe()  # held open: the frames the step's own subscription is behind by
+            sim.run_alongside(link, lambda q=q: q.get(timeout=10))
+            for _ in range(backlog_s):
+                link.ping()
+                sim.advance(1.0)
+            link.subscribe = lambda q=q: q  # type: ignore[method-assign]  # the step reads from behind
+            responses.append(sim.run_alongside(link, lambda link=link: air_step(link, 10.0, 240.0)))
+    fresh, late = responses
+    assert fresh.settle_s is not None and late.settle_s is not None
+    assert abs(late.settle_s - fresh.settle_s) < 1.0, (fresh.settle_s, late.settle_s)
+
+
 def test_the_relay_keeps_its_heater_bound_and_ends_with_the_heater_off(isolated_env: dict[str, str]) -> None:
     plan = RelayPlan(heater_pct=60.0, rise_c=10.0)
     with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:

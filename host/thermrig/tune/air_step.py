@@ -16,6 +16,7 @@ from thermrig.tune.relay import AIR, TuneError
 
 BAND_C = 0.5
 FINAL_WINDOW_S = 60.0
+APPLY_WAIT_S = 10.0  # of rig time for the step's settings to show in the telemetry
 
 
 def air_step(link: RigLink, rise_c: float, seconds: float, fan_pct: float = 40.0) -> StepResponse:
@@ -25,10 +26,20 @@ def air_step(link: RigLink, rise_c: float, seconds: float, fan_pct: float = 40.0
     q: queue.Queue[Telemetry] = link.subscribe()
     try:
         first = _next(q)
+        with contextlib.suppress(queue.Empty):  # the rig's present, not a frame a busy host has yet to read
+            while True:
+                first = q.get_nowait()
         target = first.named(AIR).value + rise_c
         link.set(air=round(target * 100), hlim=1000, heat=1, fan0=round(fan_pct * 10))
-        t, air = [], []
-        tel = first
+        # The step starts at the first frame that carries it, not when the host read its last frame (a
+        # busy host reads late; counted from there, the step would look slower than the loop is).
+        while not (tel := _next(q)).heat_enabled or abs(tel.air_target_c - round(target * 100) / 100) > 0.005:
+            if tel.faults:
+                raise TuneError(f"the rig faulted during the step: {tel.faults!r}")
+            if (tel.uptime_ms - first.uptime_ms) / 1000 > APPLY_WAIT_S:
+                raise TuneError(f"the rig did not take the step's settings within {APPLY_WAIT_S:g} s")
+        first = tel
+        t, air = [0.0], [tel.named(AIR).value]
         while (tel.uptime_ms - first.uptime_ms) / 1000 < seconds:
             tel = _next(q)
             if tel.faults:
