@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from campaign_helpers import CampaignFile, run_args, thermrig
 
-from thermrig.analysis.drop_cause import classify, find_drops
+from thermrig.analysis.drop_cause import classify, find_drops, written_at_drop
 from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_data import RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog
@@ -68,10 +68,15 @@ def test_drops_are_classified_by_bytes_written_and_the_drives_power_state() -> N
     drops = {(d.run, d.at_s): d for d in classify(runs)}
     assert {k: d.cause for k, d in drops.items()} == {("c", 7): "cache", ("h", 7): "cache", ("h", 22): "thermal"}
     assert drops["h", 22].drive_events == ("power_state 0->1",) and drops["h", 7].written_gb == pytest.approx(21)
-    # the same cache running out early in second 6, which then reads as the drop: 18 GB against 21, a
-    # second of writes apart (a drop is placed to the second), still the same bytes
+    # the same cache running out half-way through second 6, which then reads as the drop: placed within
+    # it, at 19.5 GB (18 GB written before it and half a second at 3 GB/s), not at the 18 GB before it
     early = [3e9] * 6 + [2.1e9] + [1.2e9] * 30
     assert find_drops(early) == [6]
+    assert written_at_drop(early, 6) == pytest.approx(19.5e9)
+    # ... and late in second 6, which stays above the line: found at 7, placed back in second 6
+    late = [3e9] * 6 + [2.8e9] + [1.2e9] * 30
+    assert find_drops(late) == [7]
+    assert written_at_drop(late, 7) == pytest.approx(18e9 + 3e9 * (2.8 - 1.2) / (3 - 1.2))
     # the host stalling fio for two seconds, then back at the level: not a drop
     stalled = [3e9] * 3 + [2.4e9, 2.6e9] + [3e9] * 2 + [1.2e9] * 30
     assert find_drops(stalled) == [7]

@@ -4,10 +4,11 @@
   before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
   dip that is back at the level is the host, not the drive); after one, the next is looked for once
   the level has settled;
-- it is placed by the bytes the job had written by then (the drive's scale) and checked against the
-  drive's own account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
+- it is placed by the bytes the job had written by then (the drive's scale), within its seconds (the
+  moment a step from the level before loses what they lost), and checked against the drive's own
+  account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
-  SAME_BYTES, or a second of writes: a drop is placed to the second) in every other chassis condition
+  SAME_BYTES, or a second of writes: the per-second log a busy host writes) in every other chassis condition
   of the same workload: the SLC cache runs out after the same writes whatever the temperature;
 - **thermal**: at a power-state change or TMT step (or while the drive is already in a throttled power
   state: the throttle deepening), and at bytes written no other condition drops at (it moves with
@@ -26,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from thermrig.analysis.attribution import Evidence, account_moves, attribute
 from thermrig.analysis.run_data import RunData
-from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after
+from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after, step_moment
 from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
 
 SAME_BYTES = 0.1  # relative; at least 1 GB
@@ -88,7 +89,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 data.tags.get("workload", ""),
                 i,
                 at_ms,
-                sum(written[:i]) / data.scale / 1e9,
+                written_at_drop(written, i) / data.scale / 1e9,
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
@@ -99,10 +100,22 @@ def run_drops(data: RunData) -> list[Drop]:
     return out
 
 
+def written_at_drop(written: list[float], i: int) -> float:
+    """The bytes the job had written when its level fell at second i, placed within its seconds: the
+    moment a step from the level before would lose what seconds i-1 and i lost (throttle.step_moment),
+    so a cache running out early or late in a second, or a second before the one the drop is found in,
+    reads the same bytes."""
+    if i < 1 or i + 1 >= len(written):
+        return sum(written[:i])
+    before = statistics.median(written[max(0, i - SETTLE_S) : i])
+    at = step_moment(written, i - 1, i, before)
+    return sum(written[: i - 1]) + (at - (i - 1)) * before
+
+
 def _same_bytes(a: Drop, b: Drop) -> bool:
     """Within SAME_BYTES of the larger (at least 1 GB), or within a second of writes at the faster rate
-    before them: a drop is placed to the second of the job's log, so the same cache running out early or
-    late in a second reads a second apart (3 GB at 3 GB/s, more than a tenth of a 22 GB cache)."""
+    before them: fio's per-second log of a host that was busy moves bytes between neighbouring seconds,
+    and a second of writes (3 GB at 3 GB/s) is more than a tenth of a 22 GB cache."""
     second_gb = max(a.before_bps, b.before_bps) / 1e9
     return abs(a.written_gb - b.written_gb) <= max(1.0, SAME_BYTES * max(a.written_gb, b.written_gb), second_gb)
 

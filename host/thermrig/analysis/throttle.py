@@ -77,7 +77,7 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     if first_low is None:
         return Throttle(plateau, None, depth, len(series), host_stalls=tuple(stalls))
-    at = _step_moment(series, max(begin, first_low - 1), first_low, plateau)
+    at = step_moment(series, max(begin, first_low - 1), first_low, plateau)
     return Throttle(plateau, first_low + 1.0, depth, len(series), onset_at_s=at, host_stalls=tuple(stalls))
 
 
@@ -99,7 +99,7 @@ def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> fl
     return statistics.median(series[i + 1 : i + 1 + seconds] or series[i:])
 
 
-def _step_moment(series: Sequence[float], since: int, slow: int, plateau: float) -> float:
+def step_moment(series: Sequence[float], since: int, slow: int, plateau: float) -> float:
     """When a step from `plateau` to the level of the second after `slow` would lose the throughput seconds
     `since`..`slow` lost: seconds from the series' start, between `since` and the end of `slow`."""
     after = series[slow + 1]
