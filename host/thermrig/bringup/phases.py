@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from thermrig.bringup.operator import Operator
+from thermrig.link.frames import newest
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelKind
 from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry, flag_names
@@ -55,11 +56,8 @@ class Frames:
         return self.last
 
     def catch_up(self) -> Telemetry:
-        """Every frame already queued read: `last` is the rig's present, not a frame a busy host has yet to
-        read. Called before the operator or the host acts, so a window counted from `last` starts there."""
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self.last = self.q.get_nowait()
+        """`last` the rig's present (link.frames.newest): called before the operator or the host acts."""
+        self.last = newest(self.q, self.last)
         return self.last
 
     def over(self, seconds: float) -> list[Telemetry]:

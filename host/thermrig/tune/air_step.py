@@ -10,6 +10,7 @@ import queue
 import numpy as np
 
 from thermrig.analysis.step_response import StepResponse, step_response
+from thermrig.link.frames import newest
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
 from thermrig.tune.relay import AIR, TuneError
@@ -25,10 +26,7 @@ def air_step(link: RigLink, rise_c: float, seconds: float, fan_pct: float = 40.0
     afterwards, however it ends."""
     q: queue.Queue[Telemetry] = link.subscribe()
     try:
-        first = _next(q)
-        with contextlib.suppress(queue.Empty):  # the rig's present, not a frame a busy host has yet to read
-            while True:
-                first = q.get_nowait()
+        first = newest(q, _next(q))  # the rig's present, not a frame a busy host has yet to read
         target = first.named(AIR).value + rise_c
         link.set(air=round(target * 100), hlim=1000, heat=1, fan0=round(fan_pct * 10))
         # The step starts at the first frame that carries it, not when the host read its last frame (a
