@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from campaign_helpers import CampaignFile, run_args, thermrig
 
-from thermrig.analysis.drop_cause import classify, find_drops, written_at_drop
+from thermrig.analysis.attribution import WRITTEN_UNIT_BYTES
+from thermrig.analysis.drop_cause import classify, find_drops, run_drops, written_at_drop
 from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_data import RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog
@@ -89,6 +90,25 @@ def test_drops_are_classified_by_bytes_written_and_the_drives_power_state() -> N
 
 
 @pytest.mark.timeout(600)
+def test_a_drop_is_placed_by_the_drives_own_count_of_writes_where_it_is_recorded() -> None:
+    """fio's log of a busy host missing a second (counted as nothing moved): by fio's bytes the cache runs
+    out at 18 GB; the drive's own data_units_written (1 s means, stamped at each second's middle, from
+    the second before the job) puts it at the 21 GB the drive took, within half a second of writes (the
+    count is read once a second and interpolated between, across the job's start and the drop)."""
+    start = 1_700_000_000_000
+    drive_rates = [3e9] * 7 + [1.2e9] * 30
+    fio_log = [3e9] * 3 + [0.0] + [3e9] * 3 + [1.2e9] * 30
+    data = _run("b", "idle", fio_log, [0] * 37)
+    (by_fio,) = run_drops(data)
+    knots = np.cumsum([0.0, *drive_rates])  # the drive's bytes at each second of the job
+    middles = np.arange(-1, len(drive_rates)) + 0.5  # the second before the job (idle), then the job's
+    units = np.interp(middles, np.arange(len(knots)), knots, left=0.0) / WRITTEN_UNIT_BYTES
+    data.counters["data_units_written"] = Trace(start + 1000 * middles, units)
+    (by_drive,) = run_drops(data)
+    assert by_fio.at_s == by_drive.at_s == 7
+    assert by_fio.written_gb == pytest.approx(18, abs=0.1) and by_drive.written_gb == pytest.approx(21, abs=1.5)
+
+
 def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
     tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:

@@ -106,6 +106,7 @@ def test_smart_log_parser_on_real_output() -> None:
     )
     assert d.fields()["sensor4_c"] == pytest.approx(21.85) and "sensor5_c" not in d.fields()
     assert d.power_state is None and "power_state" not in d.fields()  # nvme smart-log has no power state
+    assert d.fields()["data_units_written"] == 1474968593  # the drive's own count of writes, 512,000 B units
     t = parse_smart_log(SMART_THROTTLED)
     assert (t.tmt1_count, t.tmt1_time_s, t.tmt2_count, t.tmt2_time_s) == (3, 42, 1, 5)
     assert t.warning_temp_time_min == 7 and t.sensors_c[0] is None and t.composite_c == pytest.approx(36.85)

@@ -28,6 +28,8 @@ from thermrig.analysis.trace import Trace
 
 DRIVE_WINDOW_MS = (-3000, 2000)  # the drive's state changes just before its throughput falls
 ACCOUNT = ("power_state", "tmt1_count", "tmt2_count", "tmt1_time_s", "tmt2_time_s", "ocp_throttle_events")
+WRITTEN_UNITS = "data_units_written"  # drive_smart: the drive's own count of writes (nvme smart-log) ...
+WRITTEN_UNIT_BYTES = 512_000  # ... in units of 1000 x 512 bytes (the NVMe spec)
 LATENESS = ("sim_plant_late_ms", "sim_drive_late_ms")  # drive_smart, the virtual drive's only
 STALLS = ("sim_drive_late_ms",)  # the lateness that takes throughput away: nbdkit's replies
 LATE_MS = 100.0  # the least reply lateness that calls a fall the host's

@@ -4,9 +4,10 @@
   before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
   dip that is back at the level is the host, not the drive); after one, the next is looked for once
   the level has settled;
-- it is placed by the bytes the job had written by then (the drive's scale), within its seconds (the
-  moment a step from the level before loses what they lost), and checked against the drive's own
-  account around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
+- it is placed by the bytes written by then: the drive's own count (smart-log data_units_written)
+  where it is recorded, else fio's at the drive's scale; at the moment a step from the level before
+  loses what its seconds lost; and checked against the drive's own account around it (DRIVE_WINDOW_MS):
+  a power-state change or a TMT counter step;
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
   SAME_BYTES, or a second of writes: the per-second log a busy host writes) in every other chassis condition
   of the same workload: the SLC cache runs out after the same writes whatever the temperature;
@@ -25,7 +26,9 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from thermrig.analysis.attribution import Evidence, account_moves, attribute
+import numpy as np
+
+from thermrig.analysis.attribution import WRITTEN_UNIT_BYTES, WRITTEN_UNITS, Evidence, account_moves, attribute
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after, step_moment
 from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
@@ -89,7 +92,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 data.tags.get("workload", ""),
                 i,
                 at_ms,
-                written_at_drop(written, i) / data.scale / 1e9,
+                _written_gb(data, start, i, series, written),
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
@@ -110,6 +113,29 @@ def written_at_drop(written: list[float], i: int) -> float:
     before = statistics.median(written[max(0, i - SETTLE_S) : i])
     at = step_moment(written, i - 1, i, before)
     return sum(written[: i - 1]) + (at - (i - 1)) * before
+
+
+def _written_gb(data: RunData, start_ms: int, i: int, series: list[float], written: list[float]) -> float:
+    """GB written by the job before the drop at second i: the drive's own count where it is recorded, else
+    fio's bytes at the drive's scale."""
+    counted = drive_written(data, start_ms, i, series)
+    return (counted if counted is not None else written_at_drop(written, i) / data.scale) / 1e9
+
+
+def drive_written(data: RunData, start_ms: int, i: int, series: list[float]) -> float | None:
+    """The bytes the drive itself counted as written (smart-log data_units_written, in drive_smart; a
+    scaled virtual drive counts as the drive it models) from the job's start to the moment its level fell
+    at second i (throttle.step_moment); None where the drive's count is not recorded around both. fio's
+    per-second log, on a busy host, moves bytes between its seconds; the drive's count does not."""
+    trace = data.counters.get(WRITTEN_UNITS)
+    if trace is None or len(trace.t_ms) < 2 or i < 1 or i + 1 >= len(series):
+        return None
+    before = statistics.median(series[max(0, i - SETTLE_S) : i])
+    at_ms = start_ms + 1000 * step_moment(series, i - 1, i, before)
+    if not (trace.t_ms[0] <= start_ms and at_ms <= trace.t_ms[-1]):
+        return None
+    units = np.interp([start_ms, at_ms], trace.t_ms, trace.values)
+    return float(units[1] - units[0]) * WRITTEN_UNIT_BYTES
 
 
 def _same_bytes(a: Drop, b: Drop) -> bool:

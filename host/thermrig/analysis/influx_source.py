@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from thermrig.analysis.attribution import ACCOUNT, LATENESS
+from thermrig.analysis.attribution import ACCOUNT, LATENESS, WRITTEN_UNITS
 from thermrig.analysis.run_data import FACTORS, LAB_TAGS, Gap, RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog, positions_by_start
 from thermrig.db.query import QueryError, Series, influxql
@@ -17,7 +17,8 @@ from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
 from thermrig.db.settings import InfluxSettings
 
 BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
-COUNTER_FIELDS = (*ACCOUNT, "ocp_throttle_status", *LATENESS)  # the drive's account, the simulator's lateness
+# the drive's account, its own count of writes, the simulator's lateness
+COUNTER_FIELDS = (*ACCOUNT, "ocp_throttle_status", WRITTEN_UNITS, *LATENESS)
 TAGS = ("rig", "campaign", *FACTORS, *LAB_TAGS)
 UPTIME = "uptime_ms"  # rig_telemetry: the rig's own clock, for axes in rig time
 

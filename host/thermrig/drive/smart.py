@@ -32,6 +32,7 @@ class DriveTemps:
     warning_temp_time_min: int
     critical_temp_time_min: int
     power_state: int | None = None  # only where the source reports it (the virtual drive); nvme smart-log does not
+    data_units_written: int | None = None  # the drive's own count of writes, in 512,000-byte units
 
     def fields(self) -> dict[str, float | int]:
         out: dict[str, float | int] = {
@@ -46,6 +47,8 @@ class DriveTemps:
             out["composite_c"] = self.composite_c
         if self.power_state is not None:
             out["power_state"] = self.power_state
+        if self.data_units_written is not None:
+            out["data_units_written"] = self.data_units_written
         for i, value in enumerate(self.sensors_c, start=1):
             if value is not None:
                 out[f"sensor{i}_c"] = value
@@ -77,6 +80,7 @@ def parse_smart_log(text: str) -> DriveTemps:
         warning_temp_time_min=count("warning_temp_time"),
         critical_temp_time_min=count("critical_comp_time"),
         power_state=int(data["power_state"]) if isinstance(data.get("power_state"), int) else None,
+        data_units_written=int(v) if isinstance(v := data.get("data_units_written"), int | float) else None,
     )
 
 
