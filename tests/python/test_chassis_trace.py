@@ -10,6 +10,7 @@ import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, run_args, thermrig
 
 from thermrig.analysis.trace_tracking import tracking_error
+from thermrig.campaign.recorded_trace import recorded_trace
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
@@ -122,6 +123,10 @@ def test_the_chassis_air_of_a_recorded_run_played_as_the_trace_of_another(
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     (recorded,) = manifests(first).values()
     at = 3 + 40  # from its baseline (3 s) and lead-in (40 s): where its write started
+    # every frame from its baseline, in rig time: at 10x a 1 s mean of wall time is 10 s of it, and the one
+    # that began before the baseline would be cut off (a trace of 38.9 s, seen, for 40 s of lead-in alone)
+    trace = recorded_trace(influx, recorded["run"])
+    assert trace.duration_s >= at and trace.seconds[1] - trace.seconds[0] < 1.0
     again = tmp_path / "again"
     again.mkdir()
     path = _campaign(again, f'trace = "influx:{recorded["run"]}"\nworkload_at_s = {at}\n')

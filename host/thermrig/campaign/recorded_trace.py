@@ -1,43 +1,50 @@
 """A chassis trace taken from a recorded run (`trace = "influx:RUN_ID"` in a profile): the run's chassis
-air from InfluxDB (rig_telemetry, 1 s means, read as the analysis reads every run), against the rig's own
-time (its uptime: a simulated run's accelerated phases count at the length the rig lived them), from the
-run's baseline (a campaign run: its equilibrium reached; a recording without phases: its start) to its
-end, as the same time series a CSV trace gives. Read before the campaign's first run."""
+air from InfluxDB (rig_telemetry, every frame it recorded), against the rig's own time (its uptime: a
+simulated run's accelerated phases count at the length the rig lived them), from the run's baseline (a
+campaign run: its equilibrium reached; a recording without phases: its start) to its end, as the same
+time series a CSV trace gives. Every frame, not the analysis's 1 s means: a second of wall time is ten
+of rig time at 10x, and a mean that began before the baseline would be cut off with them. Read before
+the campaign's first run."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from thermrig.analysis.influx_source import campaign_of, load_campaign
+import numpy as np
+
+from thermrig.analysis.influx_source import UPTIME, campaign_of, campaign_runs, quote, run_window
 from thermrig.campaign.chassis_trace import AIR_CHANNEL
 from thermrig.campaign.spec import Campaign, CampaignError
-from thermrig.db.query import QueryError
+from thermrig.db.query import QueryError, influxql
+from thermrig.db.schema import TELEMETRY
 from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.chassis_trace import RECORDED, ChassisTrace, trace_of
 from thermrig.hardware.profiles import ProfileError
 
-AIR_FIELD = f"rig_telemetry.{AIR_CHANNEL}_c"
+AIR_FIELD = f"{AIR_CHANNEL}_c"
 
 
 def recorded_trace(settings: InfluxSettings, run: str) -> ChassisTrace:
     """The chassis air of a run recorded in InfluxDB as a trace (seconds of rig time from its baseline)."""
     source = f"{RECORDED}{run}"
     campaign, _ = campaign_of(settings, run)
-    (data,) = load_campaign(settings, campaign, run)
-    air = data.temps.get(AIR_FIELD)
-    if air is None or len(air.t_ms) < 2:
-        raise ProfileError(f"{source}: run {run!r} recorded no {AIR_CHANNEL} telemetry in InfluxDB")
-    start = data.phases.get("baseline")
-    if start is not None:  # the way to equilibrium is the recorded rig's, not the condition
-        air = air.between(start, float("inf"))
-    if len(air.t_ms) < 2:
-        raise ProfileError(f"{source}: run {run!r} recorded under two seconds of {AIR_CHANNEL} from its baseline")
-    rig_ms = data.rig_ms(air.t_ms)
-    at_ms = air.t_ms if rig_ms is None else rig_ms
+    (data,) = campaign_runs(settings, campaign, run)
+    start, end = run_window(data)
+    start = int(data.phases.get("baseline", start))  # the way to equilibrium is the recorded rig's, not the condition
+    q = (
+        f'SELECT "{AIR_FIELD}", "{UPTIME}" FROM {TELEMETRY} '
+        f'WHERE "run" = {quote(run)} AND time >= {start}ms AND time <= {end}ms'
+    )
+    rows = [row for s in influxql(settings, q, epoch="ms") for row in s.values if None not in row[1:]]
+    if len(rows) < 2:
+        raise ProfileError(f"{source}: run {run!r} recorded under two frames of {AIR_CHANNEL} from its baseline")
+    wall, air, uptime = (np.array([row[i] for row in rows], dtype=float) for i in range(3))
+    step = np.diff(uptime)
+    elapsed = np.concatenate(([0.0], np.cumsum(np.where(step >= 0, step, np.diff(wall)))))  # a reset: wall time
     seconds: list[float] = []
     values: list[float] = []
-    for ms, value in zip(at_ms, air.values, strict=True):
-        t = round(float(ms - at_ms[0]) / 1000, 3)
+    for ms, value in zip(elapsed, air, strict=True):
+        t = round(float(ms) / 1000, 3)
         if not seconds or t > seconds[-1]:  # a stretch where the rig's clock stood still keeps its first
             seconds.append(t)
             values.append(round(float(value), 3))
