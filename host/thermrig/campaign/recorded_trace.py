@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from thermrig.analysis.influx_source import UPTIME, campaign_of, campaign_runs, quote, run_window
+from thermrig.analysis.run_data import Trace
 from thermrig.campaign.chassis_trace import AIR_CHANNEL
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.db.query import QueryError, influxql
@@ -39,8 +40,9 @@ def recorded_trace(settings: InfluxSettings, run: str) -> ChassisTrace:
     if len(rows) < 2:
         raise ProfileError(f"{source}: run {run!r} recorded under two frames of {AIR_CHANNEL} from its baseline")
     wall, air, uptime = (np.array([row[i] for row in rows], dtype=float) for i in range(3))
-    step = np.diff(uptime)
-    elapsed = np.concatenate(([0.0], np.cumsum(np.where(step >= 0, step, np.diff(wall)))))  # a reset: wall time
+    data.uptime = Trace(wall, uptime)
+    elapsed = data.rig_ms(wall)  # the rig's own elapsed time at each frame (a reset counted at wall time)
+    assert elapsed is not None
     seconds: list[float] = []
     values: list[float] = []
     for ms, value in zip(elapsed, air, strict=True):
