@@ -174,3 +174,45 @@ def test_a_firmware_without_hto_gets_the_protocols_three_seconds() -> None:
         assert link.keepalive_interval() == 1.0
         assert link.keepalive_interval(speed=1) == 0.5
         assert link.keepalive_interval(speed=10) == pytest.approx(0.05)
+
+
+class SlowFlushPort(ScriptedPort):
+    """A port whose flush waits for the test's word (a write draining to a slow device), and which
+    records whether it was closed while a flush was under way (pyserial's flush then fails on the
+    closed descriptor: termios.error, which no caller expects)."""
+
+    def __init__(self) -> None:
+        super().__init__(ack)
+        self.flushing = threading.Event()
+        self.drained = threading.Event()
+        self.closed = threading.Event()
+        self.closed_mid_flush = False
+
+    def flush(self) -> None:
+        self.flushing.set()
+        self.drained.wait(10)
+        self.flushing.clear()
+
+    def close(self) -> None:
+        self.closed_mid_flush = self.flushing.is_set()
+        self.closed.set()
+        self.drained.set()
+
+
+def test_the_link_closes_its_port_only_between_writes() -> None:
+    # A re-handshake's HELLO was being written when the link closed (a test's rig going away): the port
+    # closed between its write and its flush, and the thread died on termios.error.
+    port = SlowFlushPort()
+    link = link_to(port)
+    writer = threading.Thread(target=link.write_raw, args=(encode(1, "PING", ()),))
+    writer.start()
+    assert port.flushing.wait(10)
+    closer = threading.Thread(target=link.close)
+    closer.start()
+    # the close waits for the write: the port is not closed while its flush is under way (a second is
+    # ample for the old code to have closed it; the new one holds it until the flush is done)
+    port.closed.wait(1.0)
+    port.drained.set()
+    writer.join(10)
+    closer.join(10)
+    assert port.closed.is_set() and not port.closed_mid_flush

@@ -99,7 +99,8 @@ class RigLink:
         if self._keepalive is not None:
             self._keepalive.join(timeout=2)
         self._reader.join(timeout=2)
-        self._ser.close()
+        with self._write_lock:  # never between a write and its flush (pyserial's flush on a closed port:
+            self._ser.close()  # termios.error, which no writer expects)
 
     # --- receiving -------------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class RigLink:
         lost_at = time.time()
         self.connected = False
         self._emit(LinkEvent("link_lost", lost_at, why))
-        with contextlib.suppress(OSError, serial.SerialException):
+        with self._write_lock, contextlib.suppress(OSError, serial.SerialException):
             self._ser.close()
         wait = RECONNECT_BACKOFF_S[0]
         while not self._stop.is_set():
