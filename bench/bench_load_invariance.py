@@ -1,8 +1,9 @@
 """Results that do not move with the host: the recorded campaign (tests/python/recorded_campaign.py: a
-virtual 950 Pro, 2 slots x 2 loaded profiles, 36 s writes) and the calibration pipeline's quick cells
+virtual 950 Pro, 2 slots x 2 loaded profiles, 45 s writes) and the calibration pipeline's quick cells
 (`thermrig calibrate check --quick`: two Puget cells, 120 s writes), run quiet or with two CPU-bound
-processes beside them (--loaded), each run's onset, depth, the onset's cause, its host stalls and the
-simulated world's worst lag printed, and written as JSON (--json) for the quiet/loaded table:
+processes beside them (--loaded), each run's start (the recorded campaign's: the drive controller's
+baseline), onset, depth, the onset's cause, its host stalls and the simulated world's worst lag printed,
+and written as JSON (--json) for the quiet/loaded table:
 
     .venv/bin/python bench/bench_load_invariance.py --json quiet.json
     .venv/bin/python bench/bench_load_invariance.py --loaded --json loaded.json
@@ -51,10 +52,11 @@ def cpu_load(n: int) -> Iterator[list[int]]:
             p.wait()
 
 
-def _row(campaign: str, r: ThrottleRow) -> dict:
+def _row(campaign: str, r: ThrottleRow, start_c: float | None = None) -> dict:
     return {
         "campaign": campaign,
         "cell": f"{r.slot} / {r.profile}",
+        "start_c": start_c,
         "onset_s": r.onset_s,
         "depth_pct": r.depth_pct,
         "onset_cause": r.onset_cause,
@@ -68,7 +70,11 @@ def recorded(folder: Path) -> list[dict]:
     server.up()
     try:
         rec = record(folder, server)
-        return [_row("recorded", r) for r in throttle_table(rec.settings, NAME)]
+        starts = {}  # where each run's workload started: its baseline, from its manifest
+        for manifest in rec.folder.glob("*/manifest.json"):
+            m = json.loads(manifest.read_text())
+            starts[m["run"]] = m.get("baseline_drive_ctrl_c")
+        return [_row("recorded", r, starts.get(r.run)) for r in throttle_table(rec.settings, NAME)]
     finally:
         server.down()
 
@@ -87,14 +93,18 @@ def calibration(folder: Path) -> list[dict]:
 
 
 def show(rows: list[dict]) -> None:
-    print(f"  {'campaign':<20} {'cell':<34} {'onset s':>8} {'depth %':>8} {'cause':<8} {'lag ms':>7}  host stalls (s)")
+    print(
+        f"  {'campaign':<20} {'cell':<34} {'start C':>8} {'onset s':>8} {'depth %':>8} {'cause':<8} {'lag ms':>7}"
+        "  host stalls (s)"
+    )
     for r in rows:
         onset = "none" if r["onset_s"] is None else f"{r['onset_s']:.0f}"
         depth = "-" if r["depth_pct"] is None else f"{r['depth_pct']:.1f}"
         lag = "-" if r["lag_ms"] is None else f"{r['lag_ms']:.0f}"
         stalls = ", ".join(map(str, r["host_stalls"])) or "none"
         cause = r["onset_cause"] or "-"
-        print(f"  {r['campaign']:<20} {r['cell']:<34} {onset:>8} {depth:>8} {cause:<8} {lag:>7}  {stalls}")
+        start = "-" if r.get("start_c") is None else f"{r['start_c']:.2f}"
+        print(f"  {r['campaign']:<20} {r['cell']:<34} {start:>8} {onset:>8} {depth:>8} {cause:<8} {lag:>7}  {stalls}")
     stalls = sum(len(r["host_stalls"]) for r in rows)
     lags = [r["lag_ms"] for r in rows if r["lag_ms"] is not None]
     print(f"  host-attributed stalls: {stalls}; worst lag: {max(lags):.0f} ms" if lags else f"  host stalls: {stalls}")

@@ -1,6 +1,9 @@
 """One small virtual-drive campaign recorded for real (simulated rig, virtual 950 Pro, real fio, a
 private influxd), once per test session, for the analysis, report and Grafana tests: 2 slots x 2 loaded
-chassis profiles, 36 s of sequential write each (onsets of 7-26 s), equilibrium and cool-down loose."""
+chassis profiles, 45 s of sequential write each (onsets of 5-32 s), cool-down loose. The equilibrium rule
+is tight enough to say where each run starts: under 3 °C/min over 15 s, as it was, one run's equilibrium
+stopped after 7.5 s at 59.2 °C where its condition settles at 48-50 °C (a busy machine's host reached
+the rule's judgement at another moment of the drive's slow turn), and the run read another onset."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from thermrig.db.local_server import LocalInflux
 from thermrig.db.settings import InfluxSettings
 
 NAME = "recorded-950pro"
+RUNTIME_S = 45
 CAMPAIGN = f"""\
 [campaign]
 name = "{NAME}"
@@ -30,8 +34,8 @@ profile = "950pro_512"
 scale = 0.1
 
 [equilibrium]
-rate_c_per_min = 3.0
-window_s = 15
+rate_c_per_min = 0.5
+window_s = 60
 timeout_s = 900
 channels = ["chassis_air", "drive_ctrl"]
 
@@ -46,7 +50,7 @@ profile = ["single_gpu_load", "dual_gpu_load"]
 [[workload]]
 name = "seqwrite"
 kind = "seq_write"
-runtime_s = 36
+runtime_s = {RUNTIME_S}
 """
 
 
