@@ -2,8 +2,8 @@
 private influxd), once per test session, for the analysis, report and Grafana tests: 2 slots x 2 loaded
 chassis profiles, 45 s of sequential write each (onsets of 5-32 s), cool-down loose. The equilibrium rule
 is tight enough to say where each run starts: under 3 °C/min over 15 s, as it was, one run's equilibrium
-stopped after 7.5 s at 59.2 °C where its condition settles at 48-50 °C (a busy machine's host reached
-the rule's judgement at another moment of the drive's slow turn), and the run read another onset."""
+stopped after 7.5 s at 59.2 °C where its condition settles at 48-50 °C, and the run read another onset
+(a 15 s window cannot see a drive cooling over minutes: which recording stopped early was chance)."""
 
 from __future__ import annotations
 
