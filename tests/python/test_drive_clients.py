@@ -107,7 +107,8 @@ def test_requests_in_flight_are_answered_before_a_disconnect() -> None:
     """NBD_CMD_DISC after eight 1 MiB reads still in the pipeline (30 ms of them at scale 0.1): the
     server answers all eight before it closes, none is dropped. Those the plugin had taken complete with
     their data; nbdkit 1.32 answers any its worker threads had read but not yet started ESHUTDOWN (it
-    checks the connection's status after the DISC was read; later nbdkit reads it with the request)."""
+    checks the connection's status after the DISC was read; later nbdkit reads it with the request). On a
+    busy machine its reader can take the DISC before any worker starts a read: then all eight are."""
     with VirtualDrive(load_drive_profile("950pro_512"), scale=0.1) as d:
         got = libnbd(
             """
@@ -126,7 +127,7 @@ print(json.dumps(done))
 """,
             d.uri,
         )
-        assert got[0] is True and set(got) <= {True, "ESHUTDOWN"}
+        assert len(got) == 8 and set(got) <= {True, "ESHUTDOWN"}
         assert d.accounts().requests == got.count(True)
 
 
