@@ -133,7 +133,8 @@ def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
         # machine started it
         result = run_fio(job + (f"rate={fio_rate}\n" if fio_rate else "") + "log_unix_epoch=1\n", tmp_path)
         assert any(state > 0 for _, state in model.transitions)
-        th = throttle_of(_series(result))
+        series = _series(result)
+        th = throttle_of(series)
         assert th.onset_s is not None and th.plateau > 0
         # fio's log shows the throttle where the rate the model served does: each of fio's seconds as the
         # mean of what the ticks in it served, at most what fio moved on the plateau (full speed; or, as a
@@ -141,9 +142,9 @@ def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
         # the plant serves its ticks late (or loses them: test_plant_pace), and the power state's first
         # step, which takes 13 % off, shows only when the cap falls under what fio moved.
         fio_start = result.bw[0].timestamp_ms / 1000.0 - 1.0  # its first window's end, a second in
-        expected = throttle_of(_served_seconds(served, fio_start, th.plateau, len(_series(result))))
+        expected = throttle_of(_served_seconds(served, fio_start, th.plateau, len(series)))
         assert expected.onset_s is not None
-        shown = [round(v / 1e6, 1) for v in _series(result)]
+        shown = [round(v / 1e6, 1) for v in series]
         assert abs(th.onset_s - expected.onset_s) <= 1.0, (shown, expected, model.transitions[:3])
         assert th.depth_pct > 20.0
         assert model.smart_log()["thm_temp1_trans_count"] >= 1
