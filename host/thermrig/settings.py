@@ -4,7 +4,8 @@ the user's config.toml, the state a running `thermrig sim` leaves behind, and wh
 
 Environment: XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR, XDG_STATE_HOME (the user's folders),
 THERMRIG_CONFIG (the config file), THERMRIG_PORT (the rig), THERMRIG_INFLUX_* (db/settings.py),
-THERMRIG_HARDWARE_DIR (the parameter files), and one variable per tool (TOOLS)."""
+THERMRIG_HARDWARE_DIR (the parameter files), THERMRIG_WORLD_NICE (priority.py), and one variable per tool
+(TOOLS)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from thermrig.analysis.fio_log import LogPoint
 from thermrig.errors import ThermrigError
+from thermrig.priority import in_world
 from thermrig.settings import find_tool
 
 
@@ -93,6 +94,13 @@ def _client_result(dump: dict) -> dict:
     return dump
 
 
+def on_local_nbd(job_text: str) -> bool:
+    """Whether the job drives an NBD export on this machine's Unix socket: the virtual drive, whose fio
+    is part of the simulated world and runs at its priority (priority.py); fio on a real drive runs as
+    the host started it."""
+    return bool(re.search(r"^\s*ioengine\s*=\s*nbd\s*$", job_text, re.M)) and "nbd+unix://" in job_text
+
+
 def run_fio(
     job_text: str,
     workdir: Path,
@@ -108,8 +116,9 @@ def run_fio(
     job = workdir / "job.fio"
     job.write_text(job_text)
     where = [f"--client={server}"] if server else ["--status-interval=1"]
+    cmd = [fio_binary(), "--output-format=json", *where, str(job)]
     proc = subprocess.Popen(
-        [fio_binary(), "--output-format=json", *where, str(job)],
+        in_world(cmd) if server is None and on_local_nbd(job_text) else cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

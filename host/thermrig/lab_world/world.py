@@ -26,6 +26,7 @@ from thermrig.lab.client import Endpoint, LabClient
 from thermrig.lab.remote_fio import fio_answers
 from thermrig.lab.rig_place import RigPlace, SerialPort, TestPc, exporter_yaml
 from thermrig.lab.test_pc_drive import VIRTUAL_DRIVE_SOCKET
+from thermrig.priority import in_world
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 # A rig of a simulated lab that campaigns run on: real time (fio's timing true) and a virtual drive in
@@ -171,7 +172,7 @@ class Lab:
         if drive is not None and not link.is_symlink():
             link.symlink_to(drive.socket_path)
         port = self.ports[place][0]
-        proc = self.fio_servers[place] = Proc.start(["fio", f"--server=ip:127.0.0.1,{port}"], folder)
+        proc = self.fio_servers[place] = Proc.start(in_world(["fio", f"--server=ip:127.0.0.1,{port}"]), folder)
         answers = wait_for(lambda: fio_answers(Endpoint("127.0.0.1", port), 1) is None, 30)
         expect(answers, f"the fio server of {place} did not answer:\n{proc.output()}")
         return proc

@@ -15,6 +15,8 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
+from thermrig.priority import raise_thread
+
 SLOW_READER_S = 1.0  # paced runs: how long a full pty may block before the bridge drops output
 
 
@@ -97,6 +99,7 @@ class SerialBridge:
 
     def _relay(self) -> None:
         assert self._fw is not None
+        raise_thread()  # the wire between the firmware and the rig's port: the world's (priority.py)
         while not self._closed:
             fds = [self._fw, self._wake_r] + ([] if self._unplugged else [self._master])
             try:

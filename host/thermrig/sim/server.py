@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from thermrig.dut.pacing import Pacing
+from thermrig.priority import set_thread_nice, thread_nice, world_nice
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
@@ -63,6 +64,8 @@ class PlantServer:
         self._told = 0  # speed changes told to the listeners so far
         self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
         self._last_tick = 0.0  # when the last tick was let through (monotonic): the catch-up's pace
+        self._host_nice = 0  # the plant thread's niceness as started, and the world's: set on it (_prioritize)
+        self._world_nice = 0
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
     def start(self) -> PlantServer:
@@ -70,7 +73,17 @@ class PlantServer:
         self._thread.start()
         return self
 
+    def _prioritize(self) -> None:
+        """On the plant's thread: at the world's priority while the plant keeps someone else's real time
+        (the firmware's own clock, or 1x: fio's on the virtual drive, whose hook runs on this thread),
+        at the host's otherwise: faster than real time a raised plant would only leave a late host
+        further behind in MCU time, and stepped or as fast as possible it keeps no time (priority.py)."""
+        keeps_real_time = not self.stepped and (self.speed is None or self.speed == 1)
+        set_thread_nice(self._world_nice if keeps_real_time else self._host_nice)
+
     def _serve(self) -> None:
+        self._host_nice, self._world_nice = thread_nice(), world_nice()
+        self._prioritize()
         try:
             self._listener.settimeout(30)
             while True:
@@ -182,6 +195,7 @@ class PlantServer:
             self._pace = self._origin = (time.monotonic(), self.ticks - 1, speed)  # the tick just served: the anchor
             self._worst_late_s = 0.0  # lateness at the old pace is not the new one's
             self._changed = speed
+        self._prioritize()
 
     def _tell_speed(self) -> None:
         """The firmware has processed the tick the speed changed at (it asks for the next): tell listeners."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from thermrig.errors import ThermrigError
 from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.priority import in_world
 from thermrig.settings import find_tool
 from thermrig.virtual_drive.data_store import DataStore
 from thermrig.virtual_drive.drive_model import DriveModel
@@ -103,7 +104,7 @@ class VirtualDrive:
         cmd += ["--threads", str(THREADS), str(plugin), f"shm={self.exchange.path}"]
         cmd += self.store.plugin_args() if self.store is not None else []
         with open(self._dir / "nbdkit.log", "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.proc = subprocess.Popen(in_world(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not pidfile.exists():  # nbdkit writes it once it accepts connections
             if self.proc.poll() is not None:

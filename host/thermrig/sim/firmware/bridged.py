@@ -9,6 +9,7 @@ import subprocess
 import time
 from abc import abstractmethod
 
+from thermrig.priority import in_world
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.serial_bridge import SerialBridge
 from thermrig.sim.wires import Garbage, Reset, SerialFault, Silence
@@ -45,7 +46,7 @@ class BridgedFirmware(Firmware):
             serial.connect(str(self.bridge.sock_path))  # the bridge listens already: accepted below
         with contextlib.closing(serial) if serial is not None else contextlib.nullcontext():
             self.proc = subprocess.Popen(
-                die_with_parent(self.command(ctx, str(self.bridge.sock_path))),
+                in_world(die_with_parent(self.command(ctx, str(self.bridge.sock_path)))),
                 stdin=serial if serial is not None else subprocess.DEVNULL,
                 stdout=serial if serial is not None else subprocess.PIPE,
                 stderr=subprocess.PIPE,
