@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from thermrig.errors import ThermrigError
+from thermrig.priority import in_world
 
 START_TIMEOUT_S = 30.0
 # mkfs.ext4 on a 512 GB export: no discard (a TRIM of the whole drive), inode tables and journal not
@@ -79,7 +80,10 @@ class DriveFileSystem:
         log = open(self.folder / "nbdfuse.log", "ab")  # noqa: SIM115 - the child holds it
         with log:
             self._nbdfuse = subprocess.Popen(
-                ["nbdfuse", "-P", str(pidfile), str(export), self.uri], stdin=subprocess.DEVNULL, stdout=log, stderr=log
+                in_world(["nbdfuse", "-P", str(pidfile), str(export), self.uri]),  # the kernel's client, standing in
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not pidfile.exists():  # nbdfuse writes it once the export is a file
