@@ -84,3 +84,15 @@ def raise_thread() -> int:
     before = thread_nice()
     set_thread_nice(world_nice())
     return before
+
+
+def describe() -> str:
+    """One line for the user: the priority the world runs at here, and why."""
+    nice, now = world_nice(), thread_nice()
+    if nice < now:
+        return f"the simulated world runs at niceness {nice}, ahead of this machine's other work"
+    why = "as THERMRIG_WORLD_NICE asks" if _wanted() >= now else "the host allows no raise: no CAP_SYS_NICE"
+    return (
+        f"the simulated world runs at this machine's priority ({why}): on a busy machine its results can move"
+        " with the load, and the record's lateness says by how much"
+    )

@@ -241,7 +241,7 @@ def test_thermrig_sim_serves_the_drive_beside_the_rig(isolated_env: dict[str, st
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline().strip() for _ in range(6)]
+        lines = [proc.stdout.readline().strip() for _ in range(7)]
         uri = next(line for line in lines if line.startswith("nbd+unix:///?socket="))
         assert any(line.startswith("/") for line in lines)  # the rig's port, as without a drive
         r = subprocess.run(["nbdinfo", "--size", uri], capture_output=True, text=True, timeout=60)

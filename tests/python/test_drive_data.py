@@ -176,7 +176,7 @@ def test_thermrig_sim_keeps_data_and_says_when_its_store_is_full(isolated_env: d
     )
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline().strip() for _ in range(6)]
+        lines = [proc.stdout.readline().strip() for _ in range(7)]
         assert any("keeps up to 1m written" in line for line in lines), lines
         uri = next(line for line in lines if line.startswith("nbd+unix:///?socket="))
         script = "h.pwrite(b'k' * 1048576, 0)\n" + libnbd_errno("h.pwrite(b'x' * 4096, 1 << 30)")

@@ -20,7 +20,7 @@ from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import run_fio
 from thermrig.fio.workloads import Workload, job_file
 from thermrig.link.rig_link import RigLink
-from thermrig.priority import WORLD_NICE, PriorityError, in_world, thread_nice, world_nice
+from thermrig.priority import WORLD_NICE, PriorityError, describe, in_world, thread_nice, world_nice
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 
@@ -72,6 +72,7 @@ def test_the_world_runs_raised_and_the_plant_only_while_it_keeps_real_time(tmp_p
         plant = _thread("plant")
         assert _nice(os.getpid(), plant) == WORLD_NICE
         assert thread_nice() == 0  # the host's side (this test, the link) as it was
+        assert f"niceness {WORLD_NICE}" in describe()
         # fio on the virtual drive: read while it runs, from its first per-second report
         seen: list[set[int]] = []
 
@@ -103,13 +104,14 @@ def test_a_bridged_firmware_and_its_serial_bridge_run_raised() -> None:
 CHILD = textwrap.dedent(
     """
     import os, sys
-    from thermrig.priority import in_world, world_nice
+    from thermrig.priority import describe, in_world, world_nice
     try:
         os.setpriority(os.PRIO_PROCESS, 0, -1)
         raised = True
     except PermissionError:
         raised = False
     print(raised, world_nice(), " ".join(in_world(["true"])))
+    print(describe())
     """
 )
 
@@ -124,13 +126,16 @@ def test_where_the_host_allows_no_raise_the_world_runs_as_started() -> None:
     # An RLIMIT_NICE of 0 and no CAP_SYS_NICE: no raise at all. (A raising RLIMIT_NICE, as pam_limits
     # gives, is read by the same code; this machine's hard limit is 0 and a test may not lift it.)
     out = subprocess.run(["prlimit", "--nice=0", *_unprivileged()], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "0", "true"]  # the kernel refused a raise; nothing asked of nice
+    first, said = out.stdout.splitlines()
+    assert first.split() == ["False", "0", "true"]  # the kernel refused a raise; nothing asked of nice
+    assert "the host allows no raise" in said
 
 
 def test_the_world_nice_can_be_set_or_left(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THERMRIG_WORLD_NICE", "19")  # no lower than this thread's own: left as started
     assert world_nice() == thread_nice()
     assert in_world(["fio"]) == ["fio"]
+    assert "as THERMRIG_WORLD_NICE asks" in describe()
     for bad in ("fast", "-21", "20"):
         monkeypatch.setenv("THERMRIG_WORLD_NICE", bad)
         with pytest.raises(PriorityError, match="THERMRIG_WORLD_NICE"):

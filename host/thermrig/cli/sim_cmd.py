@@ -20,6 +20,7 @@ from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.workloads import WorkloadError, parse_size
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS
+from thermrig.priority import describe
 from thermrig.settings import ConfigError, running_sim
 from thermrig.sim.serving import Serving, serve
 from thermrig.sim.simulated_rig import SimConfig
@@ -108,6 +109,7 @@ def sim(
             kept = f"keeps up to {keep_data} written" if cfg.drive_keep_data else "drops written data"
             console.print(f"virtual drive {drive} (scale {scale:g}, {kept}) served over NBD at [bold]{s.drive_uri}[/]")
             console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
+        console.print(describe())
         console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
         print(s.port, flush=True)
         if s.drive_uri is not None:
