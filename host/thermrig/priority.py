@@ -73,17 +73,18 @@ def in_world(cmd: Sequence[str]) -> list[str]:
     return ["nice", "-n", str(step), *cmd] if step else list(cmd)
 
 
-def set_thread_nice(nice: int) -> None:
-    """Give the calling thread this niceness; raising past what the host allows is left as it was."""
-    with contextlib.suppress(PermissionError):
-        os.setpriority(os.PRIO_PROCESS, 0, nice)
+def set_thread_nice(nice: int, tid: int = 0) -> None:
+    """Give a thread (tid; 0: the calling one) this niceness; raising past what the host allows, or a
+    thread that has ended, is left as it was."""
+    with contextlib.suppress(PermissionError, ProcessLookupError):
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
-def raise_thread() -> int:
-    """Raise the calling thread to the world's niceness; returns the niceness it had, to go back to."""
-    before = thread_nice()
-    set_thread_nice(world_nice())
-    return before
+def set_process_nice(pid: int, nice: int) -> None:
+    """Give every thread of a process this niceness (the threads it starts later take their starter's)."""
+    with contextlib.suppress(FileNotFoundError):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            set_thread_nice(nice, int(tid))
 
 
 def describe() -> str:

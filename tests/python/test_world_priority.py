@@ -1,7 +1,8 @@
 """The simulated world at its priority (thermrig.priority): where the host allows a raise (root, as CI
-runs), the plant's thread, the serial bridge, nbdkit, the firmware and fio on the virtual drive run at
-WORLD_NICE, the plant only while it keeps real time; where the host allows none, everything runs as it was
-started. Read from the kernel's own account (/proc/PID/task/TID/stat), not from what thermrig meant."""
+runs), nbdkit and fio on the virtual drive run at WORLD_NICE, and the plant's thread with what it paces
+(the firmware, a serial bridge's relay) while it keeps real time; where the host allows none, everything
+runs as it was started. Read from the kernel's own account (/proc/PID/task/TID/stat), not from what
+thermrig meant."""
 
 from __future__ import annotations
 
@@ -68,9 +69,9 @@ def test_the_world_runs_raised_and_the_plant_only_while_it_keeps_real_time(tmp_p
         assert sim.drive is not None and sim.drive.proc is not None and sim.server is not None
         assert sim.firmware is not None
         assert _tasks_nice(sim.drive.proc.pid) == {WORLD_NICE}  # nbdkit and every thread it started
-        assert _nice(sim.firmware.proc.pid) == WORLD_NICE  # rigsim
-        plant = _thread("plant")
+        plant, rigsim = _thread("plant"), sim.firmware.proc.pid
         assert _nice(os.getpid(), plant) == WORLD_NICE
+        assert _tasks_nice(rigsim) == {WORLD_NICE}
         assert thread_nice() == 0  # the host's side (this test, the link) as it was
         assert f"niceness {WORLD_NICE}" in describe()
         # fio on the virtual drive: read while it runs, from its first per-second report
@@ -84,21 +85,34 @@ def test_the_world_runs_raised_and_the_plant_only_while_it_keeps_real_time(tmp_p
         job = job_file(reads, NbdExport(sim.drive.uri), str(tmp_path / "fio"))
         run_fio(job, tmp_path, on_live=on_live)
         assert seen and all(nices == {WORLD_NICE} for nices in seen), seen
-        # faster than real time the plant keeps no one's clock: back to the host's priority, and raised again at 1x
+        # faster than real time the plant keeps no one's clock: it and the firmware it paces go back to the
+        # host's priority (a firmware flat out at -10 starved the host's side), and are raised again at 1x;
+        # nbdkit stays raised
         sim.server.set_speed(10)
-        assert wait_for(lambda: _nice(os.getpid(), plant) == 0, 10)
+        assert wait_for(lambda: _nice(os.getpid(), plant) == 0 and _tasks_nice(rigsim) == {0}, 10)
         sim.server.set_speed(1)
-        assert wait_for(lambda: _nice(os.getpid(), plant) == WORLD_NICE, 10)
+        assert wait_for(lambda: _nice(os.getpid(), plant) == WORLD_NICE and _tasks_nice(rigsim) == {WORLD_NICE}, 10)
+        assert _tasks_nice(sim.drive.proc.pid) == {WORLD_NICE}
 
 
 @allowed
-def test_a_bridged_firmware_and_its_serial_bridge_run_raised() -> None:
+def test_a_bridged_firmware_and_its_serial_bridge_follow_the_plant() -> None:
     config = SimConfig(pacing=Pacing.accelerated(1.0), firmware="micropython")
     with SimulatedRig(config) as sim, RigLink(sim.port) as link:
         link.hello()
+        assert sim.firmware is not None and sim.server is not None
+        firmware, relay = sim.firmware.proc.pid, _thread("serial-bridge")
+        assert _tasks_nice(firmware) == {WORLD_NICE} and _nice(os.getpid(), relay) == WORLD_NICE
+        sim.server.set_speed(0)  # as fast as possible: the host's priority
+        assert wait_for(lambda: _tasks_nice(firmware) == {0} and _nice(os.getpid(), relay) == 0, 10)
+
+
+@allowed
+def test_a_stepped_world_runs_at_the_hosts_priority() -> None:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped())) as sim:
+        sim.advance(1.0)
         assert sim.firmware is not None
-        assert _tasks_nice(sim.firmware.proc.pid) == {WORLD_NICE}
-        assert _nice(os.getpid(), _thread("serial-bridge")) == WORLD_NICE
+        assert _nice(os.getpid(), _thread("plant")) == 0 and _tasks_nice(sim.firmware.proc.pid) == {0}
 
 
 CHILD = textwrap.dedent(

@@ -15,8 +15,6 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.priority import raise_thread
-
 SLOW_READER_S = 1.0  # paced runs: how long a full pty may block before the bridge drops output
 
 
@@ -51,6 +49,11 @@ class SerialBridge:
         self._fw.setblocking(False)
         self._thread = threading.Thread(target=self._relay, name="serial-bridge", daemon=True)
         self._thread.start()
+
+    @property
+    def relay_thread_id(self) -> int | None:
+        """The relaying thread's native id, once it relays."""
+        return self._thread.native_id if self._thread is not None else None
 
     def _open_pty(self) -> None:
         master, slave = os.openpty()
@@ -99,7 +102,6 @@ class SerialBridge:
 
     def _relay(self) -> None:
         assert self._fw is not None
-        raise_thread()  # the wire between the firmware and the rig's port: the world's (priority.py)
         while not self._closed:
             fds = [self._fw, self._wake_r] + ([] if self._unplugged else [self._master])
             try:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from thermrig.dut.pacing import Pacing
-from thermrig.priority import set_thread_nice, thread_nice, world_nice
+from thermrig.priority import set_process_nice, set_thread_nice, thread_nice, world_nice
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
@@ -66,6 +66,9 @@ class PlantServer:
         self._last_tick = 0.0  # when the last tick was let through (monotonic): the catch-up's pace
         self._host_nice = 0  # the plant thread's niceness as started, and the world's: set on it (_prioritize)
         self._world_nice = 0
+        self._nice: int | None = None  # the niceness the plant runs at now, once its thread runs
+        self._paced: list[tuple[str, int]] = []  # what runs at the plant's priority: ("process", pid), ("thread", tid)
+        self._priority_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
     def start(self) -> PlantServer:
@@ -77,9 +80,24 @@ class PlantServer:
         """On the plant's thread: at the world's priority while the plant keeps someone else's real time
         (the firmware's own clock, or 1x: fio's on the virtual drive, whose hook runs on this thread),
         at the host's otherwise: faster than real time a raised plant would only leave a late host
-        further behind in MCU time, and stepped or as fast as possible it keeps no time (priority.py)."""
+        further behind in MCU time, and stepped or as fast as possible it keeps no time, while a raised
+        firmware running flat out would starve the host (priority.py). What the plant paces follows."""
         keeps_real_time = not self.stepped and (self.speed is None or self.speed == 1)
-        set_thread_nice(self._world_nice if keeps_real_time else self._host_nice)
+        nice = self._world_nice if keeps_real_time else self._host_nice
+        with self._priority_lock:
+            set_thread_nice(nice)
+            self._nice = nice
+            for kind, task in self._paced:
+                _set_nice(kind, task, nice)
+
+    def pace_priority(self, kind: str, task: int) -> None:
+        """A firmware's process ("process", every thread of it) or a thread of this one ("thread", its
+        native id) that the plant paces: it runs at the plant's priority from now on, following it as the
+        pace changes."""
+        with self._priority_lock:
+            self._paced.append((kind, task))
+            if self._nice is not None:
+                _set_nice(kind, task, self._nice)
 
     def _serve(self) -> None:
         self._host_nice, self._world_nice = thread_nice(), world_nice()
@@ -314,3 +332,10 @@ class PlantServer:
                 s.close()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+
+
+def _set_nice(kind: str, task: int, nice: int) -> None:
+    if kind == "process":
+        set_process_nice(task, nice)
+    else:
+        set_thread_nice(nice, task)

@@ -9,7 +9,6 @@ import subprocess
 import time
 from abc import abstractmethod
 
-from thermrig.priority import in_world
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.serial_bridge import SerialBridge
 from thermrig.sim.wires import Garbage, Reset, SerialFault, Silence
@@ -46,7 +45,7 @@ class BridgedFirmware(Firmware):
             serial.connect(str(self.bridge.sock_path))  # the bridge listens already: accepted below
         with contextlib.closing(serial) if serial is not None else contextlib.nullcontext():
             self.proc = subprocess.Popen(
-                in_world(die_with_parent(self.command(ctx, str(self.bridge.sock_path)))),
+                die_with_parent(self.command(ctx, str(self.bridge.sock_path))),
                 stdin=serial if serial is not None else subprocess.DEVNULL,
                 stdout=serial if serial is not None else subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -67,6 +66,10 @@ class BridgedFirmware(Firmware):
                 self.close()
                 last = err.splitlines()[-1] if err else f"no connection in {CONNECT_TIMEOUT_S:.0f} s"
                 raise SimError(f"{self.name} did not start: {last}") from None
+        # The firmware and the bridge's relay run at the plant's priority, following its pace (server.py).
+        ctx.server.pace_priority("process", self.proc.pid)
+        if (relay := self.bridge.relay_thread_id) is not None:
+            ctx.server.pace_priority("thread", relay)
         self.port = str(ctx.link)
         # The emulated MCU's clock starts with the process; its crystal is exact.
         self.truth = SimTruth(t0_unix_us, 0.0, 0)

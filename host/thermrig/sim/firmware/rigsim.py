@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-from thermrig.priority import in_world
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.wires import Reset, SerialFault
@@ -25,7 +24,8 @@ class Rigsim(Firmware):
         if ctx.realtime:
             cmd.append("--realtime")
         cmd += ["--link", str(ctx.link)]
-        self.proc = subprocess.Popen(in_world(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ctx.server.pace_priority("process", self.proc.pid)  # at the plant's priority, following its pace
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
         try:
