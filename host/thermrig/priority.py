@@ -2,8 +2,9 @@
 fio on the virtual drive stand for hardware with clocks of its own: a real drive's controller is not slowed
 down by the test PC's browser, and a real fio runs against a drive that is not. Where this process may
 raise priority (root, CAP_SYS_NICE, or an RLIMIT_NICE that allows it), what keeps the world's real time
-runs at niceness WORLD_NICE, ahead of the host's other work; elsewhere it runs as the host started it, and
-the record's lateness (sim_plant_late_ms, sim_drive_late_ms) says what that cost.
+runs at niceness WORLD_NICE, ahead of the host's other work: the virtual drive and fio on it always, the
+plant and what it paces while it keeps real time (sim/server.py); elsewhere it runs as the host started
+it, and the record's lateness (sim_plant_late_ms, sim_drive_late_ms) says what that cost.
 
 Niceness is a thread's on Linux: a thread sets its own (set_thread_nice), a child process started from a
 thread starts at that thread's, and a command is started raised through coreutils' `nice`, which sets it
@@ -22,7 +23,7 @@ from pathlib import Path
 from thermrig.errors import ThermrigError
 from thermrig.settings import environment
 
-WORLD_NICE = -10  # a quarter of the CPU weight of nice 0 per step of 1.25: about 9.3 times a nice-0 task's share
+WORLD_NICE = -10  # each step of niceness weighs about 1.25 times the next: -10 gets about 9.3 times nice 0's CPU share
 CAP_SYS_NICE = 23  # the capability's bit in /proc/self/status's CapEff
 
 

@@ -154,3 +154,14 @@ def test_the_world_nice_can_be_set_or_left(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setenv("THERMRIG_WORLD_NICE", bad)
         with pytest.raises(PriorityError, match="THERMRIG_WORLD_NICE"):
             world_nice()
+
+
+def test_thermrig_sim_refuses_a_world_nice_that_is_not_one(isolated_env: dict[str, str]) -> None:
+    env = {**isolated_env, "THERMRIG_WORLD_NICE": "fast"}
+    r = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", "sim"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "error: THERMRIG_WORLD_NICE='fast' is not a niceness (an integer, -20 to 19)"
+    ]

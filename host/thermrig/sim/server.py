@@ -64,8 +64,8 @@ class PlantServer:
         self._told = 0  # speed changes told to the listeners so far
         self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
         self._last_tick = 0.0  # when the last tick was let through (monotonic): the catch-up's pace
-        self._host_nice = 0  # the plant thread's niceness as started, and the world's: set on it (_prioritize)
-        self._world_nice = 0
+        self._host_nice = 0  # the plant thread's niceness as started (its starter's), and the world's
+        self._world_nice = world_nice()  # read here: a bad THERMRIG_WORLD_NICE fails the start, not the thread
         self._nice: int | None = None  # the niceness the plant runs at now, once its thread runs
         self._paced: list[tuple[str, int]] = []  # what runs at the plant's priority: ("process", pid), ("thread", tid)
         self._priority_lock = threading.Lock()
@@ -100,7 +100,7 @@ class PlantServer:
                 _set_nice(kind, task, self._nice)
 
     def _serve(self) -> None:
-        self._host_nice, self._world_nice = thread_nice(), world_nice()
+        self._host_nice = thread_nice()
         self._prioritize()
         try:
             self._listener.settimeout(30)
