@@ -81,7 +81,7 @@ def set_thread_nice(nice: int, tid: int = 0) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
-def set_process_nice(pid: int, nice: int) -> None:
+def set_process_nice(nice: int, pid: int) -> None:
     """Give every thread of a process this niceness (the threads it starts later take their starter's)."""
     with contextlib.suppress(FileNotFoundError):
         for tid in os.listdir(f"/proc/{pid}/task"):

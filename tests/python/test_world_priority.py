@@ -130,10 +130,10 @@ CHILD = textwrap.dedent(
 )
 
 
-def _unprivileged(*prefix: str) -> list[str]:
+def _unprivileged() -> list[str]:
     """A Python started without CAP_SYS_NICE (dropped by setpriv where this test runs as root)."""
     drop = ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice"] if os.geteuid() == 0 else []
-    return [*prefix, *drop, sys.executable, "-c", CHILD]
+    return [*drop, sys.executable, "-c", CHILD]
 
 
 def test_where_the_host_allows_no_raise_the_world_runs_as_started() -> None:

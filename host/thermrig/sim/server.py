@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from thermrig.dut.pacing import Pacing
-from thermrig.priority import set_process_nice, set_thread_nice, thread_nice, world_nice
+from thermrig.priority import set_thread_nice, thread_nice, world_nice
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
@@ -67,7 +67,7 @@ class PlantServer:
         self._host_nice = 0  # the plant thread's niceness as started (its starter's), and the world's
         self._world_nice = world_nice()  # read here: a bad THERMRIG_WORLD_NICE fails the start, not the thread
         self._nice: int | None = None  # the niceness the plant runs at now, once its thread runs
-        self._paced: list[tuple[str, int]] = []  # what runs at the plant's priority: ("process", pid), ("thread", tid)
+        self._paced: list[Callable[[int], None]] = []  # each sets what the plant paces to the plant's niceness
         self._priority_lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="plant", daemon=True)
 
@@ -87,17 +87,17 @@ class PlantServer:
         with self._priority_lock:
             set_thread_nice(nice)
             self._nice = nice
-            for kind, task in self._paced:
-                _set_nice(kind, task, nice)
+            for follow in self._paced:
+                follow(nice)
 
-    def pace_priority(self, kind: str, task: int) -> None:
-        """A firmware's process ("process", every thread of it) or a thread of this one ("thread", its
-        native id) that the plant paces: it runs at the plant's priority from now on, following it as the
-        pace changes."""
+    def pace_priority(self, follow: Callable[[int], None]) -> None:
+        """Something the plant paces (a firmware's process, a serial bridge's relay), given as the call
+        that sets its niceness (priority.set_process_nice or set_thread_nice with its id bound): it runs at
+        the plant's priority from now on, following it as the pace changes."""
         with self._priority_lock:
-            self._paced.append((kind, task))
+            self._paced.append(follow)
             if self._nice is not None:
-                _set_nice(kind, task, self._nice)
+                follow(self._nice)
 
     def _serve(self) -> None:
         self._host_nice = thread_nice()
@@ -332,10 +332,3 @@ class PlantServer:
                 s.close()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
-
-
-def _set_nice(kind: str, task: int, nice: int) -> None:
-    if kind == "process":
-        set_process_nice(task, nice)
-    else:
-        set_thread_nice(nice, task)

@@ -9,6 +9,7 @@ import subprocess
 import time
 from abc import abstractmethod
 
+from thermrig.priority import set_process_nice, set_thread_nice
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.serial_bridge import SerialBridge
 from thermrig.sim.wires import Garbage, Reset, SerialFault, Silence
@@ -67,9 +68,10 @@ class BridgedFirmware(Firmware):
                 last = err.splitlines()[-1] if err else f"no connection in {CONNECT_TIMEOUT_S:.0f} s"
                 raise SimError(f"{self.name} did not start: {last}") from None
         # The firmware and the bridge's relay run at the plant's priority, following its pace (server.py).
-        ctx.server.pace_priority("process", self.proc.pid)
-        if (relay := self.bridge.relay_thread_id) is not None:
-            ctx.server.pace_priority("thread", relay)
+        pid, relay = self.proc.pid, self.bridge.relay_thread_id
+        ctx.server.pace_priority(lambda nice: set_process_nice(nice, pid))
+        if relay is not None:
+            ctx.server.pace_priority(lambda nice: set_thread_nice(nice, relay))
         self.port = str(ctx.link)
         # The emulated MCU's clock starts with the process; its crystal is exact.
         self.truth = SimTruth(t0_unix_us, 0.0, 0)

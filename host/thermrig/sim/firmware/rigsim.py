@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+from thermrig.priority import set_process_nice
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.wires import Reset, SerialFault
@@ -25,7 +26,8 @@ class Rigsim(Firmware):
             cmd.append("--realtime")
         cmd += ["--link", str(ctx.link)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        ctx.server.pace_priority("process", self.proc.pid)  # at the plant's priority, following its pace
+        pid = self.proc.pid
+        ctx.server.pace_priority(lambda nice: set_process_nice(nice, pid))  # the plant's priority, as it changes
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
         try:
