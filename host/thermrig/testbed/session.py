@@ -16,12 +16,14 @@ from thermrig.dut.simulation import SimulationControl
 from thermrig.errors import ThermrigError
 from thermrig.firmware_identity import older_than_host
 from thermrig.link.rig_link import RigLink
+from thermrig.protocol.limits import TICK_S
 from thermrig.protocol.messages import RigInfo
 from thermrig.testbed.kinds import Identity, Kind, RigEnd
 from thermrig.testbed.signals import signals_held, sigterm_interrupts
 
 T = TypeVar("T")
 FAULTS_WAIT_S = 5.0  # require_clear: how long the first telemetry frame may take
+SAFE_REACHES_PLANT_S = 2 * TICK_S  # stepped: SAFE's tick, then the plant's tick that takes its outputs
 
 
 class TestbedError(ThermrigError):
@@ -61,9 +63,13 @@ class Testbed:
         return work()
 
     def safe(self) -> None:
-        """SAFE, best effort (the rig may be gone): heater off, fans full."""
+        """SAFE, best effort (the rig may be gone): heater off, fans full. On a stepped simulation, virtual
+        time then goes on until the plant holds the safe outputs: the firmware acks SAFE at once but
+        applies it at its next control tick, and the plant takes a tick's outputs at the tick after."""
         with contextlib.suppress(Exception):
             self.run(lambda: self.link.command("SAFE"))
+            if self.stepped:
+                self.simulated.advance(SAFE_REACHES_PLANT_S)
 
 
 @contextlib.contextmanager
