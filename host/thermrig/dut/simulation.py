@@ -43,6 +43,11 @@ class SimulationControl(Protocol):
         every speed change: the host's time sync restarts its fit there (RigLink.follow_pace)."""
         ...
 
+    def follow_host(self, link: Any) -> None:
+        """The host's frames on link (a RigLink) hold the simulation's time faster than real time, so it
+        never asks the host to be more punctual than a real rig does (thermrig.sim.host_gate)."""
+        ...
+
     def touch(self, place: str, held: bool = True) -> None:
         """An operator holds (or lets go of) the thermocouple bead at a place: it warms to skin temperature."""
         ...

@@ -83,6 +83,7 @@ class RigLink:
         self.gains: StoredGains | None = None  # the stored gains sent at the last HELLO, if any
         self.telemetry_period_ms = 100
         self.on_event = on_event
+        self.send_listeners: list[Callable[[], None]] = []  # told after each frame written (a simulation's gate)
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="rig-reader", daemon=True)
         self._reader.start()
@@ -246,6 +247,8 @@ class RigLink:
         with self._write_lock:
             self._ser.write(data)
             self._ser.flush()
+        for listener in self.send_listeners:
+            listener()
 
     def command(
         self, type_: str, *args: str, timeout: float = COMMAND_TIMEOUT_S, retries: int = COMMAND_RETRIES

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from thermrig.dut.pacing import Pacing
 from thermrig.priority import set_thread_nice, thread_nice, world_nice
+from thermrig.sim.host_gate import HostGate
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S, SensorBank, parse_outputs
 
@@ -46,6 +47,7 @@ class PlantServer:
         # Lines a firmware takes before each sample besides the wires' own (the board build's bus faults).
         self.board_lines: list[Callable[[], str]] = []
         self.speed_listeners: list[SpeedListener] = []
+        self.host_gate = HostGate()  # faster than real time: the plant waits for a host it hears (host_gate.py)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(sock_path)
         self._listener.listen(1)
@@ -166,10 +168,13 @@ class PlantServer:
     def _keep_pace(self) -> None:
         """Accelerated mode: wait for this tick's time (the ticks before it and the pace's anchor say when);
         behind it, no sooner than a tick at CATCH_UP times the pace after the last one, or re-anchored (see
-        CATCH_UP)."""
+        CATCH_UP). Faster than real time, first no further than the host gate lets it (host_gate.py)."""
         t0, n0, speed = self._pace
         if not speed:
             return
+        if speed > 1 and self.host_gate.wait(self.plant.t + TICK_S):
+            self._pace = self._origin = (time.monotonic(), self.ticks, speed)  # the host's pause, not lateness
+            t0, n0, speed = self._pace
         self._note_late()
         now = time.monotonic()
         due = t0 + (self.ticks - n0) * TICK_S / speed
@@ -321,8 +326,13 @@ class PlantServer:
             raise RuntimeError("the firmware is not connected")
         self._conn.sendall(line.encode("ascii"))
 
+    def host_wrote(self) -> None:
+        """The host wrote a frame to the firmware (its link's send listener): the gate hears it now."""
+        self.host_gate.heard(self.plant.t)
+
     def close(self) -> None:
         self._closed = True
+        self.host_gate.close()
         with self._cond:
             self._cond.notify_all()
         for s in (self._conn, self._listener):

@@ -189,6 +189,13 @@ class SimulatedRig:
         self.server.advance(seconds)
         self.firmware.settle()
 
+    def follow_host(self, link: RigLink) -> None:
+        """The host's frames on link hold this simulation's time faster than real time: the plant goes no
+        further than half a host timeout past the last one until it writes again, for as long as a real
+        rig would wait for it (host_gate.py)."""
+        assert self.server is not None
+        link.send_listeners.append(self.server.host_wrote)
+
     def run_alongside(
         self, link: RigLink, work: Callable[[], T], step_s: float = 1.0, ping_timeout_s: float | None = None
     ) -> T:

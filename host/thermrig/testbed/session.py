@@ -108,6 +108,7 @@ def open_testbed(
                 link.start_keepalive(speed=end.speed)
             if end.sim is not None:  # the time sync restarts its fit where the simulation changes speed
                 end.sim.watch_clock(link.follow_pace)
+                end.sim.follow_host(link)  # and faster than real time, the simulation waits for its host
             if require_clear:
                 _check_clear(bed)
             yield bed
