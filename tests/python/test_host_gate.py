@@ -47,8 +47,8 @@ def test_a_host_silent_for_longer_than_a_real_rig_allows_is_lost() -> None:
         sim, link = bed.simulated, bed.link
         link.set(air=6000, hlim=1000, heat=1, fan0=300, fan1=300)
         assert wait_for(lambda: sim.actuators()[0] > 0, 30)
+        silent_from = time.monotonic()  # the host's last frame goes out after this
         link.ping()
-        silent_from = time.monotonic()
         assert wait_for(lambda: link.latest is not None and bool(link.latest.faults & Fault.HOST_LOST), 60)
         assert time.monotonic() - silent_from >= HOST_TIMEOUT_S  # as long as a real rig waits, no less
         assert wait_for(lambda: sim.actuators()[0] == 0, 30)  # and the rig went safe by itself

@@ -12,9 +12,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from thermrig.analysis.throttle import per_second, throttle_of
+from thermrig.analysis.throttle_summary import logs_from_fio, throttle_summary
+from thermrig.analysis.trace import Trace
 from thermrig.calibration.profile_writer import set_values
 from thermrig.drive.under_test import NbdExport
 from thermrig.dut.pacing import Pacing
@@ -23,6 +26,7 @@ from thermrig.fio.workloads import KINDS, Workload, job_file
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.drive_under_test import SimulatedDrive
+from thermrig.sim.plant import Plant
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.virtual_drive.served import VirtualDrive
 
@@ -123,31 +127,47 @@ def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
         link.hello()
         assert sim.drive is not None and sim.server is not None
         model = sim.drive.model
-        # each tick's wall time and the rate the model serves from it (bytes/s on the wire)
+        # each tick's wall time and the rate the model serves from it (bytes/s on the wire); and twice a
+        # second the drive's telemetry as a campaign records it (its smart-log, the simulator's lateness)
         served: list[tuple[float, float]] = []
-        sim.server.hooks.append(
-            lambda plant: served.append((time.time(), model.cap_fraction(write=True) * model.write_bps() * SCALE))
-        )
+        account: list[tuple[float, dict[str, float | int]]] = []
+        sample = SimulatedDrive(sim).telemetry().source
+        assert sample is not None
+
+        def tick(plant: Plant) -> None:
+            served.append((time.time(), model.cap_fraction(write=True) * model.write_bps() * SCALE))
+            if len(served) % 5 == 0:
+                account.append((time.time(), sample()))
+
+        sim.server.hooks.append(tick)
         job = job_file(Workload("w", "seq_write", runtime_s=36), NbdExport(sim.drive.uri), str(tmp_path / "fio"))
         # the log stamped in the wall clock's epoch: fio's own start is then known, however late a busy
         # machine started it
         result = run_fio(job + (f"rate={fio_rate}\n" if fio_rate else "") + "log_unix_epoch=1\n", tmp_path)
         assert any(state > 0 for _, state in model.transitions)
-        series = _series(result)
-        th = throttle_of(series)
-        assert th.onset_s is not None and th.plateau > 0
-        # fio's log shows the throttle where the rate the model served does: each of fio's seconds as the
-        # mean of what the ticks in it served, at most what fio moved on the plateau (full speed; or, as a
-        # starved host does, less: fio's own rate limit stands in for it). In wall time: on a busy machine
-        # the plant serves its ticks late (or loses them: test_plant_pace), and the power state's first
-        # step, which takes 13 % off, shows only when the cap falls under what fio moved.
-        fio_start = result.bw[0].timestamp_ms / 1000.0 - 1.0  # its first window's end, a second in
-        expected = throttle_of(_served_seconds(served, fio_start, th.plateau, len(series)))
-        assert expected.onset_s is not None
-        shown = [round(v / 1e6, 1) for v in series]
-        assert abs(th.onset_s - expected.onset_s) <= 1.0, (shown, expected, model.transitions[:3])
-        assert th.depth_pct > 20.0
-        assert model.smart_log()["thm_temp1_trans_count"] >= 1
+    # fio's log judged as a run's is: each fall attributed (analysis.attribution), a host stall (nbdkit
+    # late, fio's latency flat, back at the plateau within seconds) passed over, never the onset
+    counters = {
+        name: Trace(np.array([1000.0 * at for at, _ in account]), np.array([float(f[name]) for _, f in account]))
+        for name in account[0][1]
+        if isinstance(account[0][1][name], int | float)
+    }
+    th = throttle_summary(logs_from_fio(result.bw, result.iops, result.lat), counters=counters)
+    assert th.onset_s is not None and th.plateau_bps
+    assert th.onset_cause == "thermal", (th.onset_cause, th.onset_why)
+    # fio's log shows the throttle where the rate the model served does: each of fio's seconds as the
+    # mean of what the ticks in it served, at most what fio moved on the plateau (full speed; or, as a
+    # starved host does, less: fio's own rate limit stands in for it). In wall time: on a busy machine
+    # the plant serves its ticks late (or loses them: test_plant_pace), and the power state's first
+    # step, which takes 13 % off, shows only when the cap falls under what fio moved.
+    series = _series(result)
+    fio_start = result.bw[0].timestamp_ms / 1000.0 - 1.0  # its first window's end, a second in
+    expected = throttle_of(_served_seconds(served, fio_start, th.plateau_bps, len(series)))
+    assert expected.onset_s is not None
+    shown = [round(v / 1e6, 1) for v in series]
+    assert abs(th.onset_s - expected.onset_s) <= 1.0, (shown, expected, th.host_stalls, model.transitions[:3])
+    assert th.depth_pct is not None and th.depth_pct > 20.0
+    assert model.smart_log()["thm_temp1_trans_count"] >= 1
 
 
 def _served_seconds(served: list[tuple[float, float]], start: float, most: float, seconds: int) -> list[float]:
