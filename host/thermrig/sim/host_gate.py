@@ -6,9 +6,10 @@ host's keepalive can wait that long for the CPU and the interpreter while the pl
 goes on, and the rig latches HOST_LOST for a host a real rig would still hear. So the plant waits for
 its host, as a stepped simulation pings between its steps: it serves no tick more than GATE_S of MCU time
 past the host's last frame until the host writes again, or HOST_TIMEOUT_S of wall time has passed since
-it last did (a host really gone: the rig latches HOST_LOST as on the bench, no later). It knows the host
-only where the host's link tells it (`SimulatedRig.follow_host`, which a testbed on an in-process
-simulated rig calls); a rig served to another machine goes on as before."""
+it last did (a host really gone: the rig latches HOST_LOST no sooner than a rig on the bench, and at most
+GATE_S of MCU time after that). It knows the host only where the host's link tells it
+(`SimulatedRig.follow_host`, which a testbed on an in-process simulated rig calls); a rig served to
+another machine goes on as before."""
 
 from __future__ import annotations
 
