@@ -29,7 +29,6 @@ class HostGate:
         self._heard: tuple[float, float] | None = None  # the host's last frame: plant time (s), monotonic
         self._closed = False
         self.holds = 0  # ticks the plant waited for its host
-        self.held_s = 0.0  # wall time it waited, in all
 
     def heard(self, plant_t: float) -> None:
         """The host wrote a frame to the rig while the plant was at plant_t."""
@@ -46,12 +45,11 @@ class HostGate:
             if heard is None or next_t - heard[0] <= GATE_S:
                 return False
             deadline = heard[1] + HOST_TIMEOUT_S
-            start = time.monotonic()
-            if start >= deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return False
             self.holds += 1
-            self._cond.wait_for(lambda: self._heard is not heard or self._closed, deadline - start)
-            self.held_s += time.monotonic() - start
+            self._cond.wait_for(lambda: self._heard is not heard or self._closed, left)
             return True
 
     def close(self) -> None:
