@@ -73,20 +73,29 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
 
 def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
     p = load_drive_profile("950pro_512")
-    scale = 0.02  # 6,000 IOPS on the wire at QD32: within reach of a loaded machine
+    scale = 0.02  # 6,000 IOPS on the wire at QD32
     got: dict[int, dict] = {}
+    idle: dict[int, float] = {}
     with VirtualDrive(p, scale) as drive:
         for qd in (1, 32):
+            before = drive.accounts().idle_s
             w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g")
             job = job_file(w, NbdExport(drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
             got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]
+            idle[qd] = drive.accounts().idle_s - before
     # QD1: one request at a time, each its QD1 service time (the wire's own turnaround taken off it):
     # judged on the median request, as a loaded host delays some (the mean then reads low: 186 of 240
     # at load 7); QD32: the drive's peak. The data sheet's 12K vs 300K, times the scale.
     median_s = got[1]["clat_ns"]["percentile"]["50.000000"] * 1e-9
     assert 1 / median_s == pytest.approx(p.qd1_rand_read_iops * scale, rel=0.15)
     assert got[1]["iops"] <= p.qd1_rand_read_iops * scale * 1.15  # never faster than the service time
-    assert got[32]["iops"] == pytest.approx(p.rand_read_iops * scale, rel=0.15)  # a loaded host loses a little
+    # QD32 judged over the time fio kept the drive fed: a loaded host that stalls with nothing in flight
+    # (fio not scheduled for 20-190 ms at a time beside CPU-bound processes and three test workers) leaves
+    # the drive idle, by the drive's own account, and the drive does not serve that time later
+    fed_s = got[32]["runtime"] / 1000 - idle[32]
+    assert fed_s > 0.5 * got[32]["runtime"] / 1000, idle  # mostly fed, or nothing here is judged
+    assert got[32]["total_ios"] / fed_s == pytest.approx(p.rand_read_iops * scale, rel=0.15), idle
+    assert got[32]["iops"] <= p.rand_read_iops * scale * 1.15  # never faster than the drive's peak
 
 
 def test_mixed_random_writes_map_their_span_and_trim_frees_it(drive_sim: SimulatedRig, tmp_path: Path) -> None:

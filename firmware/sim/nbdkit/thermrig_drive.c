@@ -77,6 +77,8 @@ struct accounts {
   double last_latency;
   uint64_t replies;        /* requests the plugin completed (TRIMs and write-zeroes too) */
   uint64_t refused_writes; /* writes refused: the data store held data-cap bytes */
+  double idle_s; /* wall seconds connections left the drive with nothing of theirs in flight, between
+                  * their requests (a client's turnaround, a pause, a loaded host's stall) */
 };
 
 struct header {
@@ -120,6 +122,8 @@ struct reply {
 struct handle {
   struct reply replies[RING]; /* oldest first */
   unsigned head, n;
+  unsigned in_flight; /* this connection's requests taken and not yet replied to */
+  double empty_at;    /* when its last request in flight was handed over; -INFINITY before its first */
 };
 
 static double now_s(void) {
@@ -218,6 +222,8 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
   }
   int busy = in_flight > 0;
   in_flight++;
+  if (h->in_flight++ == 0 && isfinite(h->empty_at))
+    store(&hdr->acc.idle_s, hdr->acc.idle_s + (now - h->empty_at));
   double occupancy, latency, len = (double)count, weight = 1.0 / f.scale;
   struct accounts *acc = &hdr->acc;
   if (kind == 2) { /* a deallocate: no NAND work, no power (DriveModel.trim) */
@@ -281,6 +287,8 @@ static void replied(struct handle *h, double due, double at) {
   h->replies[(h->head + h->n) % RING] = (struct reply){due, at};
   h->n++;
   in_flight--;
+  if (--h->in_flight == 0)
+    h->empty_at = at;
   __atomic_add_fetch(&hdr->acc.replies, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&lock);
 }
@@ -500,6 +508,8 @@ static void *drive_open(int readonly) {
   struct handle *h = calloc(1, sizeof *h);
   if (h == NULL)
     nbdkit_error("calloc: %m");
+  else
+    h->empty_at = -INFINITY; /* no request yet: the time before its first is not the drive's idle */
   return h;
 }
 
