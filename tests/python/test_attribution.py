@@ -129,3 +129,12 @@ def test_a_host_stall_in_the_plateaus_seconds_does_not_make_the_plateau() -> Non
     th = throttle_summary([_job(series)], counters=_account(len(series), 34))
     assert th.plateau_bps == 100.0 and th.depth_pct == pytest.approx(60.0)
     assert th.onset_s == 35.0 and th.onset_cause == "thermal" and th.host_stalls == (2,)
+
+
+def test_the_catch_up_after_a_stall_in_the_plateaus_seconds_does_not_make_the_plateau() -> None:
+    # fio at its own rate limit (57.7) starved in second 4, then catching up, as fio's rate limit does,
+    # for three seconds: the plateau is the rate, not the catch-up, and the onset is the drive's at 35 s
+    series = [57.7, 57.7, 57.6, 26.3, 75.1, 69.6, 70.0] + [57.7] * 27 + [30.0] * 30
+    th = throttle_summary([_job(series)], counters=_account(len(series), 34))
+    assert th.plateau_bps == pytest.approx(57.7, abs=0.2)
+    assert th.onset_s == 35.0 and th.onset_cause == "thermal" and th.host_stalls == (4,)

@@ -82,15 +82,20 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
 
 
 def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, stall: StallJudge) -> float:
-    """The plateau when the host stalled in its seconds: the median of the PLATEAU_S best of the first
-    2 x PLATEAU_S + 1 seconds, when the plateau's seconds under it are a host stall (the judge says)."""
-    window = list(series[first + 1 : first + 2 + 2 * PLATEAU_S])
-    best = statistics.median(sorted(window)[-PLATEAU_S:])
-    line = (1 - DROP) * best
+    """The plateau when the host stalled in its seconds: the median of the first 2 x PLATEAU_S + 1 seconds
+    less those under it that the judge calls a host stall, when the plateau's seconds under it are all
+    such stalls. The median, not the best seconds: after a stall a rate-limited fio and the drive's
+    catch-up (docs/virtual-drive.md, "Bursts") move more than the level for a second or two."""
+    window = range(first + 1, min(len(series), first + 2 + 2 * PLATEAU_S))
+    level = statistics.median(series[j] for j in window)
+    line = (1 - DROP) * level
     if plateau >= line:
         return plateau
-    slow = [j for j in range(first + 1, first + 1 + PLATEAU_S) if series[j] < line]
-    return best if slow and all(stall(j, best) for j in slow) else plateau
+    stalled = [j for j in window if series[j] < line and stall(j, level)]
+    slow = [j for j in window[:PLATEAU_S] if series[j] < line]
+    if not slow or not set(slow) <= set(stalled):
+        return plateau
+    return statistics.median(series[j] for j in window if j not in stalled)
 
 
 def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> float:
