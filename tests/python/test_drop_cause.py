@@ -123,5 +123,5 @@ def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
     drops = classify(load_campaign(influx, "cache"))
     assert [d.cause for d in drops] == ["cache", "cache"], [(d.run, d.at_s, d.why) for d in drops]
     for d in drops:
-        assert d.written_gb == pytest.approx(22, abs=3.5)  # the cache, give or take a second of writes
+        assert d.written_gb == pytest.approx(22, abs=3.5), drops  # the cache, give or take a second of writes
         assert d.after_bps == pytest.approx(1.2e9, rel=0.15) and d.before_bps == pytest.approx(3e9, rel=0.15)

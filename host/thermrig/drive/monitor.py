@@ -56,7 +56,9 @@ def smart_json_source(smart_log_json: Callable[[], str]) -> Source:
 
 
 class DriveMonitor:
-    """Calls sink(fields, utc_ns) once a second with whatever the drive reports."""
+    """Calls sink(fields, utc_ns) with whatever the drive reports: once in start(), before the run's work
+    begins (the drive's account from before its first write: analysis.drop_cause counts a job's writes
+    from it), then once a second on the whole second."""
 
     def __init__(self, source: Source, sink: Callable[[dict[str, float | int], int], None]) -> None:
         self.source = source
@@ -65,6 +67,7 @@ class DriveMonitor:
         self._thread = threading.Thread(target=self._loop, name="drive-monitor", daemon=True)
 
     def start(self) -> None:
+        self._emit()
         self._thread.start()
 
     def stop(self) -> None:
@@ -74,9 +77,12 @@ class DriveMonitor:
     def sample(self) -> dict[str, float | int]:
         return self.source()
 
+    def _emit(self) -> None:
+        with contextlib.suppress(OSError):
+            fields = self.sample()
+            if fields:
+                self.sink(fields, time.time_ns())
+
     def _loop(self) -> None:
         while not self._stop.wait(1.0 - (time.time() % 1.0)):
-            with contextlib.suppress(OSError):
-                fields = self.sample()
-                if fields:
-                    self.sink(fields, time.time_ns())
+            self._emit()
