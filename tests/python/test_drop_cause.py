@@ -89,6 +89,22 @@ def test_drops_are_classified_by_bytes_written_and_the_drives_power_state() -> N
     assert {d.why for d in unknown} == {"the drive's power state and TMT counters are not recorded"}
 
 
+def test_a_drop_on_a_busy_host_is_placed_at_the_knee_of_the_drives_own_count() -> None:
+    """A loaded clean clone's cache-drop run, as recorded (drive scale; fio at the wire's 0.02): fio's log
+    reads 54.2 and 45.0 MB/s in the two seconds the level leaves 60 for 24, so a step from 60 to the
+    second after the drop's first (45) is placed 1 s early, where the drive had counted 18 GB. The knee of
+    the drive's count, its 3 GB/s line meeting its 1.2 GB/s line, is at the 22 GB cache."""
+    start = 1_700_000_000_000
+    fio = [57.4, 57.5, 60.0, 60.1, 60.0, 59.9, 54.2, 45.0, 24.0, 24.0, 24.1, 24.0, 24.0, 23.6]
+    data = _run("k", "single_gpu_idle", [v * 1e6 / 0.02 for v in fio], [0] * len(fio))
+    counted_gb = [0.0, 0.0, 1.2, 4.1, 6.9, 9.9, 12.9, 15.9, 18.9, 21.6, 23.3, 24.5, 25.7, 26.9, 28.1]
+    t = start - 106.0 + 1000.0 * np.arange(-1, len(counted_gb) - 1)  # sampled apart from fio's seconds
+    data.counters["data_units_written"] = Trace(t, np.array(counted_gb) * 1e9 / WRITTEN_UNIT_BYTES)
+    (drop,) = run_drops(data)
+    assert drop.at_s == 6
+    assert drop.written_gb == pytest.approx(22, abs=0.5)
+
+
 @pytest.mark.timeout(600)
 def test_a_drop_is_placed_by_the_drives_own_count_of_writes_where_it_is_recorded() -> None:
     """fio's log of a busy host missing a second (counted as nothing moved): by fio's bytes the cache runs

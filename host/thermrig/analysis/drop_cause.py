@@ -4,10 +4,10 @@
   before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
   dip that is back at the level is the host, not the drive); after one, the next is looked for once
   the level has settled;
-- it is placed by the bytes written by then: the drive's own count (smart-log data_units_written)
-  where it is recorded, else fio's at the drive's scale; at the moment a step from the level before
-  loses what its seconds lost; and checked against the drive's own account around it (DRIVE_WINDOW_MS):
-  a power-state change or a TMT counter step;
+- it is placed by the bytes written by then: the drive's own count (smart-log data_units_written) at
+  the knee of that count where it is recorded, else fio's at the drive's scale at the moment a step
+  from the level before loses what its seconds lost; and checked against the drive's own account
+  around it (DRIVE_WINDOW_MS): a power-state change or a TMT counter step;
 - **cache**: no power-state change or TMT step at it, and a drop at the same bytes written (within
   SAME_BYTES, or a second of writes: the per-second log a busy host writes) in every other chassis condition
   of the same workload: the SLC cache runs out after the same writes whatever the temperature;
@@ -124,18 +124,29 @@ def _written_gb(data: RunData, start_ms: int, i: int, series: list[float], writt
 
 def drive_written(data: RunData, start_ms: int, i: int, series: list[float]) -> float | None:
     """The bytes the drive itself counted as written (smart-log data_units_written, in drive_smart; a
-    scaled virtual drive counts as the drive it models) from the job's start to the moment its level fell
-    at second i (throttle.step_moment); None where the drive's count is not recorded around both. fio's
-    per-second log, on a busy host, moves bytes between its seconds; the drive's count does not."""
+    scaled virtual drive counts as the drive it models) from the job's start to the knee of that count at
+    the drop found at second i: where the line of its rate before the drop meets the line of its rate after
+    (each the median of SETTLE_S sample intervals, anchored at the last sample before second i and the first
+    after second i + 2). None where the count is not recorded around the job's start and the knee. fio's
+    per-second log on a busy host moves bytes between its seconds, and a stall there moves where a step
+    would fall; the drive's count, sampled apart from fio, does neither, and its rate before the knee is
+    the drive's own."""
     trace = data.counters.get(WRITTEN_UNITS)
-    if trace is None or len(trace.t_ms) < 2 or i < 1 or i + 1 >= len(series):
+    if trace is None or len(trace.t_ms) < 2 or i < 1 or not trace.t_ms[0] <= start_ms:
         return None
-    before = statistics.median(series[max(0, i - SETTLE_S) : i])
-    at_ms = start_ms + 1000 * step_moment(series, i - 1, i, before)
-    if not (trace.t_ms[0] <= start_ms and at_ms <= trace.t_ms[-1]):
+    t = np.asarray(trace.t_ms, dtype=float)
+    v = np.asarray(trace.values, dtype=float) * WRITTEN_UNIT_BYTES
+    a = int(np.searchsorted(t, start_ms + 1000 * i, side="right")) - 1  # the last sample before second i
+    b = int(np.searchsorted(t, start_ms + 1000 * (i + 2), side="left"))  # the first after second i + 2
+    if a < SETTLE_S or b + SETTLE_S >= len(t):
         return None
-    units = np.interp([start_ms, at_ms], trace.t_ms, trace.values)
-    return float(units[1] - units[0]) * WRITTEN_UNIT_BYTES
+    rate = np.diff(v) / np.diff(t)  # bytes per ms, each interval's
+    before = float(np.median(rate[a - SETTLE_S : a]))
+    after = float(np.median(rate[b : b + SETTLE_S]))
+    if before <= after:
+        return None
+    knee_ms = float(np.clip((v[b] - v[a] + before * t[a] - after * t[b]) / (before - after), t[a], t[b]))
+    return float(v[a] + before * (knee_ms - t[a]) - np.interp(start_ms, t, v))
 
 
 def _same_bytes(a: Drop, b: Drop) -> bool:
