@@ -29,7 +29,7 @@ from thermrig.hardware.profiles import load_chassis
 from thermrig.testbed.replay import model_replay
 
 # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more;
-# every fit measured from the prior converged within 1,101-1,610 (docs/virtual-drive.md, "Out of sample")
+# every fit measured from the prior converged within 1,101-2,859 (docs/virtual-drive.md, "Out of sample")
 CROSSVAL_MAXFEV = 3000
 
 app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
