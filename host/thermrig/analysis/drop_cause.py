@@ -92,7 +92,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 data.tags.get("workload", ""),
                 i,
                 at_ms,
-                _written_gb(data, start, i, series, written),
+                _written_gb(data, start, i, written),
                 statistics.median(series[i - SETTLE_S : i]) / data.scale,
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
@@ -115,14 +115,14 @@ def written_at_drop(written: list[float], i: int) -> float:
     return sum(written[: i - 1]) + (at - (i - 1)) * before
 
 
-def _written_gb(data: RunData, start_ms: int, i: int, series: list[float], written: list[float]) -> float:
+def _written_gb(data: RunData, start_ms: int, i: int, written: list[float]) -> float:
     """GB written by the job before the drop at second i: the drive's own count where it is recorded, else
     fio's bytes at the drive's scale."""
-    counted = drive_written(data, start_ms, i, series)
+    counted = drive_written(data, start_ms, i)
     return (counted if counted is not None else written_at_drop(written, i) / data.scale) / 1e9
 
 
-def drive_written(data: RunData, start_ms: int, i: int, series: list[float]) -> float | None:
+def drive_written(data: RunData, start_ms: int, i: int) -> float | None:
     """The bytes the drive itself counted as written (smart-log data_units_written, in drive_smart; a
     scaled virtual drive counts as the drive it models) from the job's start to the knee of that count at
     the drop found at second i: where the line of its rate before the drop meets the line of its rate after

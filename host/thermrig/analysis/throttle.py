@@ -91,10 +91,10 @@ def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, s
     line = (1 - DROP) * level
     if plateau >= line:
         return plateau
-    stalled = [j for j in window if series[j] < line and stall(j, level)]
     slow = [j for j in window[:PLATEAU_S] if series[j] < line]
-    if not slow or not set(slow) <= set(stalled):
+    if not slow or not all(stall(j, level) for j in slow):
         return plateau
+    stalled = [j for j in window if series[j] < line and stall(j, level)]
     return statistics.median(series[j] for j in window if j not in stalled)
 
 
