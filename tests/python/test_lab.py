@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
+from thermrig.children import with_default_sigint
 from thermrig.db.local_server import free_port
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
@@ -367,3 +368,35 @@ def test_a_session_the_coordinator_dropped_is_started_again(tmp_path: Path) -> N
                 again.stop()
         finally:
             client.__exit__(None, None, None)
+
+
+# A child that opens a session, is sent SIGINT from inside a coordinator call (the signal arrives while
+# gRPC's loop runs), and reports where the KeyboardInterrupt landed and whether the session closed.
+_INTERRUPTED_CALL = """
+import os, signal, sys
+from thermrig.lab.client import LabClient
+done = []
+async def call(session):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the call is on the wire
+    await session.sync_with_coordinator()
+    done.append("call finished")
+client = LabClient(sys.argv[1]).__enter__()
+try:
+    client._run(call(client.session))
+except KeyboardInterrupt:
+    print("interrupted after:", done, flush=True)
+client.__exit__(None, None, None)
+print("closed", client._session is None and client._loop is None, flush=True)
+"""
+
+
+def test_ctrl_c_during_a_coordinator_call_is_raised_after_it_and_the_session_closes(lab: Lab) -> None:
+    res = subprocess.run(
+        with_default_sigint([sys.executable, "-c", _INTERRUPTED_CALL, lab.address]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "interrupted after: ['call finished']" in res.stdout, res.stdout + res.stderr
+    assert "closed True" in res.stdout

@@ -1,5 +1,8 @@
 """The coordinator, from Python: labgrid's own client session (`labgrid.remote.client.start_session`) and
-its gRPC stub, run on an event loop of our own (labgrid has no official client API yet)."""
+its gRPC stub, run on an event loop of our own (labgrid has no official client API yet). Ctrl-C and
+SIGTERM never land inside gRPC: while the loop runs they are held and raised once it returns (a
+KeyboardInterrupt raised inside gRPC's asyncio machinery can leave a channel half torn down, and the
+process abort on its way out)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from labgrid.remote.client import ClientSession, Error, start_session
 from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
 from thermrig.lab.errors import CoordinatorUnreachable, LabError, NoSuchPlace, PlaceTaken
+from thermrig.testbed.signals import signals_held
 
 
 @dataclass(frozen=True)
@@ -51,23 +55,27 @@ class LabClient:
         # gRPC's asyncio channel binds to the thread's current loop when labgrid creates it
         asyncio.set_event_loop(self._loop)
         try:
-            self._session = start_session(self.address, loop=self._loop)
+            with signals_held():
+                self._session = start_session(self.address, loop=self._loop)
         except Error as exc:
             self._close_loop()
             raise CoordinatorUnreachable(f"no labgrid coordinator at {self.address}: {exc}") from exc
         except BaseException:
-            self._close_loop()
+            self.__exit__()  # a session started before the signal held back is closed, not left to exit
             raise
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        if self._session is not None and self._loop is not None:
-            try:
-                self._loop.run_until_complete(self._session.stop())
-                self._loop.run_until_complete(self._session.close())
-            finally:
-                self._session = None
-        self._close_loop()
+        try:
+            with signals_held():
+                if self._session is not None and self._loop is not None:
+                    try:
+                        self._loop.run_until_complete(self._session.stop())
+                        self._loop.run_until_complete(self._session.close())
+                    finally:
+                        self._session = None
+        finally:
+            self._close_loop()
 
     def _close_loop(self) -> None:
         if self._loop is not None:
@@ -83,7 +91,8 @@ class LabClient:
 
     def _run(self, coro: Any) -> Any:
         assert self._loop is not None
-        return self._loop.run_until_complete(coro)
+        with signals_held():
+            return self._loop.run_until_complete(coro)
 
     def _alive(self) -> ClientSession:
         """The session, started again if the coordinator dropped it (a long hold, a coordinator restart:
@@ -97,7 +106,8 @@ class LabClient:
         except Exception:  # the old stream is gone already
             pass
         try:
-            self._session = start_session(self.address, loop=self._loop)
+            with signals_held():
+                self._session = start_session(self.address, loop=self._loop)
         except Error as exc:
             raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
         return self._session
