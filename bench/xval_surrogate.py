@@ -90,12 +90,26 @@ class SModel:
         return self.derive(v)
 
 
+LOADED = ("single_gpu_load", "dual_gpu_load")  # the profiles with a GPU under load
+DUAL = ("dual_gpu_idle", "dual_gpu_load")  # the profiles with a second GPU
+
+
 def where(v: dict[str, float], cell: PugetCell) -> tuple[float, float]:
-    """The cell's (local air, air speed) from the slot and profile numbers."""
+    """The cell's (local air, air speed) from the slot and profile numbers. Terms only some models have,
+    each absent from v where a model lacks it: `{slot}.v_gpu_fans`, m/s the loaded GPUs' fans add at the
+    slot in the loaded profiles; `loaded.exhaust_gain`, the exhaust's speed in the loaded profiles over
+    the heat's share; `{slot}.second_gpu_coupling`, the second GPU's share of the rise at the slot in the
+    dual profiles."""
     rise = v[f"{cell.profile}.air_c"] - ROOM
     s = cell.slot
-    speed = v[f"{s}.v_chassis_fan"] * FAN0 + v[f"{s}.v_heater"] * G_AIR_ROOM * rise / HEATER_MAX_W
-    return ROOM + v[f"{s}.air_coupling"] * rise, speed
+    exhaust = v[f"{s}.v_heater"] * G_AIR_ROOM * rise / HEATER_MAX_W
+    speed = v[f"{s}.v_chassis_fan"] * FAN0 + exhaust
+    air = ROOM + v[f"{s}.air_coupling"] * rise
+    if cell.profile in LOADED:
+        speed += v.get(f"{s}.v_gpu_fans", 0.0) + (v.get("loaded.exhaust_gain", 1.0) - 1.0) * exhaust
+    if cell.profile in DUAL:
+        air += v.get(f"{s}.second_gpu_coupling", 0.0) * rise
+    return air, speed
 
 
 def predict(sur: Surrogate, v: dict[str, float], cell: PugetCell) -> tuple[float, float]:
@@ -140,7 +154,7 @@ def profiles_v() -> dict[str, float]:
 
 def screen(sur: Surrogate, m: SModel) -> None:
     base = profiles_v()
-    x0 = np.array([min(hi, max(lo, base[n])) for n, lo, hi in m.free])
+    x0 = np.array([min(hi, max(lo, base.get(n, lo))) for n, lo, hi in m.free])  # an added term starts off
     cells = list(PUGET)
     xs = fit(sur, m, cells, x0)
     v = m.numbers(xs)

@@ -1,5 +1,6 @@
 """The slot and profile models xval_surrogate.py screens: each the exhaust model's slot and profile
-numbers (thermrig.calibration.parameters.EXHAUST) with some held, some tied to another."""
+numbers (thermrig.calibration.parameters.EXHAUST) with some held, some tied to another, and some with a
+term of their own added (docs/design/calibration-models.md, "Terms beyond one number per profile")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from xval_surrogate import SModel, profiles_v
 
 from thermrig.calibration.parameters import PROFILE_BOUNDS, SLOT_BOUNDS
-from thermrig.hardware.profiles import SLOTS
+from thermrig.hardware.profiles import SLOTS, load_slot
 
 BOUNDS = {
     **{f"{s}.{b.name}": (b.lo, b.hi) for s in SLOTS for b in SLOT_BOUNDS},
@@ -24,21 +25,37 @@ EXHAUST_HELD = {
 
 
 def model(
-    name: str, held: dict[str, float] | None = None, ties: dict[str, str] | None = None, freed: tuple[str, ...] = ()
+    name: str,
+    held: dict[str, float] | None = None,
+    ties: dict[str, str] | None = None,
+    freed: tuple[str, ...] = (),
+    added: tuple[tuple[str, float, float], ...] = (),
+    then: Callable[[dict[str, float]], dict[str, float]] | None = None,
 ) -> SModel:
-    """The exhaust model, and beyond its held numbers `held`, `ties` (a number set equal to another) and
-    `freed` (an exhaust model's held number fitted)."""
+    """The exhaust model, and beyond its held numbers `held`, `ties` (a number set equal to another),
+    `freed` (an exhaust model's held number fitted), `added` (a term's own free numbers, name and bounds)
+    and `then` (the numbers a term sets from them: xval_surrogate.where's)."""
     base = profiles_v()
     fixed = {k: v for k, v in {**EXHAUST_HELD, **(held or {})}.items() if k not in freed}
     tied = ties or {}
-    free = tuple((n, *BOUNDS[n]) for n in BOUNDS if n not in fixed and n not in tied)
+    free = tuple((n, *BOUNDS[n]) for n in BOUNDS if n not in fixed and n not in tied) + added
 
     def derive(v: dict[str, float]) -> dict[str, float]:
         out = {**base, **fixed, **v}
         out.update({n: out[src] for n, src in tied.items()})
-        return out
+        return out if then is None else {**out, **then(out)}
 
     return SModel(name, free, derive)
+
+
+UNDER_UPRIGHT = {"underside.v_chassis_fan": "upright.v_chassis_fan"}  # make fit's tie (exhaust-tied)
+V_SLOT_FAN = {s: load_slot(s).v_slot_fan for s in SLOTS}  # m/s at the slot, the slot fan at full airflow
+
+
+def slot_fan_under_load(slots: tuple[str, ...]) -> Callable[[dict[str, float]], dict[str, float]]:
+    """The loaded GPUs' fans recreated by the slot fan at `gpu_fans.airflow` (a share of its full
+    airflow) in the loaded profiles, reaching `slots`."""
+    return lambda v: {f"{s}.v_gpu_fans": V_SLOT_FAN[s] * v["gpu_fans.airflow"] for s in slots}
 
 
 _BUILD: dict[str, Callable[[], SModel]] = {
@@ -64,6 +81,37 @@ _BUILD: dict[str, Callable[[], SModel]] = {
         ties={"underside.v_chassis_fan": "upright.v_chassis_fan", "bottom.v_chassis_fan": "upright.v_chassis_fan"},
     ),
     "bottom coupling=1": lambda: model("bottom coupling=1", held={"bottom.air_coupling": 1.0}),
+    # Terms the exhaust-tied model (make fit's) lacks, each screened at hardware/profiles' drive:
+    "tied": lambda: model("tied", ties=UNDER_UPRIGHT),
+    "gpu fans, every slot": lambda: model(
+        "gpu fans, every slot",
+        ties=UNDER_UPRIGHT,
+        added=(("gpu_fans.airflow", 0.0, 1.0),),
+        then=slot_fan_under_load(SLOTS),
+    ),
+    "gpu fans, top and bottom": lambda: model(
+        "gpu fans, top and bottom",
+        ties=UNDER_UPRIGHT,
+        added=(("gpu_fans.airflow", 0.0, 1.0),),
+        then=slot_fan_under_load(("top", "bottom")),
+    ),
+    "gpu fans, a speed per slot": lambda: model(
+        "gpu fans, a speed per slot",
+        ties=UNDER_UPRIGHT,
+        added=(("top.v_gpu_fans", 0.0, 4.0), ("bottom.v_gpu_fans", 0.0, 4.0)),
+    ),
+    "exhaust faster under load": lambda: model(
+        "exhaust faster under load", ties=UNDER_UPRIGHT, added=(("loaded.exhaust_gain", 1.0, 6.0),)
+    ),
+    "second gpu at the bottom": lambda: model(
+        "second gpu at the bottom", ties=UNDER_UPRIGHT, added=(("bottom.second_gpu_coupling", 0.0, 1.0),)
+    ),
+    "second gpu at the bottom, gpu fans top and bottom": lambda: model(
+        "second gpu at the bottom, gpu fans top and bottom",
+        ties=UNDER_UPRIGHT,
+        added=(("bottom.second_gpu_coupling", 0.0, 1.0), ("gpu_fans.airflow", 0.0, 1.0)),
+        then=slot_fan_under_load(("top", "bottom")),
+    ),
 }
 
 
