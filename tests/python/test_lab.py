@@ -400,3 +400,23 @@ def test_ctrl_c_during_a_coordinator_call_is_raised_after_it_and_the_session_clo
     assert res.returncode == 0, res.stdout + res.stderr
     assert "interrupted after: ['call finished']" in res.stdout, res.stdout + res.stderr
     assert "closed True" in res.stdout
+
+
+def test_a_coordinator_that_stops_answering_is_one_error_within_the_timeout(tmp_path: Path) -> None:
+    """A coordinator stopped (SIGSTOP: its socket still open, nothing answers) under a client: the next
+    call ends in CoordinatorUnreachable after the client's timeout rather than waiting for good (with
+    Ctrl-C held during calls, a call with no bound would hold it back as long)."""
+    from thermrig.lab.errors import CoordinatorUnreachable
+
+    with coordinator(tmp_path) as (address, proc):
+        client = LabClient(address, timeout=3.0).__enter__()
+        try:
+            client.ensure_place("bench-1", "exp/bench-1/*", {"board": "sim"})
+            proc.popen.send_signal(signal.SIGSTOP)
+            try:
+                with pytest.raises(CoordinatorUnreachable, match="did not answer in 3 s"):
+                    client.places()
+            finally:
+                proc.popen.send_signal(signal.SIGCONT)
+        finally:
+            client.__exit__(None, None, None)

@@ -70,8 +70,10 @@ class LabClient:
             with signals_held():
                 if self._session is not None and self._loop is not None:
                     try:
-                        self._loop.run_until_complete(self._session.stop())
-                        self._loop.run_until_complete(self._session.close())
+                        self._loop.run_until_complete(asyncio.wait_for(self._session.stop(), self.timeout))
+                        self._loop.run_until_complete(asyncio.wait_for(self._session.close(), self.timeout))
+                    except TimeoutError:
+                        pass  # a coordinator that stopped answering: the session goes with the loop
                     finally:
                         self._session = None
         finally:
@@ -90,9 +92,14 @@ class LabClient:
         return self._session
 
     def _run(self, coro: Any) -> Any:
+        """coro on the loop, the signals held, for at most `timeout` seconds (a coordinator that stops
+        answering cannot hold Ctrl-C back for longer)."""
         assert self._loop is not None
-        with signals_held():
-            return self._loop.run_until_complete(coro)
+        try:
+            with signals_held():
+                return self._loop.run_until_complete(asyncio.wait_for(coro, self.timeout))
+        except TimeoutError as exc:
+            raise CoordinatorUnreachable(f"coordinator at {self.address} did not answer in {self.timeout:g} s") from exc
 
     def _alive(self) -> ClientSession:
         """The session, started again if the coordinator dropped it (a long hold, a coordinator restart:
