@@ -404,8 +404,9 @@ def test_ctrl_c_during_a_coordinator_call_is_raised_after_it_and_the_session_clo
 
 def test_a_coordinator_that_stops_answering_is_one_error_within_the_timeout(tmp_path: Path) -> None:
     """A coordinator stopped (SIGSTOP: its socket still open, nothing answers) under a client: the next
-    call ends in CoordinatorUnreachable after the client's timeout rather than waiting for good (with
-    Ctrl-C held during calls, a call with no bound would hold it back as long)."""
+    call ends in CoordinatorUnreachable after the client's timeout (with Ctrl-C held during calls, the
+    bound is how long it can be held; without it the call waits for gRPC's keepalive to drop the stream,
+    17.5 s, then starts a session again and waits as long)."""
     from thermrig.lab.errors import CoordinatorUnreachable
 
     with coordinator(tmp_path) as (address, proc):

@@ -55,8 +55,7 @@ class LabClient:
         # gRPC's asyncio channel binds to the thread's current loop when labgrid creates it
         asyncio.set_event_loop(self._loop)
         try:
-            with signals_held():
-                self._session = start_session(self.address, loop=self._loop)
+            self._start()
         except Error as exc:
             self._close_loop()
             raise CoordinatorUnreachable(f"no labgrid coordinator at {self.address}: {exc}") from exc
@@ -67,17 +66,23 @@ class LabClient:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         try:
-            with signals_held():
+            with signals_held():  # stopped and closed both, or the channel is left half torn down
                 if self._session is not None and self._loop is not None:
                     try:
-                        self._loop.run_until_complete(asyncio.wait_for(self._session.stop(), self.timeout))
-                        self._loop.run_until_complete(asyncio.wait_for(self._session.close(), self.timeout))
-                    except TimeoutError:
+                        self._run(self._session.stop())
+                        self._run(self._session.close())
+                    except CoordinatorUnreachable:
                         pass  # a coordinator that stopped answering: the session goes with the loop
                     finally:
                         self._session = None
         finally:
             self._close_loop()
+
+    def _start(self) -> ClientSession:
+        """A new session (labgrid's start_session runs our loop: the signals held there too)."""
+        with signals_held():  # the session kept before a held signal is raised, for __exit__ to close
+            self._session = session = start_session(self.address, loop=self._loop)
+        return session
 
     def _close_loop(self) -> None:
         if self._loop is not None:
@@ -113,11 +118,9 @@ class LabClient:
         except Exception:  # the old stream is gone already
             pass
         try:
-            with signals_held():
-                self._session = start_session(self.address, loop=self._loop)
+            return self._start()
         except Error as exc:
             raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
-        return self._session
 
     def identity(self) -> str:
         """How the coordinator names this client as a holder: "host/user" (LG_HOSTNAME, LG_USERNAME override)."""
