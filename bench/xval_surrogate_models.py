@@ -15,6 +15,7 @@ BOUNDS = {
     **{f"{s}.{b.name}": (b.lo, b.hi) for s in SLOTS for b in SLOT_BOUNDS},
     **{b.name: (b.lo, b.hi) for b in PROFILE_BOUNDS.values()},
 }
+UNDER_UPRIGHT = {"underside.v_chassis_fan": "upright.v_chassis_fan"}  # make fit's tie (exhaust-tied)
 EXHAUST_HELD = {
     "top.air_coupling": 1.0,
     "underside.air_coupling": 1.0,
@@ -48,7 +49,6 @@ def model(
     return SModel(name, free, derive)
 
 
-UNDER_UPRIGHT = {"underside.v_chassis_fan": "upright.v_chassis_fan"}  # make fit's tie (exhaust-tied)
 V_SLOT_FAN = {s: load_slot(s).v_slot_fan for s in SLOTS}  # m/s at the slot, the slot fan at full airflow
 
 
@@ -60,13 +60,13 @@ def slot_fan_under_load(slots: tuple[str, ...]) -> Callable[[dict[str, float]], 
 
 _BUILD: dict[str, Callable[[], SModel]] = {
     "exhaust": lambda: model("exhaust"),
-    "under=upright": lambda: model("under=upright", ties={"underside.v_chassis_fan": "upright.v_chassis_fan"}),
+    "under=upright": lambda: model("under=upright", ties=UNDER_UPRIGHT),
     "under=bottom": lambda: model("under=bottom", ties={"underside.v_chassis_fan": "bottom.v_chassis_fan"}),
     "under=top": lambda: model("under=top", ties={"underside.v_chassis_fan": "top.v_chassis_fan"}),
     "under=upright,coupling": lambda: model(
         "under=upright,coupling",
         freed=("underside.air_coupling",),
-        ties={"underside.v_chassis_fan": "upright.v_chassis_fan"},
+        ties=UNDER_UPRIGHT,
     ),
     "bottom no exhaust": lambda: model("bottom no exhaust", held={"bottom.v_heater": 0.0}),
     "bottom fan=top": lambda: model("bottom fan=top", ties={"bottom.v_chassis_fan": "top.v_chassis_fan"}),
@@ -74,15 +74,14 @@ _BUILD: dict[str, Callable[[], SModel]] = {
     "under=upright,bottom no exhaust": lambda: model(
         "under=upright,bottom no exhaust",
         held={"bottom.v_heater": 0.0},
-        ties={"underside.v_chassis_fan": "upright.v_chassis_fan"},
+        ties=UNDER_UPRIGHT,
     ),
     "under=bottom=upright": lambda: model(
         "under=bottom=upright",
-        ties={"underside.v_chassis_fan": "upright.v_chassis_fan", "bottom.v_chassis_fan": "upright.v_chassis_fan"},
+        ties={**UNDER_UPRIGHT, "bottom.v_chassis_fan": "upright.v_chassis_fan"},
     ),
     "bottom coupling=1": lambda: model("bottom coupling=1", held={"bottom.air_coupling": 1.0}),
-    # Terms the exhaust-tied model (make fit's) lacks, each screened at hardware/profiles' drive:
-    "tied": lambda: model("tied", ties=UNDER_UPRIGHT),
+    # Terms under=upright (make fit's slots and targets) lacks, each screened at hardware/profiles' drive:
     "gpu fans, every slot": lambda: model(
         "gpu fans, every slot",
         ties=UNDER_UPRIGHT,
