@@ -39,7 +39,8 @@ def sigterm_interrupts() -> Iterator[None]:
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM noted, not acted on, for the length of the block; then the first of them is
-    raised (KeyboardInterrupt, Terminated)."""
+    raised (KeyboardInterrupt, Terminated), through its own handler or, where its disposition was the
+    default, as that exception. An ignored signal stays ignored."""
     if not _in_main_thread():
         yield
         return
@@ -56,8 +57,9 @@ def signals_held() -> Iterator[None]:
             if before[s] is not None:
                 signal.signal(s, before[s])
     if got:
-        handler = before[got[0]]
+        first = got[0]
+        handler = before[first]
         if callable(handler):
-            handler(got[0], None)
-        elif handler == signal.SIG_DFL and got[0] == signal.SIGTERM:
-            raise Terminated
+            handler(first, None)
+        elif handler == signal.SIG_DFL:  # the default would have ended the process: end the block instead
+            raise Terminated if first == signal.SIGTERM else KeyboardInterrupt
