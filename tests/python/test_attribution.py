@@ -95,6 +95,26 @@ def test_a_drop_is_the_hosts_when_the_level_comes_back_and_the_drive_saw_nothing
     assert not drops[35].host and drops[35].drive_events
 
 
+def test_a_host_stall_in_a_drops_first_second_does_not_make_the_drop_the_hosts() -> None:
+    """A busy machine starved fio in the very second the cache ran out (a loaded clean clone's run: fio's
+    count fell with its latency flat, then the level stayed down with the latency 2.5 x): the stall is the
+    host's, the drop after it is the drive's own."""
+    series = [100.0] * 10 + [55.0] + [40.0] * 30
+    lat = [1000.0] * 11 + [2500.0] * 30
+    counters = _account(len(series), None)  # recorded, never moving: no throttle
+    evidence = Evidence(counters, START_MS, lat)
+    assert attribute(series, 10, 100.0, evidence).cause == "host"  # the stalled second itself
+    data = RunData("r1", {"workload": "w", "slot": "top"}, jobs=[_job(series, lat)], counters=counters)
+    (drop,) = run_drops(data)
+    assert drop.at_s == 10 and not drop.host, drop
+    th = throttle_summary([_job(series, lat)], counters=counters)
+    assert th.onset_s == 12.0 and th.onset_cause == "cache" and th.host_stalls == (11,)
+    # a stall in every second of the fall stays the host's: fio starved for good, its latency flat
+    starved = RunData("r2", data.tags, jobs=[_job(series, [1000.0] * len(series))], counters=counters)
+    (drop,) = run_drops(starved)
+    assert "latency flat" in drop.host, drop
+
+
 def test_the_worst_lag_of_plant_drive_and_fio_is_marked_past_the_bound() -> None:
     stamps = [START_MS + 1000 * (i + 1) for i in range(40)]
     stamps[20:] = [t + 700 for t in stamps[20:]]  # one window of fio's log ran 1.7 s: fio was late

@@ -158,3 +158,18 @@ def attribute(series: Sequence[float], i: int, level: float, evidence: Evidence,
     if evidence.drive_known:
         return Cause("cache", "the drive's account unmoved and the host kept pace")
     return Cause("unclear", "the drive's power state and TMT counters are not recorded")
+
+
+def attribute_fall(series: Sequence[float], i: int, level: float, evidence: Evidence, drop: float = 0.10) -> Cause:
+    """The cause of a fall that stays down (a drop, analysis.throttle.find_drops) first found at series
+    index i. A host stall in its first seconds explains those seconds, not the level that stays down after
+    them (a busy machine can starve fio just as a cache runs out): the seconds of the fall the host stalled
+    are passed over, as the onset rule passes over them, and the fall's cause is that of its first second
+    the host did not stall. Every second of it stalled: the host's."""
+    line = (1 - drop) * level
+    first = found = attribute(series, i, level, evidence, drop)
+    j = i
+    while found.cause == "host" and j + 1 < len(series) and series[j + 1] < line:
+        j += 1
+        found = attribute(series, j, level, evidence, drop)
+    return first if found.cause == "host" else found

@@ -16,7 +16,8 @@
   temperature);
 - **host**: no power-state change or TMT step at it, and the host shows a stall (analysis.attribution:
   the simulator's ticks late, fio's latency flat while its I/O count fell, or the level back within
-  seconds);
+  seconds) in every second of the fall: a stall in its first seconds only, the level staying down after
+  them, is passed over and the drop judged by the seconds after;
 - **unclear** otherwise, with the reason (e.g. the drive's power state is not recorded).
 """
 
@@ -28,7 +29,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from thermrig.analysis.attribution import WRITTEN_UNIT_BYTES, WRITTEN_UNITS, Evidence, account_moves, attribute
+from thermrig.analysis.attribution import (
+    WRITTEN_UNIT_BYTES,
+    WRITTEN_UNITS,
+    Evidence,
+    account_moves,
+    attribute_fall,
+)
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after, step_moment
 from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
@@ -81,7 +88,7 @@ def run_drops(data: RunData) -> list[Drop]:
     for i in find_drops(series):
         at_ms = start + i * 1000
         events, known = _events(data, at_ms)
-        found = attribute(series, i, statistics.median(series[i - SETTLE_S : i]), evidence, FALL)
+        found = attribute_fall(series, i, statistics.median(series[i - SETTLE_S : i]), evidence, FALL)
         state = throttle_state(data, at_ms)
         if not events and state > 0:  # the throttle deepening within a throttled power state
             events = (f"in power_state {state:g}",)

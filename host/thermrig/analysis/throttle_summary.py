@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from thermrig.analysis.attribution import Evidence, attribute
+from thermrig.analysis.attribution import Evidence, attribute, attribute_fall
 from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.throttle import FALL, SETTLE_S, TAIL_S, find_drops, per_second, throttle_of
 from thermrig.analysis.trace import Trace
@@ -172,7 +172,7 @@ def throttle_summary(
         cause, why = found.cause, found.why
         for i in find_drops(series):  # the falls after the onset (the throttle deepening, or the host)
             level = statistics.median(series[i - SETTLE_S : i])
-            if i > onset + 1 and attribute(series, i, level, evidence, FALL).cause == "host":
+            if i > onset + 1 and attribute_fall(series, i, level, evidence, FALL).cause == "host":
                 stalls.append(i + 1)
     return ThrottleSummary(
         position,
