@@ -97,7 +97,9 @@ def test_a_wide_query_folds_into_records_at_80_columns(recorded_campaign: Record
     assert len(counts) > 40  # every field, one per line
 
 
-def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorded_campaign: Recorded) -> None:
+def test_the_controller_thermocouple_reads_every_onset_closer_than_the_composite_sensor(
+    recorded_campaign: Recorded,
+) -> None:
     rec = recorded_campaign
     assert thermrig("analyze", rec.name, env=rec.env).returncode == 0
     # The ranking query of docs/influx-schema.md's cookbook, on this campaign.
@@ -106,7 +108,14 @@ def test_the_controller_thermocouple_ranks_ahead_of_the_composite_sensor(recorde
     rows = influxql(rec.settings, query.strip().replace("'slots-vs-airflow'", f"'{rec.name}'"))
     col = {name: i for i, name in enumerate(rows[0].columns)} if rows else {}
     rank = {s.tags["sensor"]: s.values[0][col["rank"]] for s in rows}
-    assert rank["rig_telemetry.drive_ctrl_c"] < rank["drive_smart.composite_c"], rank
+    assert len(rank) == 6 and rank["rig_telemetry.chassis_air_c"] == 6, rank
+    # Four onsets, one per condition: the composite reads the dual-GPU onsets 1-3 C hotter than the
+    # single-GPU ones (ranges of 2.2-3.0 C), the controller's thermocouple reads all four within about a
+    # second of its heating (0.4-0.9 C). Which of the two has the smaller MAD, the rank, rests on the
+    # middle two readings of four and is not settled by four runs (docs/analysis.md).
+    ranges = influxql(rec.settings, f"SELECT range_c FROM sensor_rank WHERE campaign = '{rec.name}' GROUP BY sensor")
+    span = {s.tags["sensor"]: s.values[0][1] for s in ranges}
+    assert span["rig_telemetry.drive_ctrl_c"] < span["drive_smart.composite_c"], span
     # read at the moment the throughput fell, the controller's thermocouple shows where the drive throttles
     level = {s.tags["sensor"]: s.values[0][col["median_c"]] for s in rows}
     tmt1 = load_drive_profile("950pro_512").tmt1_c
