@@ -111,8 +111,8 @@ def test_the_controller_thermocouple_reads_every_onset_closer_than_the_composite
     assert len(rank) == 6 and rank["rig_telemetry.chassis_air_c"] == 6, rank
     # Four onsets, one per condition: the composite reads the dual-GPU onsets 1-3 C hotter than the
     # single-GPU ones (ranges of 2.2-3.0 C), the controller's thermocouple reads all four within about a
-    # second of its heating (0.4-0.9 C). Which of the two has the smaller MAD, the rank, rests on the
-    # middle two readings of four and is not settled by four runs (docs/analysis.md).
+    # second of its heating (0.4-0.9 C). Which of the two has the smaller MAD, the rank, rests on three
+    # readings of four and is not settled by four runs (docs/analysis.md).
     ranges = influxql(rec.settings, f"SELECT range_c FROM sensor_rank WHERE campaign = '{rec.name}' GROUP BY sensor")
     span = {s.tags["sensor"]: s.values[0][1] for s in ranges}
     assert span["rig_telemetry.drive_ctrl_c"] < span["drive_smart.composite_c"], span
