@@ -14,7 +14,7 @@ from thermrig.analysis.attribution import WRITTEN_UNIT_BYTES
 from thermrig.analysis.drop_cause import classify, find_drops, run_drops, written_at_drop
 from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_data import RunData, Trace
-from thermrig.analysis.throttle_summary import JobLog
+from thermrig.analysis.throttle_summary import JobLog, job_series, measured_job
 from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import GB, load_drive_profile
 from thermrig.virtual_drive.drive_model import DriveModel
@@ -136,8 +136,11 @@ def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
     path.write_text(text.replace('profile = ["single_gpu_load"]', 'profile = ["idle", "single_gpu_idle"]'))
     r = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env, timeout=580)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    drops = classify(load_campaign(influx, "cache"))
-    assert [d.cause for d in drops] == ["cache", "cache"], [(d.run, d.at_s, d.why) for d in drops]
+    runs = load_campaign(influx, "cache")
+    drops = classify(runs)
+    seen = [(d.run, d.at_s, f"{d.written_gb:.1f} GB", d.before_bps, d.after_bps, d.why) for d in drops]
+    series = {r.run: [round(v / r.scale / 1e9, 2) for v in job_series(measured_job(r.jobs))[1]] for r in runs}
+    assert [d.cause for d in drops] == ["cache", "cache"], (seen, series)  # GB/s each second, when it fails
     for d in drops:
         assert d.written_gb == pytest.approx(22, abs=3.5), drops  # the cache, give or take a second of writes
         assert d.after_bps == pytest.approx(1.2e9, rel=0.15) and d.before_bps == pytest.approx(3e9, rel=0.15)
