@@ -3,6 +3,7 @@ Lines are built with the official client's Point, so escaping is the client's.""
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -119,18 +120,29 @@ def fio_live_line(
     return point.field("iops", read_iops + write_iops).time(ms * 1_000_000, WritePrecision.NS).to_line_protocol()
 
 
+FIO_WINDOW_MS = 1000  # fio's log_avg_msec (fio/workloads.py): each log has one entry per job, direction and window
+_FIO_FIELDS = {"bw": "bw_bps", "iops": "iops", "lat": "lat_mean_ns"}
+
+
 def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: RunTags) -> list[str]:
-    """fio's per-second logs (bw KiB/s, iops, lat ns) merged per job, direction and second."""
+    """fio's per-second logs (bw KiB/s, iops, lat ns) merged per job, direction and window. Each log stamps
+    its window's end itself: on a quiet host the stamps agree, on a busy one the latency log's fall
+    milliseconds to tens of milliseconds after the bandwidth log's, so each entry joins the bandwidth
+    entry of its job and direction nearest in time, within half a window (else it is a point of its own)."""
+    anchors: dict[tuple[int, int], list[int]] = {}
+    for p in logs.get("bw", []):
+        anchors.setdefault((p.job, p.ddir), []).append(p.timestamp_ms)
+    for stamps in anchors.values():
+        stamps.sort()
     rows: dict[tuple[int, int, int], dict[str, float]] = {}
     for kind, points in logs.items():
+        name = _FIO_FIELDS.get(kind, "lat_mean_ns")
         for p in points:
-            row = rows.setdefault((p.job, p.ddir, p.timestamp_ms), {})
-            if kind == "bw":
-                row["bw_bps"] = p.value * 1024.0
-            elif kind == "iops":
-                row["iops"] = float(p.value)
-            else:
-                row["lat_mean_ns"] = float(p.value)
+            ms = p.timestamp_ms if kind == "bw" else _window_of(anchors.get((p.job, p.ddir), []), p.timestamp_ms)
+            row = rows.setdefault((p.job, p.ddir, ms), {})
+            if name in row:  # two entries of one log in a window (fio's last, partial one): its own point
+                row = rows.setdefault((p.job, p.ddir, p.timestamp_ms), {})
+            row[name] = p.value * 1024.0 if kind == "bw" else float(p.value)
     lines = []
     for (job, ddir, ms), fields in sorted(rows.items()):
         point = tags.apply(Point(FIO_INTERVAL)).tag("job", job_names.get(job, f"job{job}"))
@@ -139,6 +151,13 @@ def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: R
             point.field(key, value)
         lines.append(point.time(ms * 1_000_000, WritePrecision.NS).to_line_protocol())
     return lines
+
+
+def _window_of(stamps: list[int], ms: int) -> int:
+    """The bandwidth entry's stamp nearest ms within half a window; ms itself when there is none."""
+    i = bisect.bisect_left(stamps, ms)
+    near = min(stamps[max(0, i - 1) : i + 1], key=lambda t: abs(t - ms), default=None)
+    return near if near is not None and abs(near - ms) <= FIO_WINDOW_MS / 2 else ms
 
 
 def drive_line(fields: dict[str, float | int], utc_ns: int, tags: RunTags) -> str:
