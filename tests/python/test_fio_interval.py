@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from thermrig.analysis.throttle_summary import logs_from_fio
 from thermrig.db.schema import RunTags, fio_interval_lines
 from thermrig.fio.runner import read_log
 
@@ -35,3 +36,11 @@ def test_each_window_of_a_loaded_run_is_one_point_with_its_latency() -> None:
     # fio's last, partial window is in the latency log only, 168 ms after the last full one: a point of its own
     [(rest, stamp)] = [(f, t) for f, t in points if "bw_bps" not in f]
     assert rest == {"lat_mean_ns": lat[14]} and stamp // 1_000_000 == logs["lat"][14].timestamp_ms
+
+
+def test_the_run_end_analysis_reads_the_same_windows() -> None:
+    """The summary written as a run ends reads fio's logs as they come (not from InfluxDB): the same join."""
+    logs = {kind: read_log(LOGS / f"loaded_{kind}.1.log") for kind in ("bw", "iops", "lat")}
+    (job,) = logs_from_fio(logs["bw"], logs["iops"], logs["lat"])
+    assert job.stamps_ms == tuple(p.timestamp_ms for p in logs["bw"])
+    assert list(job.lat_ns) == [p.value for p in logs["lat"][:14]] and all(v > 0 for v in job.iops)

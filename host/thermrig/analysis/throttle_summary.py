@@ -13,6 +13,7 @@ from thermrig.analysis.attribution import Evidence, attribute, attribute_fall
 from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.throttle import FALL, SETTLE_S, TAIL_S, find_drops, per_second, throttle_of
 from thermrig.analysis.trace import Trace
+from thermrig.db.schema import fio_windows
 
 
 @dataclass(frozen=True)
@@ -76,22 +77,23 @@ DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
 
 
 def logs_from_fio(bw: Iterable[LogPoint], iops: Iterable[LogPoint] = (), lat: Iterable[LogPoint] = ()) -> list[JobLog]:
-    """fio's bandwidth (KiB/s), IOPS and latency (ns) log points of numbered jobs as job logs in bytes/s."""
-    grouped: dict[tuple[int, int], list[LogPoint]] = {}
-    for p in bw:
-        grouped.setdefault((p.job, p.ddir), []).append(p)
-    rates = {(p.job, p.ddir, p.timestamp_ms): float(p.value) for p in iops}
-    lats = {(p.job, p.ddir, p.timestamp_ms): float(p.value) for p in lat}
+    """fio's bandwidth (KiB/s), IOPS and latency (ns) log points of numbered jobs as job logs in bytes/s,
+    each entry in its window as the recording joins them (db.schema.fio_windows)."""
+    iops, lat = list(iops), list(lat)
+    grouped: dict[tuple[int, int], list[tuple[int, dict[str, float]]]] = {}
+    for (job, ddir, ms), row in sorted(fio_windows({"bw": list(bw), "iops": iops, "lat": lat}).items()):
+        if "bw_bps" in row:
+            grouped.setdefault((job, ddir), []).append((ms, row))
     return [
         JobLog(
             job,
             DIRECTIONS.get(ddir, "other"),
-            tuple(p.timestamp_ms for p in ps),
-            tuple(p.value * 1024.0 for p in ps),
-            tuple(rates.get((job, ddir, p.timestamp_ms), 0.0) for p in ps) if rates else (),
-            tuple(lats.get((job, ddir, p.timestamp_ms), 0.0) for p in ps) if lats else (),
+            tuple(ms for ms, _ in rows),
+            tuple(row["bw_bps"] for _, row in rows),
+            tuple(row.get("iops", 0.0) for _, row in rows) if iops else (),
+            tuple(row.get("lat_mean_ns", 0.0) for _, row in rows) if lat else (),
         )
-        for (job, ddir), ps in sorted(grouped.items())
+        for (job, ddir), rows in sorted(grouped.items())
     ]
 
 

@@ -124,11 +124,12 @@ FIO_WINDOW_MS = 1000  # fio's log_avg_msec (fio/workloads.py): each log has one 
 _FIO_FIELDS = {"bw": "bw_bps", "iops": "iops", "lat": "lat_mean_ns"}
 
 
-def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: RunTags) -> list[str]:
-    """fio's per-second logs (bw KiB/s, iops, lat ns) merged per job, direction and window. Each log stamps
-    its window's end itself: on a quiet host the stamps agree, on a busy one the latency log's fall
-    milliseconds to tens of milliseconds after the bandwidth log's, so each entry joins the bandwidth
-    entry of its job and direction nearest in time, within half a window (else it is a point of its own)."""
+def fio_windows(logs: dict[str, list]) -> dict[tuple[int, int, int], dict[str, float]]:
+    """fio's per-second logs ("bw" KiB/s, "iops", "lat" ns) merged per job, direction and window:
+    (job, ddir, ms) -> bw_bps (bytes/s), iops, lat_mean_ns. Each log stamps its window's end itself: on a
+    quiet host the stamps agree, on a busy one the latency log's fall milliseconds to tens of milliseconds
+    after the bandwidth log's, so each entry joins the bandwidth entry of its job and direction nearest in
+    time, within half a window (else it is a window of its own)."""
     anchors: dict[tuple[int, int], list[int]] = {}
     for p in logs.get("bw", []):
         anchors.setdefault((p.job, p.ddir), []).append(p.timestamp_ms)
@@ -140,9 +141,15 @@ def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: R
         for p in points:
             ms = p.timestamp_ms if kind == "bw" else _window_of(anchors.get((p.job, p.ddir), []), p.timestamp_ms)
             row = rows.setdefault((p.job, p.ddir, ms), {})
-            if name in row:  # two entries of one log in a window (fio's last, partial one): its own point
+            if name in row:  # two entries of one log in a window (fio's last, partial one): its own
                 row = rows.setdefault((p.job, p.ddir, p.timestamp_ms), {})
             row[name] = p.value * 1024.0 if kind == "bw" else float(p.value)
+    return rows
+
+
+def fio_interval_lines(logs: dict[str, list], job_names: dict[int, str], tags: RunTags) -> list[str]:
+    """fio's per-second logs as fio_interval points, one per job, direction and window (fio_windows)."""
+    rows = fio_windows(logs)
     lines = []
     for (job, ddir, ms), fields in sorted(rows.items()):
         point = tags.apply(Point(FIO_INTERVAL)).tag("job", job_names.get(job, f"job{job}"))
