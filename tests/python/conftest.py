@@ -25,18 +25,38 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
 
 
+# A test marked timed_world judges a thermal or timing result of a real-time run on the simulated world
+# (an onset, a cache drop, a rate that held). Those tests run one at a time, on one pytest-xdist worker (the
+# recorded campaign's tests with them), and their world at TIMED_WORLD_NICE: ahead of the worlds of the
+# other workers' tests, which run at the default WORLD_NICE and judge no timing, so on a busy 2-core
+# machine the run judged is not starved by another test's fio.
+TIMED_WORLD = "timed_world"
+TIMED_WORLD_NICE = "-15"
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{TIMED_WORLD}: judges a result of a real-time run (see conftest.py)")
     if not find_tool("rigsim").exists():
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test` runs `-n 2 --dist loadgroup`) every test of the recorded campaign
-    goes to one worker, so the campaign is recorded once, not once per worker."""
+    """Under pytest-xdist (`make test` runs `-n 4 --dist loadgroup`) every timed_world test and every test
+    of the recorded campaign goes to one worker: the campaign is recorded once, not once per worker, and
+    no two runs that are judged by their timing share the machine."""
     for item in items:
         if "recorded_campaign" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("recorded_campaign"))
+            item.add_marker(pytest.mark.timed_world)
+        if item.get_closest_marker(TIMED_WORLD):
+            item.add_marker(pytest.mark.xdist_group(TIMED_WORLD))
+
+
+@pytest.fixture(autouse=True)
+def timed_world_priority(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timed_world test's world (and its children's, which inherit the environment) at TIMED_WORLD_NICE."""
+    if request.node.get_closest_marker(TIMED_WORLD):
+        monkeypatch.setenv("THERMRIG_WORLD_NICE", TIMED_WORLD_NICE)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -116,6 +136,9 @@ def recorded_campaign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[obje
     server = LocalInflux(root / "influxdb")
     server.up()
     try:
-        yield record(root, server)
+        with pytest.MonkeyPatch.context() as env:  # recorded as a timed_world test's run is
+            env.setenv("THERMRIG_WORLD_NICE", TIMED_WORLD_NICE)
+            recorded = record(root, server)
+        yield recorded
     finally:
         server.down()

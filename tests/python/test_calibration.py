@@ -65,6 +65,7 @@ ISSUE_20 = {
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.timed_world
 def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp_path: Path) -> None:
     out = tmp_path / "calibration"
     proc = subprocess.Popen(

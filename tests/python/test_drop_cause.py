@@ -125,6 +125,7 @@ def test_a_drop_is_placed_by_the_drives_own_count_of_writes_where_it_is_recorded
     assert by_fio.written_gb == pytest.approx(18, abs=0.1) and by_drive.written_gb == pytest.approx(21, abs=1.5)
 
 
+@pytest.mark.timed_world
 def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
     tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:

@@ -56,6 +56,7 @@ def test_bad_rate_search_settings_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.timed_world
 def test_the_search_bisects_on_the_cached_virtual_drive(
     tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:
