@@ -16,6 +16,7 @@ import pytest
 from scipy.optimize import minimize
 
 from thermrig.analysis.published import PUGET
+from thermrig.analysis.throttle_table import ThrottleRow
 from thermrig.calibration.crossval import crossval, summarise
 from thermrig.calibration.fit import cost, evaluate, fit
 from thermrig.calibration.parameters import (
@@ -31,7 +32,7 @@ from thermrig.calibration.parameters import (
     read,
     start_point,
 )
-from thermrig.calibration.pipeline import QUICK_CELLS
+from thermrig.calibration.pipeline import QUICK_CELLS, host_disturbed
 from thermrig.hardware.profiles import load_chassis
 from thermrig.sim import replay as plant_replay
 
@@ -69,7 +70,7 @@ ISSUE_20 = {
 def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp_path: Path) -> None:
     out = tmp_path / "calibration"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "thermrig.cli", "calibrate", "check", "--quick", "--jobs", "2", "--out", str(out)],
+        [sys.executable, "-m", "thermrig.cli", "calibrate", "check", "--quick", "--jobs", "1", "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -97,6 +98,11 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
     # fio starved on a busy machine, is passed over and counted apart: docs/analysis.md).
     runs = [run for rs in report["runs"].values() for run in rs]
     assert len(runs) == len(QUICK_CELLS) and all(run["onset_cause"] == "thermal" for run in runs), runs
+    # A run the host stalled before its onset is no sample of the model: its campaign ran again, the
+    # attempt kept beside it; the runs judged here are the ones no stall moved (both stalled: it fails).
+    assert not [run for run in runs if host_disturbed(ThrottleRow(**run))], runs
+    for name, aside in report["set_aside"].items():
+        assert aside and (out / f"{name}.set-aside").is_dir() and name in r.stdout, r.stdout
     # The pipeline measures what the model predicts: fio's logs through InfluxDB agree with the replay.
     model = {
         (c.slot, c.profile): res
@@ -109,6 +115,16 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
         assert predicted.onset_s is not None
         assert float(onset.split()[0]) == pytest.approx(predicted.onset_s, abs=3.0)
         assert float(depth) == pytest.approx(predicted.depth_pct, abs=4.0)
+
+
+def test_a_run_the_host_stalled_before_its_onset_is_no_sample() -> None:
+    row = ThrottleRow("r", "upright", "none", "single_gpu_idle", "seqwrite", "950pro_512", 120, 61.0, 42.0, 1.5e9)
+    assert not host_disturbed(row)
+    assert host_disturbed(replace(row, host_stalls=(8, 62)))  # a stall at 8 s: the drive heated less
+    assert host_disturbed(replace(row, host_stalls=(61,)))
+    assert not host_disturbed(replace(row, host_stalls=(62, 90)))  # after the onset: the onset stands
+    assert host_disturbed(replace(row, onset_s=None, host_stalls=(30,)))  # no onset: a stall may have hidden it
+    assert not host_disturbed(replace(row, onset_s=None))
 
 
 def test_writing_the_fitted_values_back_keeps_the_files_and_their_comments(hardware_copy: Path) -> None:

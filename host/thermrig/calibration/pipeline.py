@@ -48,6 +48,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import load_drive_profile
 
 RESUMES = 2  # times a campaign that stopped (a rig fault, a lost host) is resumed before it counts as failed
+RERUNS = 1  # times a campaign whose onset the host disturbed is run again before its runs are read as they are
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
 QUICK_CELLS = (("top", "dual_gpu_load"), ("upright", "single_gpu_idle"))
@@ -199,9 +200,19 @@ class Outcome:
     iops: dict[str, float] = field(default_factory=dict)  # sm951 random: heatsink -> IOPS at drive scale
     failed: list[str] = field(default_factory=list)  # campaigns whose `thermrig run` failed, resumes spent
     resumed: dict[str, int] = field(default_factory=dict)  # campaign -> times it was resumed after failing
+    set_aside: dict[str, list[str]] = field(default_factory=dict)  # campaign -> runs the host disturbed, run again
+    rerun: dict[str, int] = field(default_factory=dict)  # campaign -> times it was run again for them
     drive_smart: dict[str, dict[str, float]] = field(default_factory=dict)  # campaign -> points, max TMT1 count
     seeds: list[CalibrationCheck] = field(default_factory=list)  # seeds 000 and 004, when their campaigns were chosen
     wall_s: float = 0.0
+
+
+def host_disturbed(row: ThrottleRow) -> bool:
+    """A run whose throughput the host stalled before its onset (or at all, where it has none): the drive
+    heated less than the workload makes it, and the onset moved with the host (docs/analysis.md)."""
+    if row.onset_s is None:
+        return bool(row.host_stalls)
+    return any(s <= row.onset_s for s in row.host_stalls)
 
 
 def _done(folder: Path) -> int:
@@ -247,6 +258,12 @@ def run_groups(
                             running[name] = _launch(by_name[name], out, speed, scale, env, resume=True)
                         elif proc.exitcode != 0:
                             outcome.failed.append(name)
+                        elif outcome.rerun.get(name, 0) < RERUNS:
+                            disturbed = [r.run for r in _rows(settings, name, outcome) if host_disturbed(r)]
+                            if disturbed:  # not a sample of the model: its campaign once more, afresh
+                                outcome.set_aside.setdefault(name, []).extend(disturbed)
+                                outcome.rerun[name] = outcome.rerun.get(name, 0) + 1
+                                running[name] = _launch(by_name[name], out, speed, scale, env, again=True)
                     if on_progress is not None:
                         on_progress({g.name: (_done(out / g.name), g.runs()) for g in chosen})
                     time.sleep(1.0)
@@ -256,7 +273,7 @@ def run_groups(
                 for proc in running.values():
                     proc.join()
             for g in chosen:  # a failed or cut-short attempt is no measurement; its retry is
-                outcome.rows[g.name] = [r for r in throttle_table(settings, g.name) if r.status == "ok"]
+                outcome.rows[g.name] = _rows(settings, g.name, outcome)
                 outcome.drive_smart[g.name] = _smart(settings, g.name)
                 if g.name.endswith("sm951-random"):
                     outcome.iops = _iops(settings, g.name)
@@ -268,9 +285,25 @@ def run_groups(
     return outcome
 
 
-def _launch(g: Group, out: Path, speed: float, scale: float, env: dict[str, str], resume: bool = False) -> BaseProcess:
+def _rows(settings: InfluxSettings, campaign: str, outcome: Outcome) -> list[ThrottleRow]:
+    """The campaign's runs that ended ok and were not set aside (a failed or cut-short attempt is no
+    measurement, nor is a run the host disturbed that was run again)."""
+    aside = set(outcome.set_aside.get(campaign, []))
+    return [r for r in throttle_table(settings, campaign) if r.status == "ok" and r.run not in aside]
+
+
+def _launch(
+    g: Group, out: Path, speed: float, scale: float, env: dict[str, str], resume: bool = False, again: bool = False
+) -> BaseProcess:
+    """The group's campaign started afresh, or resumed in its folder; run again (`again`), the attempt
+    before it is kept beside it as <name>.set-aside and <name>.set-aside.log."""
     spec = out / f"{g.name}.toml"
     folder = out / g.name
+    if again:
+        aside = out / f"{g.name}.set-aside"
+        shutil.rmtree(aside, ignore_errors=True)
+        folder.rename(aside)
+        (out / f"{g.name}.log").replace(out / f"{g.name}.set-aside.log")
     if not resume:
         spec.write_text(g.toml(speed, scale))
         shutil.rmtree(folder, ignore_errors=True)  # generated: each check starts its campaigns afresh

@@ -356,6 +356,7 @@ def check(
                 "wall_s": outcome.wall_s,
                 "failed": outcome.failed,
                 "resumed": outcome.resumed,
+                "set_aside": outcome.set_aside,
                 "drive_smart": outcome.drive_smart,
                 # every run read back: onset, depth, the onset's cause, host stalls, worst lag (bench figures)
                 "runs": {name: [asdict(r) for r in rs] for name, rs in rows.items()},
@@ -366,6 +367,12 @@ def check(
     for name, times in outcome.resumed.items():
         console.print(
             f"{name} stopped and was resumed {times}x (its log says why; the run it stopped in was retried)",
+            markup=False,
+        )
+    for name, runs in outcome.set_aside.items():
+        console.print(
+            f"{name} was run again: the host stalled {', '.join(runs)} before its onset (kept in "
+            f"{name}.set-aside; the attempt after it is read)",
             markup=False,
         )
     if outcome.failed:
