@@ -123,6 +123,7 @@ def test_every_kind_parses_in_fio_as_an_nbd_job(tmp_path: Path) -> None:
         assert "ioengine=nbd" in job.read_text()
 
 
+@pytest.mark.timed_world  # judges the onset of a real-time run and its cause
 @pytest.mark.parametrize("fio_rate", ["", "55m"], ids=["full-speed", "a-host-moving-less"])
 def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
     tmp_path: Path, hardware_copy: Path, fio_rate: str
