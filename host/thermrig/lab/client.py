@@ -19,6 +19,8 @@ from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 from thermrig.lab.errors import CoordinatorUnreachable, LabError, NoSuchPlace, PlaceTaken
 from thermrig.testbed.signals import signals_held
 
+RECONNECT_PAUSE_S = 0.5  # between attempts to start a session again with a coordinator that dropped ours
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -117,10 +119,14 @@ class LabClient:
             self._run(session.close())
         except Exception:  # the old stream is gone already
             pass
-        try:
-            return self._start()
-        except Error as exc:
-            raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
+        deadline = time.monotonic() + self.timeout  # a restarting coordinator listens again in seconds, more
+        while True:  # on a busy host: tried until the client's timeout, not once
+            try:
+                return self._start()
+            except Error as exc:
+                if time.monotonic() >= deadline:
+                    raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
+            time.sleep(RECONNECT_PAUSE_S)
 
     def identity(self) -> str:
         """How the coordinator names this client as a holder: "host/user" (LG_HOSTNAME, LG_USERNAME override)."""
