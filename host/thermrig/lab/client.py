@@ -126,7 +126,7 @@ class LabClient:
             except Error as exc:
                 if time.monotonic() >= deadline:
                     raise CoordinatorUnreachable(f"lost the labgrid coordinator at {self.address}: {exc}") from exc
-            time.sleep(RECONNECT_PAUSE_S)
+            self.pause(RECONNECT_PAUSE_S)
 
     def identity(self) -> str:
         """How the coordinator names this client as a holder: "host/user" (LG_HOSTNAME, LG_USERNAME override)."""
