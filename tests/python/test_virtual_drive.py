@@ -6,6 +6,8 @@ server keeps serving (nbdkit with the project's plugin; third-party clients in t
 from __future__ import annotations
 
 import math
+import os
+import signal
 import statistics
 import subprocess
 import time
@@ -21,7 +23,7 @@ from thermrig.analysis.trace import Trace
 from thermrig.calibration.profile_writer import set_values
 from thermrig.drive.under_test import NbdExport
 from thermrig.dut.pacing import Pacing
-from thermrig.fio.runner import FioResult, run_fio
+from thermrig.fio.runner import FioResult, LiveSample, run_fio
 from thermrig.fio.workloads import KINDS, Workload, job_file
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
@@ -31,6 +33,7 @@ from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.virtual_drive.served import VirtualDrive
 
 SCALE = 0.05
+STOP_S = 1.0  # fio stopped this long (a host that does not schedule it)
 
 
 def _series(result: FioResult) -> list[float]:
@@ -69,6 +72,65 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
     served, idle = sample(), sample()
     assert served["sim_drive_late_ms"] > 0 and idle["sim_drive_late_ms"] == 0
     assert served["sim_plant_late_ms"] >= 0 and "composite_c" in served
+
+
+def _fio_processes() -> list[int]:
+    """fio's processes under this one (fio runs each job in a process of its own)."""
+    parent: dict[int, int] = {}
+    fio: list[int] = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # ended while read
+            continue
+        pid = int(stat.parent.name)
+        parent[pid] = int(text[text.rindex(")") + 2 :].split()[1])
+        if text[text.index("(") + 1 : text.rindex(")")] == "fio":
+            fio.append(pid)
+
+    def mine(pid: int) -> bool:
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [pid for pid in fio if mine(pid)]
+
+
+def test_a_host_that_sends_nothing_leaves_the_drive_starved_by_its_own_account(
+    drive_sim: SimulatedRig, tmp_path: Path
+) -> None:
+    """fio stopped for a second in the middle of a write (SIGSTOP of its processes: a loaded host that does
+    not schedule it): the drive works off what was in flight, then has nothing to do, and counts that time
+    as starved in its telemetry (sim_drive_starved_ms, which analysis.attribution reads as the host's stall).
+    A client's turnaround between requests is none of it: the time is a part of the connection's idle time."""
+    assert drive_sim.drive is not None
+    sample = SimulatedDrive(drive_sim).telemetry().source
+    assert sample is not None
+    stopped: list[int] = []
+
+    def stop_fio(live: LiveSample) -> None:
+        if live.write_bps > 0 and not stopped:  # fio is writing: stopped for STOP_S, then let go on
+            stopped.extend(_fio_processes())
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(STOP_S)  # the stall's length
+            finally:
+                for pid in stopped:
+                    os.kill(pid, signal.SIGCONT)
+
+    sample()  # from here
+    idle = drive_sim.drive.accounts().idle_s
+    w = Workload("w", "seq_write", runtime_s=5)
+    run_fio(job_file(w, NbdExport(drive_sim.drive.uri), str(tmp_path / "fio")), tmp_path, on_live=stop_fio)
+    starved_ms = sample()["sim_drive_starved_ms"]
+    idle_ms = 1000.0 * (drive_sim.drive.accounts().idle_s - idle)
+    assert len(stopped) >= 1
+    # the stop less what was in flight when it began (32 x 128 KiB at 75 MB/s: about 56 ms)
+    assert starved_ms >= 1000.0 * STOP_S - 150.0, (starved_ms, idle_ms)
+    assert starved_ms <= idle_ms + 1.0, (starved_ms, idle_ms)  # one connection: part of its idle time
 
 
 def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:

@@ -79,6 +79,9 @@ struct accounts {
   uint64_t refused_writes; /* writes refused: the data store held data-cap bytes */
   double idle_s; /* wall seconds connections left the drive with nothing of theirs in flight, between
                   * their requests (a client's turnaround, a pause, a loaded host's stall) */
+  double starved_s; /* wall seconds the drive had nothing in flight from any connection, in gaps of
+                     * TURNAROUND_MAX_S or more from a reply to the next request (no client's turnaround:
+                     * a host that sent nothing, as fio not scheduled on a loaded machine, or a pause) */
 };
 
 struct header {
@@ -110,6 +113,7 @@ static double free_at = -INFINITY; /* wire time the pipeline takes its next requ
 static int64_t next_write = -1, next_read = -1;
 static uint64_t seen_reset;
 static unsigned in_flight; /* requests taken and not yet replied to, every connection */
+static double drive_empty_at = -INFINITY; /* when the drive's last request in flight was handed over */
 
 #define RING 64 /* >= the threads per connection: replies a connection can have outstanding */
 
@@ -221,6 +225,8 @@ static double schedule(struct handle *h, int kind, uint64_t offset, uint32_t cou
     h->n--;
   }
   int busy = in_flight > 0;
+  if (!busy && isfinite(drive_empty_at) && now - drive_empty_at >= TURNAROUND_MAX_S)
+    store(&hdr->acc.starved_s, hdr->acc.starved_s + (now - drive_empty_at));
   in_flight++;
   if (h->in_flight++ == 0 && isfinite(h->empty_at))
     store(&hdr->acc.idle_s, hdr->acc.idle_s + (now - h->empty_at));
@@ -286,7 +292,8 @@ static void replied(struct handle *h, double due, double at) {
   }
   h->replies[(h->head + h->n) % RING] = (struct reply){due, at};
   h->n++;
-  in_flight--;
+  if (--in_flight == 0)
+    drive_empty_at = at;
   if (--h->in_flight == 0)
     h->empty_at = at;
   __atomic_add_fetch(&hdr->acc.replies, 1, __ATOMIC_RELAXED);

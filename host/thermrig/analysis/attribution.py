@@ -7,7 +7,10 @@
 - **host**: the drive's account is recorded and did not move, and the host shows a stall: the virtual
   drive's server sent a reply late enough to account for the throughput lost (its own record of its
   lateness: a second that lost a fraction f of its level needs a reply f x 1 s late, and at least
-  LATE_MS), fio's I/O count fell with its own latency flat (fio issued less, the drive was no slower),
+  LATE_MS), the virtual drive had nothing in flight long enough to account for it (its own record of
+  the time it was starved of requests around that second, STARVED_WINDOW_MS: f x 1 s, and at least
+  LATE_MS: fio, not scheduled, sent nothing), fio's I/O count fell with its own latency flat (fio
+  issued less, the drive was no slower),
   or the throughput was back at its level within RECOVER_S seconds (a drive whose account did not move
   does not throttle and recover unseen). The plant's lateness is no such evidence: a late plant
   publishes the drive's figures late, which delays a throttle but takes no throughput away (it counts
@@ -15,7 +18,7 @@
 - **cache**: the drive's account is recorded and did not move, and the host kept pace: the drive slowed
   on its own (across chassis conditions, analysis.drop_cause tells the SLC cache by the bytes written);
 - **unclear**: the drive's account is not recorded (a file or a device without a smart-log); fio's flat
-  latency and the simulator's lateness still call a stall the host's.
+  latency, the simulator's lateness and the virtual drive's starved time still call a stall the host's.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ WRITTEN_UNITS = "data_units_written"  # drive_smart: the drive's own count of wr
 WRITTEN_UNIT_BYTES = 512_000  # ... in units of 1000 x 512 bytes (the NVMe spec)
 LATENESS = ("sim_plant_late_ms", "sim_drive_late_ms")  # drive_smart, the virtual drive's only
 STALLS = ("sim_drive_late_ms",)  # the lateness that takes throughput away: nbdkit's replies
+STARVED = "sim_drive_starved_ms"  # drive_smart, the virtual drive's only: time it had nothing in flight
+STARVED_WINDOW_MS = (0, 2000)  # the samples that count second i's: once a second, the next two after it
 LATE_MS = 100.0  # the least reply lateness that calls a fall the host's
 RECOVER_S = 10  # back at the level within this many seconds, the drive's account unmoved: the host
 LEVEL_S = 3  # seconds whose median says the level is back
@@ -116,6 +121,16 @@ class Evidence:
                 worst = (name, float(values.max()))
         return worst
 
+    def starved_ms(self, at_ms: int) -> float:
+        """How long the virtual drive had nothing in flight around the second starting at at_ms: its
+        samples of sim_drive_starved_ms within STARVED_WINDOW_MS, summed (each counts the time since the
+        one before; a gap is counted when the request that ends it arrives). 0 where not recorded."""
+        trace = self.counters.get(STARVED)
+        if trace is None:
+            return 0.0
+        lo, hi = at_ms + STARVED_WINDOW_MS[0], at_ms + STARVED_WINDOW_MS[1]
+        return float(trace.between(lo, hi).values.sum())
+
 
 def latency_flat(latency_ns: Sequence[float], i: int, seconds: int = LEVEL_S) -> bool:
     """fio's mean latency in second i within LATENCY_FLAT of the seconds before it."""
@@ -144,8 +159,11 @@ def attribute(series: Sequence[float], i: int, level: float, evidence: Evidence,
     whose, late = evidence.late_ms(at) if at is not None else ("", 0.0)
     line = (1 - drop) * level
     lost = max(0.0, 1.0 - series[i] / level) if level > 0 else 0.0  # the fraction of the level the second lost
+    starved = evidence.starved_ms(at) if at is not None else 0.0
     if late >= max(LATE_MS, 1000.0 * lost):
         host = f"{whose.removeprefix('sim_').removesuffix('_late_ms')} {late:.0f} ms late"
+    elif starved >= max(LATE_MS, 1000.0 * lost):
+        host = f"the drive had nothing in flight for {starved:.0f} ms"
     elif latency_flat(evidence.latency_ns, i):
         host = "fio's I/O count fell with its latency flat"
     elif evidence.drive_known and recovered(series, i, level, line):

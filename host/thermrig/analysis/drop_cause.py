@@ -3,7 +3,8 @@
 - a drop is a fall of the measured job's throughput below (1 - FALL) of the median of the 3 seconds
   before it, for HOLD seconds in a row, with the median of the 3 seconds past its first below too (a
   dip that is back at the level is the host, not the drive); after one, the next is looked for once
-  the level has settled;
+  the level has settled, or at once after one the host stalled in every second of (throttle.find_falls:
+  a cache that runs out just after a stall is found against the level before the stall);
 - it is placed by the bytes written by then: the drive's own count (smart-log data_units_written) at
   the knee of that count where it is recorded, else fio's at the drive's scale at the moment a step
   from the level before loses what its seconds lost; and checked against the drive's own account
@@ -15,16 +16,17 @@
   state: the throttle deepening), and at bytes written no other condition drops at (it moves with
   temperature);
 - **host**: no power-state change or TMT step at it, and the host shows a stall (analysis.attribution:
-  the simulator's ticks late, fio's latency flat while its I/O count fell, or the level back within
-  seconds) in every second of the fall: a stall in its first seconds only, the level staying down after
-  them, is passed over and the drop judged by the seconds after;
+  the simulator's replies late, the virtual drive with nothing in flight, fio's latency flat while its
+  I/O count fell, or the level back within seconds) in every second of the fall: a stall in its first
+  seconds only, the level staying down after them, is passed over and the drop judged by the seconds
+  after;
 - **unclear** otherwise, with the reason (e.g. the drive's power state is not recorded).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -34,10 +36,11 @@ from thermrig.analysis.attribution import (
     WRITTEN_UNITS,
     Evidence,
     account_moves,
+    attribute,
     attribute_fall,
 )
 from thermrig.analysis.run_data import RunData
-from thermrig.analysis.throttle import FALL, SETTLE_S, find_drops, level_after, step_moment
+from thermrig.analysis.throttle import FALL, SETTLE_S, find_falls, level_after, step_moment
 from thermrig.analysis.throttle_summary import job_series, latency_series, measured_job
 
 SAME_BYTES = 0.1  # relative; at least 1 GB
@@ -85,10 +88,15 @@ def run_drops(data: RunData) -> list[Drop]:
     condition = _condition(data)
     evidence = Evidence(data.counters, start, latency_series(job, start))
     out = []
-    for i in find_drops(series):
+
+    def stall(i: int, level: float) -> bool:
+        return attribute(series, i, level, evidence, FALL).cause == "host"
+
+    for fall in find_falls(series, stall):
+        i = fall.at
         at_ms = start + i * 1000
         events, known = _events(data, at_ms)
-        found = attribute_fall(series, i, statistics.median(series[i - SETTLE_S : i]), evidence, FALL)
+        found = attribute_fall(series, i, fall.level, evidence, FALL)
         state = throttle_state(data, at_ms)
         if not events and state > 0:  # the throttle deepening within a throttled power state
             events = (f"in power_state {state:g}",)
@@ -99,8 +107,8 @@ def run_drops(data: RunData) -> list[Drop]:
                 data.tags.get("workload", ""),
                 i,
                 at_ms,
-                _written_gb(data, start, i, written),
-                statistics.median(series[i - SETTLE_S : i]) / data.scale,
+                _written_gb(data, start, i, written, fall.before),
+                fall.level / data.scale,
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
                 known,
@@ -110,23 +118,25 @@ def run_drops(data: RunData) -> list[Drop]:
     return out
 
 
-def written_at_drop(written: list[float], i: int) -> float:
+def written_at_drop(written: list[float], i: int, level_seconds: Sequence[int] = ()) -> float:
     """The bytes the job had written when its level fell at second i, placed within its seconds: the
-    moment a step from the level before would lose what seconds i-1 and i lost (throttle.step_moment),
-    so a cache running out early or late in a second, or a second before the one the drop is found in,
-    reads the same bytes."""
+    moment a step from the level before (the median of level_seconds, the seconds find_falls took it from;
+    default the SETTLE_S before i) would lose what seconds i-1 and i lost (throttle.step_moment), so a
+    cache running out early or late in a second, or a second before the one the drop is found in, reads
+    the same bytes."""
     if i < 1 or i + 1 >= len(written):
         return sum(written[:i])
-    before = statistics.median(written[max(0, i - SETTLE_S) : i])
+    seconds = [j for j in level_seconds if j < len(written)] or range(max(0, i - SETTLE_S), i)
+    before = statistics.median(written[j] for j in seconds)
     at = step_moment(written, i - 1, i, before)
     return sum(written[: i - 1]) + (at - (i - 1)) * before
 
 
-def _written_gb(data: RunData, start_ms: int, i: int, written: list[float]) -> float:
+def _written_gb(data: RunData, start_ms: int, i: int, written: list[float], level_seconds: Sequence[int]) -> float:
     """GB written by the job before the drop at second i: the drive's own count where it is recorded, else
     fio's bytes at the drive's scale."""
     counted = drive_written(data, start_ms, i)
-    return (counted if counted is not None else written_at_drop(written, i) / data.scale) / 1e9
+    return (counted if counted is not None else written_at_drop(written, i, level_seconds) / data.scale) / 1e9
 
 
 def drive_written(data: RunData, start_ms: int, i: int) -> float | None:

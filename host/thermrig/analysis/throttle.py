@@ -135,18 +135,56 @@ HOLD = 2  # seconds below, in a row
 SETTLE_S = 3
 
 
-def find_drops(series: Sequence[float]) -> list[int]:
-    """Seconds (indices) where the throughput falls by more than FALL for HOLD seconds and its level
-    after stays down: a dip back at the level within the seconds after is the host (fio starved of CPU
-    on a loaded machine), not the drive."""
-    drops: list[int] = []
+@dataclass(frozen=True)
+class Fall:
+    at: int  # the index of its first second below
+    level: float  # the median of the SETTLE_S seconds before it that were no host stall ...
+    before: tuple[int, ...]  # ... these seconds
+    host: bool = False  # every second of it below the level the host's (the stall judge says so)
+
+
+def find_falls(series: Sequence[float], stall: StallJudge | None = None) -> list[Fall]:
+    """The falls of the throughput by more than FALL for HOLD seconds whose level after stays down: a
+    dip back at the level within the seconds after is the host (fio starved of CPU on a loaded machine),
+    not the drive. After one, the next is looked for once the level has settled.
+
+    stall: judges each second of a fall (analysis.attribution); a fall whose every second below the level
+    it calls the host's is a fall too (host=True), but the seconds after it are looked at at once, against
+    the level before it: a busy host can starve fio a second or two before a cache runs out, and the
+    drive's own fall must not be hidden in the host's."""
+    falls: list[Fall] = []
+    stalled: set[int] = set()
     i = SETTLE_S
     while i + HOLD <= len(series):
-        level = statistics.median(series[i - SETTLE_S : i])
+        before = tuple(j for j in range(i) if j not in stalled)[-SETTLE_S:]
+        level = statistics.median(series[j] for j in before) if before else 0.0
         low = (1 - FALL) * level
         if level > 0 and all(series[i + k] < low for k in range(HOLD)) and level_after(series, i, SETTLE_S) < low:
-            drops.append(i)
-            i += HOLD + SETTLE_S
+            end = _stall_end(series, i, low, level, stall)
+            falls.append(Fall(i, level, before, host=end is not None))
+            if end is not None:
+                stalled.update(range(i, end))
+                i = end
+            else:
+                i += HOLD + SETTLE_S
         else:
             i += 1
-    return drops
+    return falls
+
+
+def _stall_end(series: Sequence[float], i: int, low: float, level: float, stall: StallJudge | None) -> int | None:
+    """Past the last second of the fall at i when every one of its seconds below `low` is a host stall;
+    None when one is not (or nothing judges)."""
+    if stall is None:
+        return None
+    j = i
+    while j < len(series) and series[j] < low:
+        if not stall(j, level):
+            return None
+        j += 1
+    return j if j < len(series) else None
+
+
+def find_drops(series: Sequence[float]) -> list[int]:
+    """The seconds (indices) the falls of find_falls begin at, no stall judged."""
+    return [fall.at for fall in find_falls(series)]

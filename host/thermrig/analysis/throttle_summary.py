@@ -5,13 +5,12 @@ comparing job names; its directions are added second by second."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from thermrig.analysis.attribution import Evidence, attribute, attribute_fall
+from thermrig.analysis.attribution import Evidence, attribute
 from thermrig.analysis.fio_log import LogPoint
-from thermrig.analysis.throttle import FALL, SETTLE_S, TAIL_S, find_drops, per_second, throttle_of
+from thermrig.analysis.throttle import FALL, TAIL_S, find_falls, per_second, throttle_of
 from thermrig.analysis.trace import Trace
 from thermrig.db.schema import fio_windows
 
@@ -172,10 +171,13 @@ def throttle_summary(
         onset = int(th.onset_s) - 1
         found = attribute(series, onset, th.plateau, evidence)
         cause, why = found.cause, found.why
-        for i in find_drops(series):  # the falls after the onset (the throttle deepening, or the host)
-            level = statistics.median(series[i - SETTLE_S : i])
-            if i > onset + 1 and attribute_fall(series, i, level, evidence, FALL).cause == "host":
-                stalls.append(i + 1)
+
+        def fall_stall(i: int, level: float) -> bool:
+            return attribute(series, i, level, evidence, FALL).cause == "host"
+
+        for fall in find_falls(series, fall_stall):  # the falls after the onset (the throttle deepening, or the host)
+            if fall.at > onset + 1 and fall.host:
+                stalls.append(fall.at + 1)
     return ThrottleSummary(
         position,
         start,

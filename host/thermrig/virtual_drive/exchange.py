@@ -19,7 +19,7 @@ HEADER_BYTES = 4096
 _IDENT = struct.Struct("<QQQ")  # magic, size, chunks
 _SEQ = struct.Struct("<Q")  # at 24: odd while the figures are being written
 _FIGURES = struct.Struct("<11dQQ")  # at 32
-_ACCOUNTS = struct.Struct("<5dQQ2dQQd")  # at 256
+_ACCOUNTS = struct.Struct("<5dQQ2dQQ2d")  # at 256
 _MAPPED = struct.Struct("<Q")  # accounts.mapped_chunks, at 296
 _LATENESS = struct.Struct("<d")  # the plugin's worst reply lateness since last read, at LATENESS_AT
 LATENESS_AT = 1024
@@ -60,6 +60,7 @@ class Accounts:
     replies: int  # requests the plugin has completed, TRIMs too (their replies handed to nbdkit)
     refused_writes: int  # writes refused with ENOSPC: the data store held its cap (data_store.py)
     idle_s: float  # wall seconds connections left the drive with nothing of theirs in flight between requests
+    starved_s: float  # wall seconds the drive had nothing in flight at all, in gaps no turnaround explains
 
 
 class Exchange:
