@@ -182,7 +182,7 @@ def _stall_end(series: Sequence[float], i: int, low: float, level: float, stall:
         if not stall(j, level):
             return None
         j += 1
-    return j if j < len(series) else None
+    return j
 
 
 def find_drops(series: Sequence[float]) -> list[int]:
