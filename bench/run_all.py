@@ -32,6 +32,7 @@ BENCHES = [
     "bench_sensor_ranking",
     "bench_identify",
     "bench_tune",
+    "bench_step_landing",
     "bench_lab_campaign",
     "bench_wheel",
 ]
