@@ -24,7 +24,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from thermrig.analysis.trace import Trace
@@ -178,16 +178,11 @@ def attribute(series: Sequence[float], i: int, level: float, evidence: Evidence,
     return Cause("unclear", "the drive's power state and TMT counters are not recorded")
 
 
-def attribute_fall(series: Sequence[float], i: int, level: float, evidence: Evidence, drop: float = 0.10) -> Cause:
-    """The cause of a fall that stays down (a drop, analysis.throttle.find_drops) first found at series
-    index i. A host stall in its first seconds explains those seconds, not the level that stays down after
-    them (a busy machine can starve fio just as a cache runs out): the seconds of the fall the host stalled
-    are passed over, as the onset rule passes over them, and the fall's cause is that of its first second
-    the host did not stall. Every second of it stalled: the host's."""
-    line = (1 - drop) * level
-    first = found = attribute(series, i, level, evidence, drop)
-    j = i
-    while found.cause == "host" and j + 1 < len(series) and series[j + 1] < line:
-        j += 1
-        found = attribute(series, j, level, evidence, drop)
-    return first if found.cause == "host" else found
+def stall_judge(series: Sequence[float], evidence: Evidence, drop: float = 0.10) -> Callable[[int, float], bool]:
+    """Is the fall at series index i, from the level given, a stall of the host (analysis.throttle's
+    StallJudge: the onset rule and find_falls pass over what it calls the host's)?"""
+
+    def stall(i: int, level: float) -> bool:
+        return attribute(series, i, level, evidence, drop).cause == "host"
+
+    return stall

@@ -37,7 +37,7 @@ from thermrig.analysis.attribution import (
     Evidence,
     account_moves,
     attribute,
-    attribute_fall,
+    stall_judge,
 )
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle import FALL, SETTLE_S, find_falls, level_after, step_moment
@@ -88,15 +88,10 @@ def run_drops(data: RunData) -> list[Drop]:
     condition = _condition(data)
     evidence = Evidence(data.counters, start, latency_series(job, start))
     out = []
-
-    def stall(i: int, level: float) -> bool:
-        return attribute(series, i, level, evidence, FALL).cause == "host"
-
-    for fall in find_falls(series, stall):
+    for fall in find_falls(series, stall_judge(series, evidence, FALL)):
         i = fall.at
         at_ms = start + i * 1000
         events, known = _events(data, at_ms)
-        found = attribute_fall(series, i, fall.level, evidence, FALL)
         state = throttle_state(data, at_ms)
         if not events and state > 0:  # the throttle deepening within a throttled power state
             events = (f"in power_state {state:g}",)
@@ -112,7 +107,7 @@ def run_drops(data: RunData) -> list[Drop]:
                 level_after(series, i, SETTLE_S) / data.scale,
                 events,
                 known,
-                host=found.why if found.cause == "host" else "",
+                host=attribute(series, i, fall.level, evidence, FALL).why if fall.host else "",
             )
         )
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from thermrig.analysis.attribution import Evidence, attribute
+from thermrig.analysis.attribution import Evidence, attribute, stall_judge
 from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.throttle import FALL, TAIL_S, find_falls, per_second, throttle_of
 from thermrig.analysis.trace import Trace
@@ -157,10 +157,7 @@ def throttle_summary(
     assert start is not None
     evidence = Evidence(counters or {}, start, latency_series(job, start))
 
-    def stall(i: int, level: float) -> bool:
-        return attribute(series, i, level, evidence).cause == "host"
-
-    th = throttle_of(series, reference, stall)
+    th = throttle_of(series, reference, stall_judge(series, evidence))
     if th.plateau <= 0:
         return ThrottleSummary(position, start, len(series), None, None, None, "no throughput at the job's start")
     cause = why = ""
@@ -171,11 +168,8 @@ def throttle_summary(
         onset = int(th.onset_s) - 1
         found = attribute(series, onset, th.plateau, evidence)
         cause, why = found.cause, found.why
-
-        def fall_stall(i: int, level: float) -> bool:
-            return attribute(series, i, level, evidence, FALL).cause == "host"
-
-        for fall in find_falls(series, fall_stall):  # the falls after the onset (the throttle deepening, or the host)
+        # the falls after the onset (the throttle deepening, or the host)
+        for fall in find_falls(series, stall_judge(series, evidence, FALL)):
             if fall.at > onset + 1 and fall.host:
                 stalls.append(fall.at + 1)
     return ThrottleSummary(

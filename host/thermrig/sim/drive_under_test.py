@@ -83,19 +83,20 @@ class SimulatedDrive:
     def telemetry(self) -> DriveTelemetry:
         smart = smart_json_source(self._drive.model.smart_log_json)
         exchange = self._drive.exchange
-        starved = [exchange.accounts().starved_s]  # the drive's starved time before this run's first sample
+        starved = exchange.accounts().starved_s  # the drive's starved time before this run's first sample
 
         def sample() -> dict[str, float | int]:
             """The model's smart-log, and the simulator's own record of the host since the last sample: the
             plant's latest tick and nbdkit's latest reply (docs/analysis.md, "One time"), and the time the
             drive had nothing to do while the host sent nothing (docs/analysis.md, "Whose fall it is")."""
+            nonlocal starved
             fields = smart()
             if self.rig.server is not None:
                 fields["sim_plant_late_ms"] = round(1000.0 * self.rig.server.take_worst_late_s(), 3)
             fields["sim_drive_late_ms"] = round(1000.0 * exchange.take_worst_late_s(), 3)
             now = exchange.accounts().starved_s
-            fields["sim_drive_starved_ms"] = round(1000.0 * (now - starved[0]), 3)
-            starved[0] = now
+            fields["sim_drive_starved_ms"] = round(1000.0 * (now - starved), 3)
+            starved = now
             return fields
 
         return DriveTelemetry(sample, "the virtual drive's smart-log and the simulator's lateness")
