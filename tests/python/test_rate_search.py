@@ -12,14 +12,19 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import CampaignFile, manifests, run_args, thermrig
+from stalled_fio import stall_once
 
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.db.settings import InfluxSettings
 from thermrig.drive.under_test import LocalDrive
+from thermrig.dut.pacing import Pacing
 from thermrig.fio.kinds import run_workload
-from thermrig.fio.rate_search import held
+from thermrig.fio.rate_search import held, plateau, run_rate_search, series_of
 from thermrig.fio.workloads import Workload
+from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.report.build import write_report
+from thermrig.sim.drive_under_test import SimulatedDrive
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 
 def test_a_step_holds_unless_two_seconds_in_a_row_fall_short() -> None:
@@ -53,6 +58,37 @@ def test_bad_rate_search_settings_are_refused(tmp_path: Path) -> None:
     path.write_text(text + "max_rounds = 1\n")
     with pytest.raises(CampaignError, match=r"\[workload\] max_rounds: .*a rate search bisects 2-25 times"):
         load_campaign(path)
+
+
+def test_a_host_stall_in_the_first_step_does_not_lower_the_full_rate(tmp_path: Path) -> None:
+    """fio stopped for 1.5 s at its first second of writing (a busy host that does not schedule it): fio's
+    own seconds 2-4 fall, the drive had nothing to do meanwhile by its own account, and the full rate, its
+    bytes over the time it was fed, is still the drive's."""
+    cardea = load_drive_profile("cardea_iops_1tb")
+    config = SimConfig(pacing=Pacing.accelerated(1.0), drive="cardea_iops_1tb", drive_scale=0.02)
+    stopped: list[int] = []
+    notes: list[str] = []
+    stop = threading.Event()
+
+    def note(text: str) -> None:
+        notes.append(text)
+        stop.set()  # the first step alone: its full rate is what is judged
+
+    with SimulatedRig(config) as sim:
+        search = run_rate_search(
+            Workload("r", "rate_search", runtime_s=8, max_rounds=2).resolved(),
+            SimulatedDrive(sim),
+            tmp_path,
+            stall_once(1.5, stopped),
+            stop,
+            note,
+            0.02,
+            None,
+        )
+    fio_full = plateau([v / 0.02 for v in series_of(search.results[0])])
+    assert stopped and fio_full < 0.8 * cardea.seq_write_bps, (fio_full, notes)  # the stall took fio's seconds
+    assert search.full_bps == pytest.approx(cardea.seq_write_bps, rel=0.1), (fio_full, notes)
+    assert len(search.steps) == 1 and "fed" in notes[0], notes
 
 
 @pytest.mark.timeout(900)

@@ -6,8 +6,6 @@ server keeps serving (nbdkit with the project's plugin; third-party clients in t
 from __future__ import annotations
 
 import math
-import os
-import signal
 import statistics
 import subprocess
 import time
@@ -16,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stalled_fio import stall_once
 
 from thermrig.analysis.throttle import per_second, throttle_of
 from thermrig.analysis.throttle_summary import logs_from_fio, throttle_summary
@@ -23,7 +22,7 @@ from thermrig.analysis.trace import Trace
 from thermrig.calibration.profile_writer import set_values
 from thermrig.drive.under_test import NbdExport
 from thermrig.dut.pacing import Pacing
-from thermrig.fio.runner import FioResult, LiveSample, run_fio
+from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workloads import KINDS, Workload, job_file
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
@@ -74,30 +73,6 @@ def test_sequential_write_runs_at_the_drive_speed_times_the_scale(drive_sim: Sim
     assert served["sim_plant_late_ms"] >= 0 and "composite_c" in served
 
 
-def _fio_processes() -> list[int]:
-    """fio's processes under this one (fio runs each job in a process of its own)."""
-    parent: dict[int, int] = {}
-    fio: list[int] = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:  # ended while read
-            continue
-        pid = int(stat.parent.name)
-        parent[pid] = int(text[text.rindex(")") + 2 :].split()[1])
-        if text[text.index("(") + 1 : text.rindex(")")] == "fio":
-            fio.append(pid)
-
-    def mine(pid: int) -> bool:
-        while pid > 1:
-            pid = parent.get(pid, 0)
-            if pid == os.getpid():
-                return True
-        return False
-
-    return [pid for pid in fio if mine(pid)]
-
-
 def test_a_host_that_sends_nothing_leaves_the_drive_starved_by_its_own_account(
     drive_sim: SimulatedRig, tmp_path: Path
 ) -> None:
@@ -109,22 +84,14 @@ def test_a_host_that_sends_nothing_leaves_the_drive_starved_by_its_own_account(
     sample = SimulatedDrive(drive_sim).telemetry().source
     assert sample is not None
     stopped: list[int] = []
-
-    def stop_fio(live: LiveSample) -> None:
-        if live.write_bps > 0 and not stopped:  # fio is writing: stopped for STOP_S, then let go on
-            stopped.extend(_fio_processes())
-            for pid in stopped:
-                os.kill(pid, signal.SIGSTOP)
-            try:
-                time.sleep(STOP_S)  # the stall's length
-            finally:
-                for pid in stopped:
-                    os.kill(pid, signal.SIGCONT)
-
     sample()  # from here
     idle = drive_sim.drive.accounts().idle_s
     w = Workload("w", "seq_write", runtime_s=5)
-    run_fio(job_file(w, NbdExport(drive_sim.drive.uri), str(tmp_path / "fio")), tmp_path, on_live=stop_fio)
+    run_fio(
+        job_file(w, NbdExport(drive_sim.drive.uri), str(tmp_path / "fio")),
+        tmp_path,
+        on_live=stall_once(STOP_S, stopped),
+    )
     starved_ms = sample()["sim_drive_starved_ms"]
     idle_ms = 1000.0 * (drive_sim.drive.accounts().idle_s - idle)
     assert len(stopped) >= 1

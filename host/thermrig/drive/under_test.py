@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from thermrig.drive.monitor import nvme_controller_for, nvme_source
 from thermrig.drive.thermal_config import NvmeCli
-from thermrig.dut.drive import DriveTelemetry, Fill, ThermalManagement
+from thermrig.dut.drive import DriveTelemetry, Fill, ThermalManagement, WorkDone
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,9 @@ class LocalDrive:
         if controller is None:
             return DriveTelemetry(None, "none")
         return DriveTelemetry(nvme_source(controller), f"nvme smart-log and hwmon of {controller}")
+
+    def work_done(self) -> WorkDone | None:
+        return None  # no count of its own work reaches us
 
     def take_fill(self, fill: Fill) -> bool:
         return False  # a real drive is filled by writing
@@ -80,6 +83,9 @@ class NbdExport:
 
     def telemetry(self) -> DriveTelemetry:
         return DriveTelemetry(None, "none")
+
+    def work_done(self) -> WorkDone | None:
+        return None  # no count of its own work reaches us
 
     def take_fill(self, fill: Fill) -> bool:
         return False

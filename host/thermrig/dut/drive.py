@@ -29,6 +29,17 @@ class Fill:
 
 
 @dataclass(frozen=True)
+class WorkDone:
+    """The drive's own count of its work since it started serving (the virtual drive's accounts; a real
+    drive keeps none): what it wrote, and the wall time it had nothing in flight because the host sent
+    nothing (docs/analysis.md, "Whose fall it is"). Its rate while fed is the written bytes over the wall
+    time less the starved time."""
+
+    written: float  # bytes, at the drive's scale
+    starved_s: float
+
+
+@dataclass(frozen=True)
 class DriveTelemetry:
     source: TelemetrySource | None  # None: the drive's own telemetry cannot be read
     described: str  # how the manifest describes it
@@ -80,6 +91,10 @@ class DriveUnderTest(Protocol):
         ...
 
     def telemetry(self) -> DriveTelemetry: ...
+
+    def work_done(self) -> WorkDone | None:
+        """The drive's own count of its work (the virtual drive's), None where it keeps none."""
+        ...
 
     def take_fill(self, fill: Fill) -> bool:
         """Set the state `fill` leaves at once, if the drive can (the virtual drive): whether it did."""

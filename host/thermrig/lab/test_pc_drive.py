@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from thermrig.campaign.spec import DriveSpec
 from thermrig.drive.under_test import LocalDrive, NbdExport
-from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill, ThermalManagement
+from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill, ThermalManagement, WorkDone
 from thermrig.lab.client import Endpoint
 from thermrig.lab.remote_fio import fio_answers
 
@@ -55,6 +55,9 @@ class TestPcDrive:
 
     def telemetry(self) -> DriveTelemetry:
         return self.telemetry_source or DriveTelemetry(None, "none")
+
+    def work_done(self) -> WorkDone | None:
+        return None  # no count of its own work reaches us
 
     def take_fill(self, fill: Fill) -> bool:
         return False  # written by fio, on the test PC

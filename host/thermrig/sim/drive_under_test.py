@@ -14,7 +14,7 @@ from pathlib import Path
 from thermrig.drive.monitor import smart_json_source
 from thermrig.drive.thermal_config import ThermalConfigError
 from thermrig.drive.under_test import NbdExport
-from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill, ThermalManagement
+from thermrig.dut.drive import DriveLost, DriveTelemetry, Fill, ThermalManagement, WorkDone
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimulatedRig
@@ -100,6 +100,11 @@ class SimulatedDrive:
             return fields
 
         return DriveTelemetry(sample, "the virtual drive's smart-log and the simulator's lateness")
+
+    def work_done(self) -> WorkDone | None:
+        """The plugin's accounts: the bytes the drive wrote and the time it had nothing in flight."""
+        accounts = self._drive.exchange.accounts()
+        return WorkDone(accounts.bytes_written, accounts.starved_s)
 
     def take_fill(self, fill: Fill) -> bool:
         """Purge, then the fill's sequential passes in the model, as the methods begin (AnandTech's
