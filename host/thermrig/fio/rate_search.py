@@ -7,10 +7,9 @@ top of the search (if it does not throttle within the time, that full rate is su
 search ends). Where the drive counts its own work (the virtual drive: thermrig.dut.drive.WorkDone) that
 rate is the bytes it wrote over PLATEAU_S seconds of the time it was fed, so a host that left it
 starved (fio not scheduled on a busy machine) does not lower the top; elsewhere it is the median of
-fio's seconds. Each next
-step writes at the middle of the interval still open: a step that holds its rate (no two seconds in a
-row below THROTTLED of it) raises the bottom, one that does not lowers the top. The result is the
-highest rate that held (0 when none did)."""
+fio's seconds. Each next step writes at the middle of the interval still open: a step that holds its
+rate (no two seconds in a row below THROTTLED of it) raises the bottom, one that does not lowers the
+top. The result is the highest rate that held (0 when none did)."""
 
 from __future__ import annotations
 
