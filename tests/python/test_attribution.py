@@ -158,3 +158,22 @@ def test_the_catch_up_after_a_stall_in_the_plateaus_seconds_does_not_make_the_pl
     th = throttle_summary([_job(series)], counters=_account(len(series), 34))
     assert th.plateau_bps == pytest.approx(57.7, abs=0.2)
     assert th.onset_s == 35.0 and th.onset_cause == "thermal" and th.host_stalls == (4,)
+
+
+def test_a_plateau_of_stalls_and_catch_ups_is_fios_own_rate() -> None:
+    """A loaded clean clone's run (fio at its rate limit, 55 MiB/s = 57.7 MB/s, on the throttling virtual
+    drive, two CPU-bound processes beside it): fio starved in seconds 3 and 5 by the drive's own account,
+    catching up in the seconds around them. Its seconds 2-4 read 67.0 as the plateau, which put every
+    second at fio's own rate under the line, and the drive's first power state step (which takes nothing
+    from 57.7) made a thermal onset at 9 s, 3 s before the cap fell under what fio moved."""
+    series = [48.5, 67.0, 43.5, 71.9, 36.6, 57.0, 76.9, 60.3, 44.5, 48.4, 55.8, 57.8, 54.3, 49.9, 45.7, 40.1]
+    series += [26.0, 26.5, 29.0, 25.2, 21.8, 18.6, 15.6, 12.8, 10.7] + [10.4] * 11
+    state = [0.0] * 8 + [1.0] * 9 + [2.0] * 8 + [3.0] * 11
+    starved = [0.0] * len(series)
+    starved[2] = starved[4] = 600.0  # ms the drive had nothing in flight
+    counters = {"power_state": _trace(state), "tmt1_count": _trace(state), "sim_drive_starved_ms": _trace(starved)}
+    blind = throttle_summary([_job(series)])
+    assert blind.plateau_bps == 67.0
+    th = throttle_summary([_job(series)], counters=counters)
+    assert th.plateau_bps == pytest.approx(57.7, rel=0.03)  # the seconds neither stalled nor catching up
+    assert th.host_stalls == (3, 5) and th.onset_s == 14.0 and th.onset_cause == "thermal", th

@@ -2,7 +2,8 @@
 "throttled by ~X % after ~Y s" (docs/analysis.md, "Initial plateau, onset, depth").
 
 - start: leading seconds with no throughput at all (the drive not yet reached) are skipped;
-- plateau: the median of the three seconds after the first second that moved data (that one is partial);
+- plateau: the median of the three seconds after the first second that moved data (that one is partial;
+  a host stall in them and the catch-up after it left out, _plateau_past_a_stall);
 - onset: seconds from the job's start to the end of the first of SUSTAIN consecutive seconds below
   (1 - DROP) x plateau whose level after (the median of the PLATEAU_S seconds past the first) is below
   it too (one slow second, or a dip back at the plateau, is a hiccup of the host, not a throttle), and
@@ -82,20 +83,21 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
 
 
 def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, stall: StallJudge) -> float:
-    """The plateau when the host stalled in its seconds: the median of the first 2 x PLATEAU_S + 1 seconds
-    less those under it that the judge calls a host stall, when the plateau's seconds under it are all
-    such stalls. The median, not the best seconds: after a stall a rate-limited fio and the drive's
-    catch-up (docs/virtual-drive.md, "Bursts") move more than the level for a second or two."""
+    """The plateau when the host stalled in its seconds (every one of them under the line of the level
+    of the first 2 x PLATEAU_S + 1 seconds is a stall the judge calls the host's): the median of those
+    seconds less the stalls and the catch-up, the seconds over (1 + DROP) x the level. The median, not
+    the best seconds: after a stall a rate-limited fio and the drive's catch-up (docs/virtual-drive.md,
+    "Bursts") move more than the level for a second or two, and a plateau of catch-up seconds leaves
+    every second at fio's own rate under its line."""
     window = range(first + 1, min(len(series), first + 2 + 2 * PLATEAU_S))
     level = statistics.median(series[j] for j in window)
-    line = (1 - DROP) * level
-    if plateau >= line:
-        return plateau
+    line, over = (1 - DROP) * level, (1 + DROP) * level
     slow = [j for j in window[:PLATEAU_S] if series[j] < line]
     if not slow or not all(stall(j, level) for j in slow):
         return plateau
-    stalled = [j for j in window if series[j] < line and stall(j, level)]
-    return statistics.median(series[j] for j in window if j not in stalled)
+    stalled = {j for j in window if series[j] < line and stall(j, level)}
+    kept = [series[j] for j in window if j not in stalled and series[j] <= over]
+    return statistics.median(kept) if kept else plateau
 
 
 def level_after(series: Sequence[float], i: int, seconds: int = PLATEAU_S) -> float:
