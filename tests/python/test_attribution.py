@@ -177,3 +177,9 @@ def test_a_plateau_of_stalls_and_catch_ups_is_fios_own_rate() -> None:
     th = throttle_summary([_job(series)], counters=counters)
     assert th.plateau_bps == pytest.approx(57.7, rel=0.03)  # the seconds neither stalled nor catching up
     assert th.host_stalls == (3, 5) and th.onset_s == 14.0 and th.onset_cause == "thermal", th
+
+    # a drive that left its level in the window's seconds is no catch-up: the plateau stays its own
+    early = [100.0, 100.0, 30.0, 100.0, 100.0] + [40.0] * 40
+    counters = {"power_state": _trace([0.0] * len(early)), "sim_drive_starved_ms": _trace([0, 0, 900] + [0] * 42)}
+    th = throttle_summary([_job(early)], counters=counters)
+    assert th.plateau_bps == 100.0 and th.host_stalls == (3,) and th.onset_s == 6.0, th

@@ -25,6 +25,7 @@ DROP = 0.10  # a second 10 % under the plateau has left it
 TAIL_S = 30  # the throttled level: the mean of the job's last 30 s
 SUSTAIN = 2  # seconds in a row under the plateau that make an onset
 PLATEAU_S = 3  # seconds whose median is the plateau
+CATCH_UP = 2.0  # seconds over the level make up at most this many times what a host stall lost
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,11 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
 def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, stall: StallJudge) -> float:
     """The plateau when the host stalled in its seconds (every one of them under the line of the level
     of the first 2 x PLATEAU_S + 1 seconds is a stall the judge calls the host's): the median of those
-    seconds less the stalls and the catch-up, the seconds over (1 + DROP) x the level. The median, not
-    the best seconds: after a stall a rate-limited fio and the drive's catch-up (docs/virtual-drive.md,
-    "Bursts") move more than the level for a second or two, and a plateau of catch-up seconds leaves
-    every second at fio's own rate under its line."""
+    seconds less the stalls and their catch-up. The median, not the best seconds: after a stall a
+    rate-limited fio and the drive's catch-up (docs/virtual-drive.md, "Bursts") move more than the level
+    for a second or two, and a plateau of such seconds leaves every second at fio's own rate under its
+    line. The catch-up is the seconds over (1 + DROP) x the level when they make up no more than
+    CATCH_UP x what the stalls lost (more is a level the drive left early, not a catch-up)."""
     window = range(first + 1, min(len(series), first + 2 + 2 * PLATEAU_S))
     level = statistics.median(series[j] for j in window)
     line, over = (1 - DROP) * level, (1 + DROP) * level
@@ -96,7 +98,12 @@ def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, s
     if not slow or not all(stall(j, level) for j in slow):
         return plateau
     stalled = {j for j in window if series[j] < line and stall(j, level)}
-    kept = [series[j] for j in window if j not in stalled and series[j] <= over]
+    high = {j for j in window if series[j] > over}
+    lost = sum(level - series[j] for j in stalled)
+    catch_up = high if sum(series[j] - level for j in high) <= CATCH_UP * lost else set()
+    if plateau >= line and not catch_up:
+        return plateau
+    kept = [series[j] for j in window if j not in stalled and j not in catch_up]
     return statistics.median(kept) if kept else plateau
 
 
