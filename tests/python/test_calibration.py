@@ -120,11 +120,15 @@ def test_two_puget_cells_through_the_pipeline_match_the_tables_and_the_model(tmp
 def test_a_run_the_host_stalled_before_its_onset_is_no_sample() -> None:
     row = ThrottleRow("r", "upright", "none", "single_gpu_idle", "seqwrite", "950pro_512", 120, 61.0, 42.0, 1.5e9)
     assert not host_disturbed(row)
-    assert host_disturbed(replace(row, host_stalls=(8, 62)))  # a stall at 8 s: the drive heated less
-    assert host_disturbed(replace(row, host_stalls=(61,)))
-    assert not host_disturbed(replace(row, host_stalls=(62, 90)))  # after the onset: the onset stands
-    assert host_disturbed(replace(row, onset_s=None, host_stalls=(30,)))  # no onset: a stall may have hidden it
-    assert not host_disturbed(replace(row, onset_s=None))
+    stalled = replace(row, host_lost_s=0.6)  # the stalls before the onset lost 0.6 s of writing
+    assert host_disturbed(replace(stalled, host_stalls=(8, 62)))  # a stall at 8 s: the drive heated less
+    assert host_disturbed(replace(stalled, host_stalls=(61,)))
+    assert not host_disturbed(replace(stalled, host_stalls=(62, 90)))  # after the onset: the onset stands
+    assert host_disturbed(replace(stalled, onset_s=None, host_stalls=(30,)))  # no onset: it may have hidden it
+    assert not host_disturbed(replace(stalled, onset_s=None))
+    # a loaded clean clone's run: fio's seconds 63 and 66 of 75 MB/s at 8 and 10 s, 0.28 s of writing lost,
+    # an onset at 62 s: it moves no onset
+    assert not host_disturbed(replace(row, host_stalls=(8, 10), host_lost_s=0.28))
 
 
 def test_writing_the_fitted_values_back_keeps_the_files_and_their_comments(hardware_copy: Path) -> None:

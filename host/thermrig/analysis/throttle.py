@@ -36,6 +36,7 @@ class Throttle:
     seconds: int
     onset_at_s: float | None = None  # the onset moment: onset_s - 2 <= it <= onset_s
     host_stalls: tuple[int, ...] = ()  # falls before the onset judged host stalls: their first second (1-based)
+    host_lost_s: float = 0.0  # the writing time those stalls lost: 1 - x / plateau summed over their seconds
 
 
 # Is the fall at series index i, from the level given, a stall of the host (not the drive)?
@@ -64,6 +65,7 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
     first_low: int | None = None
     stalls: list[int] = []
     last_stalled = -2
+    lost = 0.0
     for i in range(begin, len(low) - SUSTAIN + 1):
         if not low[i]:
             continue
@@ -71,6 +73,7 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
             if i != last_stalled + 1:  # else the second before was this stall's too
                 stalls.append(i + 1)
             last_stalled = i
+            lost += max(0.0, 1.0 - series[i] / plateau)
             continue
         if all(low[i : i + SUSTAIN]) and level_after(series, i) < line:
             first_low = i
@@ -78,9 +81,11 @@ def throttle_of(series: Sequence[float], reference: float | None = None, stall: 
     tail = series[-TAIL_S:]
     depth = 100.0 * (1.0 - sum(tail) / len(tail) / plateau)
     if first_low is None:
-        return Throttle(plateau, None, depth, len(series), host_stalls=tuple(stalls))
+        return Throttle(plateau, None, depth, len(series), host_stalls=tuple(stalls), host_lost_s=lost)
     at = step_moment(series, max(begin, first_low - 1), first_low, plateau)
-    return Throttle(plateau, first_low + 1.0, depth, len(series), onset_at_s=at, host_stalls=tuple(stalls))
+    return Throttle(
+        plateau, first_low + 1.0, depth, len(series), onset_at_s=at, host_stalls=tuple(stalls), host_lost_s=lost
+    )
 
 
 def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, stall: StallJudge) -> float:

@@ -41,6 +41,7 @@ class ThrottleSummary:
     onset_why: str = ""
     host_stalls: tuple[int, ...] = ()  # falls judged the host's: their first second into the job
     onset_drive_s: float | None = None  # the simulated drive's own time of the onset: onset_s less the plant's lag
+    host_lost_s: float = 0.0  # the writing time the host stalls before the onset lost (throttle.Throttle)
 
     @property
     def throttled(self) -> bool:
@@ -185,6 +186,7 @@ def throttle_summary(
         onset_why=why,
         host_stalls=tuple(stalls),
         onset_drive_s=drive_s,
+        host_lost_s=th.host_lost_s,
     )
 
 

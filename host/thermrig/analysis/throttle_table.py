@@ -30,6 +30,7 @@ class ThrottleRow:
     note: str = ""  # what is missing or wrong with this run's data ("" when complete)
     onset_cause: str = ""  # thermal, cache or unclear (analysis.attribution); "" without an onset
     host_stalls: tuple[int, ...] = ()  # falls of the throughput judged the host's, first second into the job
+    host_lost_s: float = 0.0  # the writing time the host stalls before the onset lost
     lag_ms: float | None = None  # the simulated world's worst lag in the workload (analysis.lag); None: unmeasured
     onset_drive_s: float | None = None  # a simulated run's onset in the drive's own time (the plant's lag taken off)
     hctm: str = "-"  # the campaign's hctm factor level (tag: "off", "55-65"), "-" without it
@@ -69,6 +70,7 @@ def row_of(data: RunData) -> ThrottleRow:
         plateau_bps=th.plateau_bps,
         onset_cause=th.onset_cause,
         host_stalls=th.host_stalls,
+        host_lost_s=th.host_lost_s,
         lag_ms=None if lag is None else lag.worst_ms,
         onset_drive_s=th.onset_drive_s,
         note="; ".join(notes),

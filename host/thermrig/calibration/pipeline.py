@@ -49,6 +49,7 @@ from thermrig.hardware.drive_profiles import load_drive_profile
 
 RESUMES = 2  # times a campaign that stopped (a rig fault, a lost host) is resumed before it counts as failed
 RERUNS = 1  # times a campaign whose onset the host disturbed is run again before its runs are read as they are
+DISTURBS_S = 0.5  # writing time host stalls before the onset must have lost to move it (onsets are whole seconds)
 PUGET_SLOTS = (("top", "bottom"), ("upright", "underside"))
 PUGET_PROFILES = ("single_gpu_idle", "dual_gpu_idle", "single_gpu_load", "dual_gpu_load")
 QUICK_CELLS = (("top", "dual_gpu_load"), ("upright", "single_gpu_idle"))
@@ -208,8 +209,12 @@ class Outcome:
 
 
 def host_disturbed(row: ThrottleRow) -> bool:
-    """A run whose throughput the host stalled before its onset (or at all, where it has none): the drive
-    heated less than the workload makes it, and the onset moved with the host (docs/analysis.md)."""
+    """A run whose throughput the host stalled before its onset (or at all, where it has none) for
+    DISTURBS_S of writing or more: the drive heated less than the workload makes it, and the onset moved
+    with the host (docs/analysis.md). A drive that lost L s of heating at full power reaches its onset at
+    most about L s later: a busy machine's stalls of a few tenths of a second move no onset."""
+    if row.host_lost_s < DISTURBS_S:
+        return False
     if row.onset_s is None:
         return bool(row.host_stalls)
     return any(s <= row.onset_s for s in row.host_stalls)
