@@ -100,9 +100,11 @@ def _plateau_past_a_stall(series: Sequence[float], first: int, plateau: float, s
     level = statistics.median(series[j] for j in window)
     line, over = (1 - DROP) * level, (1 + DROP) * level
     slow = [j for j in window[:PLATEAU_S] if series[j] < line]
-    if not slow or not all(stall(j, level) for j in slow):
+    if not slow:
         return plateau
     stalled = {j for j in window if series[j] < line and stall(j, level)}
+    if not stalled.issuperset(slow):
+        return plateau
     high = {j for j in window if series[j] > over}
     lost = sum(level - series[j] for j in stalled)
     catch_up = high if sum(series[j] - level for j in high) <= CATCH_UP * lost else set()
