@@ -63,6 +63,7 @@ def test_fill_then_write_is_summarised_on_the_write_whatever_the_names() -> None
         "onset_cause": "unclear",  # no drive account given: the drive's part is not known
         "host_stalls": 0,
         "host_stall_s": "",
+        "host_lost_s": 0.0,
     }
     # InfluxDB keeps jobs by name: the position is their order in time, "randwrite-fill" > "randwrite"
     assert positions_by_start({"randwrite": 41_000, "randwrite-fill": 0}) == {"randwrite-fill": 1, "randwrite": 2}

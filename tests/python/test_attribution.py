@@ -43,10 +43,12 @@ def test_a_host_stall_before_the_throttle_is_passed_over_and_the_thermal_onset_k
     assert blind.onset_s == 13.0 and blind.onset_cause == "unclear"
     th = throttle_summary([_job(SERIES)], counters=_account(len(SERIES), 40))
     assert th.onset_s == 41.0 and th.onset_cause == "thermal" and "power_state 0->1" in th.onset_why
-    assert th.host_stalls == (13,) and th.describe_stalls() == "host stall at 13 s"
     assert th.host_lost_s == pytest.approx(5 * 0.55)  # five seconds at 45 of 100
+    assert th.host_stalls == (13,)
+    assert th.describe_stalls() == "host stall at 13 s (2.8 s of writing lost before the onset)"
     fields = th.fields(1.0)
     assert fields["onset_cause"] == "thermal" and fields["host_stalls"] == 1 and fields["host_stall_s"] == "13"
+    assert fields["host_lost_s"] == pytest.approx(2.75)
     assert th.depth_pct == pytest.approx(blind.depth_pct)  # the depth does not move
 
 

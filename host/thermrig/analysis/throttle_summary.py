@@ -14,6 +14,8 @@ from thermrig.analysis.throttle import FALL, TAIL_S, find_falls, per_second, thr
 from thermrig.analysis.trace import Trace
 from thermrig.db.schema import fio_windows
 
+LOST_SAID_S = 0.05  # the writing time the stalls lost is said beside them from this much (one decimal shown)
+
 
 @dataclass(frozen=True)
 class JobLog:
@@ -48,11 +50,14 @@ class ThrottleSummary:
         return self.onset_s is not None
 
     def describe_stalls(self) -> str:
-        """ "host stalls at 12, 33 s" (empty without any)."""
+        """ "host stalls at 12, 33 s" (empty without any), and what those before the onset cost."""
         if not self.host_stalls:
             return ""
         plural = "s" if len(self.host_stalls) > 1 else ""
-        return f"host stall{plural} at {', '.join(map(str, self.host_stalls))} s"
+        said = f"host stall{plural} at {', '.join(map(str, self.host_stalls))} s"
+        if self.host_lost_s < LOST_SAID_S:
+            return said
+        return f"{said} ({self.host_lost_s:.1f} s of writing lost before the onset)"
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
         """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
@@ -70,6 +75,7 @@ class ThrottleSummary:
             out["onset_cause"] = self.onset_cause  # empty without an onset: a rewrite clears the runner's
             out["host_stalls"] = len(self.host_stalls)
             out["host_stall_s"] = ",".join(map(str, self.host_stalls))  # empty: none (a rewrite clears it)
+            out["host_lost_s"] = round(float(self.host_lost_s), 2)
         return out
 
 
