@@ -49,6 +49,8 @@ def test_a_host_stall_before_the_throttle_is_passed_over_and_the_thermal_onset_k
     fields = th.fields(1.0)
     assert fields["onset_cause"] == "thermal" and fields["host_stalls"] == 1 and fields["host_stall_s"] == "13"
     assert fields["host_lost_s"] == pytest.approx(2.75)
+    calm = throttle_summary([_job(SERIES[:40])], counters=_account(40, None))  # the same stall, no throttle after
+    assert calm.onset_s is None and calm.describe_stalls() == "host stall at 13 s (2.8 s of writing lost)"
     assert th.depth_pct == pytest.approx(blind.depth_pct)  # the depth does not move
 
 

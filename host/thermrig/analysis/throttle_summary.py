@@ -57,7 +57,8 @@ class ThrottleSummary:
         said = f"host stall{plural} at {', '.join(map(str, self.host_stalls))} s"
         if self.host_lost_s < LOST_SAID_S:
             return said
-        return f"{said} ({self.host_lost_s:.1f} s of writing lost before the onset)"
+        before = " before the onset" if self.onset_s is not None else ""  # no onset: the whole job's
+        return f"{said} ({self.host_lost_s:.1f} s of writing lost{before})"
 
     def fields(self, scale: float) -> dict[str, float | int | bool]:
         """The run_summary fields (docs/influx-schema.md); types fixed, as InfluxDB keeps a field's type."""
