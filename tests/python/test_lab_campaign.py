@@ -48,7 +48,8 @@ def rigs_left_safe(lab: Lab) -> Iterator[None]:
     yield
     for name, rig in lab.rigs.items():
         assert wait_for(lambda r=rig: r.actuators()[0] == 0.0, 30), f"{name} still heating"
-        assert not latched(rig.port), f"{name} latched {latched(rig.port)}"
+        faults = latched(rig.port)
+        assert not faults, f"{name} latched {faults}"
 
 
 def latched(port: str) -> str:
