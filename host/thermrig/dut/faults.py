@@ -30,3 +30,6 @@ class FaultKind(StrEnum):
     MCU_RESET = "mcu-reset"
     WATCHDOG_RESET = "watchdog-reset"  # the MCU restarted by its watchdog (a hung firmware)
     ROOM_STEP = "room-step"  # value: change of room temperature, C (default +5)
+    # The MCU's clock (rigsim only): its uptime jumps forward, or it runs fast beyond its crystal.
+    CLOCK_JUMP = "clock-jump"  # value: ms (default 20)
+    CLOCK_DRIFT = "clock-drift"  # value: ppm fast (default 2000); cleared: as its crystal again

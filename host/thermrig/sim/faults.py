@@ -10,7 +10,7 @@ from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import Firmware
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.sim.wires import Garbage, Reset, SensorBank, Silence, Unplug
+from thermrig.sim.wires import ClockFault, Garbage, Reset, SensorBank, Silence, Unplug
 
 # Faults that stay until cleared; the others are events.
 PERSISTENT = {
@@ -29,6 +29,7 @@ PERSISTENT = {
     FaultKind.HEATER_OPEN,
     FaultKind.FAN_STALL,
     FaultKind.TACH_MISSING,
+    FaultKind.CLOCK_DRIFT,
 }
 # What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
 # HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
@@ -109,9 +110,25 @@ class FaultInjector:
             self.firmware.reset(Reset(Fault.WATCHDOG))  # the cause a watchdog reset reports
         elif kind is FaultKind.ROOM_STEP:
             p.room_c += value if value is not None else 5.0
+        elif kind in (FaultKind.CLOCK_JUMP, FaultKind.CLOCK_DRIFT):
+            self._clock(kind, value)
         if kind in PERSISTENT:
             self.active.append(inj)
         return inj
+
+    def _clock(self, kind: FaultKind, value: float | None) -> None:
+        if kind is FaultKind.CLOCK_JUMP:
+            ms = value if value is not None else 20.0
+            fault = ClockFault(jump_s=ms / 1000)
+            if not ms > 0:
+                raise FaultError(f"{kind}: the uptime jumps forward only (a positive --value in ms)")
+        else:
+            ppm = round(value) if value is not None else 2000
+            fault = ClockFault(ppm=ppm)
+            if not 0 < ppm <= 100_000:
+                raise FaultError(f"{kind}: the clock runs fast by 1 to 100000 ppm, not {ppm}")
+        if not self.firmware.clock_fault(fault):
+            raise FaultError(f"{kind}: the {self.firmware.name} firmware keeps a clock of its own (rigsim's can fail)")
 
     def clear(self) -> None:
         """Remove every persistent fault: sensors read true again, actuators work again."""
@@ -123,6 +140,8 @@ class FaultInjector:
         for inj in self.active:
             if inj.kind is FaultKind.PWM_ERROR:
                 self.firmware.pwm_error(inj.channel, False)
+            if inj.kind is FaultKind.CLOCK_DRIFT:
+                self.firmware.clock_fault(ClockFault(ppm=0))
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None

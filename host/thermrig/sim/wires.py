@@ -176,3 +176,15 @@ class Unplug:
 
 
 SerialFault = Garbage | Silence | Unplug
+
+
+@dataclass(frozen=True)
+class ClockFault:
+    """The MCU's clock goes wrong: its uptime jumps forward by `jump_s`, or from now on it runs `ppm`
+    fast beyond its crystal (0: as its crystal again)."""
+
+    jump_s: float = 0.0
+    ppm: int = 0
+
+    def line(self) -> str:
+        return f"J {round(self.jump_s * 1e6)}\n" if self.jump_s else f"K {self.ppm}\n"
