@@ -137,6 +137,8 @@ def test_the_lines_through_round_trips_that_a_busy_host_stretched() -> None:
     # At most half the jump; less, as the line tilts where the round trips around the jump are wide: still
     # past the check's bound.
     assert SYNC_ERROR_MS < jumped.outside_ms <= 4.0, jumped
+    with pytest.raises(ValueError, match="two PINGs at different uptimes"):
+        clock_lines(exchanges(lambda t: 5.0, delays))  # a clock that stands still
 
 
 def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, RigLink]) -> None:

@@ -54,6 +54,7 @@ def clock_lines(samples: list[SyncSample]) -> ClockLines:
     outside = float(best.x[2])
     near = [(None, None), (None, None), (0, outside + SLACK_MS)]
     rates = [linprog([0, sign, 0], A_ub=rows, b_ub=bounds_rhs, bounds=near, method="highs") for sign in (1, -1)]
-    # d is host ms per MCU s beyond 1000: the rig's clock runs -d * 1000 ppm against the host's.
-    d_low, d_high = (float(r.x[1]) for r in rates)
+    # d is host ms per MCU s beyond 1000: the rig's clock runs -d * 1000 ppm against the host's. The best
+    # line is among those nearly as good: where the solver gives up on an end, the range ends there.
+    d_low, d_high = (float(r.x[1]) if r.success else float(best.x[1]) for r in rates)
     return ClockLines(outside, -d_high * 1e3, -d_low * 1e3)
