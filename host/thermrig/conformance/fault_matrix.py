@@ -89,7 +89,7 @@ def _no_fault_outcome(t: RigUnderTest, case: FaultCase, frames: list[Telemetry],
     latched = [f.faults for f in frames if f.faults]
     expect(not latched, f"{latched[0] if latched else ''!r} latched; this fault must not trip the rig")
     last = frames[-1]
-    if case.kind in (FaultKind.AMBIENT_MISSING, FaultKind.AMBIENT_CRC):
+    if case.kind in (FaultKind.AMBIENT_MISSING, FaultKind.AMBIENT_CRC, FaultKind.AMBIENT_CRC_TEMP):
         ambient = last.named("ambient_t").status
         expect(ambient == ChannelStatus.NO_DATA, f"ambient status {ambient!r}")
         expect(last.heat_enabled, "heating stopped for an informational sensor")
@@ -302,6 +302,7 @@ CASES = [
     FaultCase(FaultKind.WATCHDOG_RESET, Fault.WATCHDOG, 0.2, observe_s=1.0),
     FaultCase(FaultKind.AMBIENT_MISSING, Fault(0), 0),
     FaultCase(FaultKind.AMBIENT_CRC, Fault(0), 0),
+    FaultCase(FaultKind.AMBIENT_CRC_TEMP, Fault(0), 0),
     FaultCase(FaultKind.SERIAL_GARBAGE, Fault(0), 0, observe_s=1.0),
     FaultCase(FaultKind.ROOM_STEP, Fault(0), 0, value=8.0, warmup_s=200.0, observe_s=300.0),
 ]

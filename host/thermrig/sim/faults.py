@@ -81,6 +81,8 @@ class FaultInjector:
             s.ambient = "missing"
         elif kind is FaultKind.AMBIENT_CRC:
             s.ambient = "crc"
+        elif kind is FaultKind.AMBIENT_CRC_TEMP:
+            s.ambient = "crc-temp"
         elif kind is FaultKind.HEATER_STUCK_ON:
             p.heater_fault = "stuck-on"
         elif kind is FaultKind.HEATER_OPEN:

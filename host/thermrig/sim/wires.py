@@ -46,7 +46,9 @@ class SensorBank:
         c = self.plant.chassis
         self.rng = random.Random(self.seed)
         self.tachs = [Tach(c.pulses_per_rev) for _ in self.plant.fans]
-        self.ambient = "ok"  # "ok", "missing" (no ACK on I2C) or "crc" (corrupted bytes)
+        # "ok", "missing" (no ACK on I2C), "crc" (the humidity word's CRC byte corrupted) or "crc-temp" (a
+        # bit of the temperature word flipped: read without its CRC check, the room 5.5 C off)
+        self.ambient = "ok"
         self.tach_missing = [False] * len(self.tachs)  # the fan turns but its tach wire is cut
         self.wire_thermocouples(DEFAULT_TCS)
 
@@ -109,6 +111,8 @@ class SensorBank:
         amb = sht3x_raw(p.room_c + self.rng.gauss(0, c.amb_noise_c), c.room_rh + self.rng.gauss(0, c.rh_noise_pct))
         if self.ambient == "crc":
             amb = amb[:5] + bytes([amb[5] ^ 0x5A])
+        elif self.ambient == "crc-temp":
+            amb = bytes([amb[0] ^ 0x08]) + amb[1:]
         amb_hex = "-" if self.ambient == "missing" else amb.hex().upper()
         pulses = [
             0 if missing else tach.count(fan.rpm, dt)
