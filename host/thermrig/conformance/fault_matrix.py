@@ -289,7 +289,10 @@ CASES = [
     FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, 0.15, channel=2),
     FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, 0.15, channel=2),
     FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, 0.15, channel=1),
-    FaultCase(FaultKind.CS_STUCK, Fault.TC_OPEN, 0.15, channel=0),
+    # tc0's chip select held low: every other channel reads its word ANDed with tc0's frozen one, so the
+    # chassis air reads no warmer than tc0's last conversion while the heater heats; the first reading
+    # that drops across a bit the frozen word lacks is a jump.
+    FaultCase(FaultKind.CS_STUCK, Fault.TC_JUMP, 20.0, channel=0, observe_s=25.0),
     FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
     FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
     FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),

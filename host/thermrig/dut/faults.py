@@ -16,7 +16,7 @@ class FaultKind(StrEnum):
     # its CRC errors ambient-crc and ambient-crc-temp, a silent tach tach-missing: the same fault, seen at the bus.
     SPI_ALL_ONES = "spi-all-ones"  # the thermocouple's SPI word reads 0xFFFFFFFF (MISO stuck high)
     SPI_ALL_ZEROS = "spi-all-zeros"  # the word reads 0x00000000 (MISO stuck low, chip unpowered)
-    CS_STUCK = "cs-stuck"  # the thermocouple's chip select never reaches it: MISO undriven, read as all ones
+    CS_STUCK = "cs-stuck"  # the thermocouple's chip select held low: it answers beside each other chip (AND)
     AMBIENT_MISSING = "ambient-missing"
     AMBIENT_CRC = "ambient-crc"  # the SHT3x's humidity word fails its CRC-8
     AMBIENT_CRC_TEMP = "ambient-crc-temp"  # a bit of its temperature word flipped on the bus: that word's CRC fails
