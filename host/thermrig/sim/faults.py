@@ -65,7 +65,8 @@ class FaultInjector:
         kind = FaultKind(kind)
         inj = Injection(kind, channel, value)
         s, p = self.sensors, self.plant
-        if (kind.value.startswith("tc-") or kind in _BUS_WORDS or kind is FaultKind.CS_STUCK) and not 0 <= channel < len(s.tc_faults):
+        on_tc = kind.value.startswith("tc-") or kind in _BUS_WORDS or kind is FaultKind.CS_STUCK
+        if on_tc and not 0 <= channel < len(s.tc_faults):
             raise FaultError(f"{kind}: thermocouple channel {channel} does not exist (0-{len(s.tc_faults) - 1})")
         if kind in (FaultKind.FAN_STALL, FaultKind.TACH_MISSING, FaultKind.SERIAL_GARBAGE) and channel not in (0, 1):
             raise FaultError(f"{kind}: channel must be 0 or 1")
