@@ -29,8 +29,8 @@ APPLY_WAIT_S = 5.0  # a duty the rig was sent shows in its telemetry within this
 PULSE_RISE_C = 1.0  # the heater pulse: the first channel to rise this much must be chassis air
 PULSE_MAX_S = 40.0
 AIR = "chassis_air"
-HEATER_OFF_WATCH_S = 5.0  # the heater at 0 %: the chassis air must not warm over this long ...
-HEATER_OFF_RISE_C = 0.5  # ... by this much (a heater full on warms it about 0.2 °C/s)
+HEATER_OFF_WATCH_S = 10.0  # the heater at 0 %: the chassis air must not warm over this long ...
+HEATER_OFF_RISE_C = 0.75  # ... by this much (a heater full on from power-up: +1.25 °C by 10 s)
 UNSTABLE_C = 2.0  # a cold rig's bead that spreads this much over the room step's 3 s reads garbled bits
 
 
@@ -102,6 +102,9 @@ def heater_off(frames: Frames) -> Step:
     """With the heater at 0 % the chassis air must not warm: one that does is driven full at 0 %, the
     safe state included (its PWM declared inverted, or a welded switch). Found before anything heats."""
     seen = frames.over(HEATER_OFF_WATCH_S)
+    key = frames.last.channels.key_of(AIR)
+    if any(f.named(AIR).status & ~ChannelStatus.RANGE for f in seen):
+        return not_run("heater off", f"{AIR} ({key}) does not read steadily (the room temperature step says why)")
     commanded = max(f.heater_pct for f in seen)
     first, last = _mean(seen[:5], AIR), _mean(seen[-5:], AIR)
     stuck = any(Fault.HEATER_STUCK in f.faults for f in seen)
@@ -116,7 +119,9 @@ def heater_off(frames: Frames) -> Step:
     return Step("heater off", True, measured)
 
 
-def room(frames: Frames) -> Step:
+def room(frames: Frames) -> tuple[Step, list[str]]:
+    """The room step, and the thermocouples it found unreadable (open, shorted or unstable): touching
+    those tells nothing."""
     seen = frames.over(3.0)
     names = thermocouples(frames)
     amb_ok = all(f.named("ambient_t").ok for f in seen)
@@ -141,8 +146,9 @@ def room(frames: Frames) -> Step:
         elif abs(_mean(seen, name) - amb) > ROOM_BAND_C:
             far.append(f"{name} {_mean(seen, name):.1f} °C")
     measured = f"{reference} {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in names)
+    unreadable = [n for n in names if any(f.named(n).status & (wiring | ChannelStatus.JUMP) for f in seen)]
     if unstable:
-        return Step(
+        step = Step(
             "room temperature",
             False,
             measured,
@@ -150,34 +156,38 @@ def room(frames: Frames) -> Step:
             " read): check the SPI clock of those chips (the MAX31855 takes up to 5 MHz:"
             " spi-max-frequency) and their SCK and SO wires",
         )
+        return step, unreadable
     if silent:
         others = [n for n in names if n not in {s[0] for s in silent}]
         said = ", ".join(f"{key} ({name}) reads {frames.last.named(name).value:.1f} °C, open" for name, key in silent)
         keys = ", ".join(key for _, key in silent)
-        return Step(
+        step = Step(
             "room temperature",
             False,
             measured,
             f"{said}, while {', '.join(others) or 'no other'} read room temperature: check {keys}'s chip select"
             " (its wire, and its polarity: active low), its SPI mode (0) and then the bead's plug",
         )
+        return step, unreadable
     if bad:
-        return Step(
+        step = Step(
             "room temperature",
             False,
             measured,
             f"{'; '.join(bad)}: check that thermocouple's plug "
             "and its MAX31855's wiring (an open bead or a lead shorted to ground or 3.3 V)",
         )
+        return step, unreadable
     if far:
-        return Step(
+        step = Step(
             "room temperature",
             False,
             measured,
             f"{', '.join(far)}: more than {ROOM_BAND_C:g} °C from "
             f"{reference} with the rig cold: a reversed thermocouple lead or a bead on something warm",
         )
-    return Step("room temperature", True, measured)
+        return step, unreadable
+    return Step("room temperature", True, measured), unreadable
 
 
 def ambient(frames: Frames) -> Step:
@@ -260,7 +270,11 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
             fix = f"fan{i}'s speed follows another fan: its PWM and tach wires are from different fans"
             step = Step(f"fan{i}", False, measured, fix)
         elif not speeds[1] > speeds[0] * 1.2:
-            step = Step(f"fan{i}", False, measured, f"fan{i} does not follow its duty: check its PWM wire")
+            fix = (
+                f"fan{i} does not follow its duty: check its PWM wire and the PWM's frequency (a 4-wire fan"
+                " takes 21-28 kHz, PWM_HZ(25000); outside that it runs full)"
+            )
+            step = Step(f"fan{i}", False, measured, fix)
         else:
             step = Step(f"fan{i}", True, measured)
         out.append(step)
@@ -316,16 +330,21 @@ def bringup(link: RigLink, operator: Operator, report: Callable[[Step], None] | 
             for name in later:
                 add(not_run(name, "the heater heats at 0 % (heater off step)"))
             return steps
-        add(room(frames))
+        step, unreadable = room(frames)
+        add(step)
         add(ambient(frames))
-        reading = {n for n in names if frames.catch_up().named(n).status & ChannelStatus.OPEN == 0}
         for name in names:
-            if name in reading:
-                add(touch(frames, operator, name))
-            else:
+            if name in unreadable:
                 key = frames.last.channels.key_of(name)
-                add(not_run(f"touch {name}", f"{key} reads open (room temperature step)"))
+                add(not_run(f"touch {name}", f"{key} does not read (room temperature step)"))
+            else:
+                add(touch(frames, operator, name))
         held = frames.catch_up().faults
+        if Fault.HEATER_STUCK in held and AIR not in unreadable:
+            # The touch of the air bead warms it with the heater off, which the firmware's stuck-on
+            # check reads as a welded heater (the heater off step found none): cleared once more.
+            link.command("CLEAR")
+            held = frames.over(0.5)[-1].faults
         if held:
             why = f"{flag_names(held)} latched (the steps above), which holds the fans at full and the heater off"
             for i in range(len(frames.last.rpm)):
