@@ -34,7 +34,7 @@ DIST := dist
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
 
-# Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
+# Each suite in turn, its wall time printed after it (the figures docs quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
