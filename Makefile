@@ -47,7 +47,9 @@ test:
 		echo "make test: $$suite took $$(( $$(date +%s) - start )) s"; \
 		if [ $$suite = setup ]; then after_setup=$$(date +%s); fi; \
 	done; \
-	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"
+	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"; \
+	echo "make test: tests skipped, each for what this machine cannot do or what runs elsewhere ($(SKIP_LIST)):"; \
+	if [ -s $(SKIP_LIST) ]; then sed 's/^/  /' $(SKIP_LIST); else echo "  none"; fi
 
 setup: system influxd venv
 
@@ -132,10 +134,16 @@ lint: venv
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
-# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
+# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip
+# only for what this machine cannot do or what another target runs (--strict-skips, tests/python/skips.py):
+# a tool or privilege make setup provides, or CI has, fails it. The skips left are listed in SKIP_LIST,
+# which make test prints at its end.
 PYTEST_WORKERS ?= 4
+SKIP_LIST := $(BUILD)/pytest-skips.txt
 pytest: venv build asan firmware-qemu firmware-board firmware-emulator
-	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
+	rm -f $(SKIP_LIST)
+	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup --strict-skips \
+		--skip-list $(SKIP_LIST)
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
