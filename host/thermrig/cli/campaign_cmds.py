@@ -19,10 +19,11 @@ from thermrig.campaign.history import History
 from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
 from thermrig.campaign.orchestrator import CampaignHooks
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
+from thermrig.campaign.plan_estimate import sources
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
-from thermrig.cli.plan_estimate import sources, with_model
+from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
@@ -85,7 +86,7 @@ def plan(
     h = History.read(history, c.rig_name)
     console = Console()
     p = make_plan(c, seed, history=h)
-    p = with_model(p, history, run_model=model)
+    p = estimated(p, history, model)
     console.print(fitted(_plan_table(p), console, label=1, compact=True))
     phases = [p.phases(r) for r in p.runs]
     total = sum(e.total_s for e in phases)
@@ -202,7 +203,7 @@ def run(
     where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
     h = History.read(where, c.rig_name)
     p, state = begin(c, folder, resume, h)
-    p = with_model(p, where, run_model=model)
+    p = estimated(p, where, model)
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 

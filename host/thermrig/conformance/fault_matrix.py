@@ -7,7 +7,7 @@ import queue
 from dataclasses import dataclass
 
 from thermrig.children import wait_for
-from thermrig.conformance.result import Check, expect
+from thermrig.conformance.result import Check, NotApplicable, expect
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.faults import FaultKind
 from thermrig.protocol.limits import HOLD_HYST_C, HOLD_PERIOD_S
@@ -142,7 +142,7 @@ def pwm_error(t: RigUnderTest) -> str:
     try:
         t.faults.inject(FaultKind.PWM_ERROR, 0)
     except ValueError as exc:  # FaultError: nothing to inject on this firmware
-        return f"not applicable: {exc}"
+        raise NotApplicable(str(exc)) from exc
     try:
         frames = t.run_for(0.3, heartbeat=False, line_dead=True)  # a Pico no longer answers: no pings
         heater, fans = t.sim.actuators()
