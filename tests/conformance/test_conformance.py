@@ -38,7 +38,7 @@ def test_every_firmware_says_what_does_not_apply_to_it() -> None:
 
 
 def test_real_hardware_is_protected_from_heating_checks(target: RigUnderTest) -> None:
-    live = RigUnderTest(target.link, sim=None, destructive=False)
+    live = RigUnderTest(target.bed, sim=None, destructive=False)
     skipped = [run_check(live, c) for c in ALL_CHECKS if c.heats or c.needs_sim]
     assert skipped and all(r.outcome is Outcome.NOT_APPLICABLE and not r.passed for r in skipped)
     assert {r.detail for r in skipped} == {

@@ -47,9 +47,10 @@ def handshake(t: RigUnderTest) -> str:
 
 def commands(t: RigUnderTest) -> str:
     accepted = [("SET", "air=3000"), ("SET", "hlim=500"), ("SET", "fan0=400"), ("SET", "fan1=0"), ("SET", "rpm1=0")]
-    accepted += [("SET", "rate=100"), ("SET", "heat=0"), ("CLEAR",), ("SAFE",)]
+    accepted += [("SET", "rate=100"), ("SET", "heat=0"), ("CLEAR",)]
     for cmd in accepted:
         t.link.command(*cmd)
+    t.link.command("SAFE")  # the command itself under test: acked (any other SAFE goes through t.safe())
     refused = {
         ("SET", f"air={round(limits.AIR_TARGET_MAX_C * 100) + 1}"): ("RANGE", "air"),
         ("SET", "air=-1"): ("RANGE", "air"),
@@ -165,7 +166,7 @@ def heater_limit(t: RigUnderTest) -> str:
     room = t.room_c()
     t.link.set(air=round((room + 15) * 100), hlim=200, heat=1, fan0=400)
     frames = t.run_for(3.0)
-    t.link.command("SAFE")
+    t.safe()
     peak = max(f.heater_pct for f in frames)
     expect(peak <= 20.0, f"heater at {peak} % with a 20 % limit")
     expect(peak > 0, "the heater never came on")
@@ -192,7 +193,7 @@ def pid_gains(t: RigUnderTest) -> str:
         expect(all(f.heater_pct == 0 for f in off), "the heater ran with every gain zero")
     finally:
         t.link.set(kp=round(limits.AIR_KP * g), ki=round(limits.AIR_KI * g), kd=round(limits.AIR_KD * g))
-        t.link.command("SAFE")
+        t.safe()
     return f"duty = 100 x error within {worst:.0f} permille over {len(frames)} frames; off with zero gains"
 
 
@@ -330,7 +331,7 @@ def wiring(t: RigUnderTest) -> str:
     try:
         found, blocks = _wiring_faults(t)
     finally:
-        t.link.command("SAFE")
+        t.safe()
         t.link.command("CLEAR")
     t.blocked = blocks
     expect(not found, "; ".join(found))
@@ -345,7 +346,7 @@ def latch_and_clear(t: RigUnderTest) -> str:
     t.link.command("CLEAR")
     frames = t.run_for(1.0)
     expect(not frames[-1].faults and not frames[-1].heat_enabled, f"after CLEAR: {frames[-1].faults!r}")
-    t.link.command("SAFE")
+    t.safe()
     return "latched 2 s, heat refused (STATE), cleared, heating off"
 
 

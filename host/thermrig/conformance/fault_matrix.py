@@ -88,7 +88,7 @@ def run_case(t: RigUnderTest, case: FaultCase) -> str:
         t.faults.clear()
         t.run_for(0.2)  # a tick with the fault gone: a HAL error reported with its sample does not latch again
         t.link.command("CLEAR")
-        t.link.command("SAFE")
+        t.safe()
 
 
 def _no_fault_outcome(t: RigUnderTest, case: FaultCase, frames: list[Telemetry], target: float) -> str:
@@ -254,7 +254,7 @@ def serial_silence(t: RigUnderTest) -> str:
     expect(safe_after is not None, "the plant's heater was still driven 5 s into the silence")
     frames = t.run_for(3.0)
     t.link.command("CLEAR")
-    t.link.command("SAFE")
+    t.safe()
     expect(
         frames and frames[0].faults == Fault.HOST_LOST, f"after the silence: {frames[0].faults if frames else None!r}"
     )
@@ -273,7 +273,7 @@ def hold_lost(t: RigUnderTest) -> str:
     frames = t.run_for(240.0)
     t.faults.clear()
     t.link.command("CLEAR")
-    t.link.command("SAFE")
+    t.safe()
     hit = _first_with(frames, Fault.HOLD_LOST)
     expect(hit is not None, f"no HOLD_LOST; saw {frames[-1].faults!r}")
     assert hit is not None

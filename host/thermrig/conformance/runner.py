@@ -51,7 +51,7 @@ def _make_safe(target: RigUnderTest) -> None:
     try:
         if target.faults is not None:
             target.faults.clear()
-        target.link.command("SAFE")
+        target.safe()
     except (NakError, RigTimeout):
         pass
 
