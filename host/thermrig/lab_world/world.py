@@ -37,9 +37,12 @@ PLACES = ("rig-a", "rig-b", "rig-c")
 TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
 
 
-def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2, ssh_key: str = "") -> Path:
+def campaign(
+    folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2, ssh_key: str = "", insecure: bool = False
+) -> Path:
     """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
-    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
+    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time). insecure: fio's
+    servers reached straight, not through SSH forwards."""
     path = folder / f"{name}.toml"
     path.write_text(f"""
 [campaign]
@@ -52,6 +55,7 @@ baseline_s = 1
 coordinator = "{coordinator}"
 tags = {{ board = "sim" }}
 ssh_key = "{ssh_key}"
+insecure = {str(insecure).lower()}
 
 [drive]
 target = "virtual"
