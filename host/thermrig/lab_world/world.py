@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -232,9 +232,16 @@ class Lab:
         self.start_exporter(f"exp-{name}", path, name)
 
 
-def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -> Proc:
-    """OpenSSH's sshd on a loopback port with a host key of its own (a test PC's SSH), in the foreground,
-    listening; stop() it."""
+def ssh_server(
+    folder: Path,
+    port: int,
+    options: dict[str, str] | None = None,
+    listen: str = "127.0.0.1",
+    start: Callable[[list[str], Path], Proc] = Proc.start,
+) -> Proc:
+    """OpenSSH's sshd on a port of `listen` (loopback; a lab machine's: 0.0.0.0 in its namespace, started by
+    `start`) with a host key of its own (a test PC's SSH), in the foreground, listening; stop() it. Keys
+    only: no password is asked."""
     sshd = Path("/usr/sbin/sshd")
     if not sshd.exists():
         raise LabWorldError("sshd is missing: install Debian's openssh-server (scripts/setup_system.sh does)")
@@ -245,8 +252,9 @@ def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     extra = [a for k, v in (options or {}).items() for a in ("-o", f"{k}={v}")]
     cmd = [str(sshd), "-D", "-e", "-f", "/dev/null", "-h", str(key), "-p", str(port),
-           "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none", *extra]  # fmt: skip
-    proc = Proc.start(cmd, folder)
+           "-o", f"ListenAddress={listen}", "-o", "PidFile=none", "-o", "PasswordAuthentication=no",
+           "-o", "KbdInteractiveAuthentication=no", *extra]  # fmt: skip
+    proc = start(cmd, folder)
     try:
         listening = wait_for(lambda: any("Server listening" in line for line in proc.lines), 30)
         expect(listening, f"sshd did not listen:\n{proc.output()}")
