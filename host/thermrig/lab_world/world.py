@@ -83,6 +83,8 @@ runtime_s = {runtime_s}
 
 
 BIN = Path(sys.executable).parent
+# thermrig's ser2net wrapper (docs/lab.md): the ser2net an exporter starts listens on loopback only
+SER2NET_LOOPBACK = Path(__file__).resolve().parents[3] / "scripts" / "lab"
 
 
 class LabWorldError(ThermrigError):
@@ -155,8 +157,10 @@ class Lab:
         expect(listening, f"the coordinator did not listen again:\n{self.coordinator.output()}")
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
-        cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
-        proc = self.exporters[name] = Proc.start(cmd, self.folder)
+        cmd = [str(BIN / "labgrid-exporter"), "--isolated", "-c", self.address, "-n", name, "--hostname", "127.0.0.1",
+               str(resources)]  # fmt: skip
+        env = {**os.environ, "PATH": f"{SER2NET_LOOPBACK}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        proc = self.exporters[name] = Proc.start(cmd, self.folder, env)
         with LabClient(self.address) as client:
 
             def published() -> bool:
