@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.flash.pico import PicoFlasher
-from thermrig.flash.release import image_to_flash
+from thermrig.flash.release import MANIFEST, image_to_flash
 
 
 @dataclass(frozen=True)
@@ -49,21 +49,22 @@ def littlefs_image(staged: Path, out: Path, layout: PicoFlashLayout = RPI_PICO) 
     return out
 
 
-def staged_files(release: Path | None) -> tuple[PicoFlasher, str]:
-    """What `thermrig flash --board pico` would copy: a release's files (checked against its manifest), or
-    this checkout's firmware stamped with its version; the flasher holds them in its staged folder until it
-    is dropped. Returns the flasher and the version HELLO will report."""
-    if release is not None:
-        _, source, version = image_to_flash("pico", None, release)
-        flasher = PicoFlasher(source, version)
+def staged_files(source: Path | None) -> tuple[PicoFlasher, str]:
+    """What `thermrig flash --board pico` would copy: a release's files (a folder with a manifest, checked
+    against it), or a firmware folder's (None: this checkout's firmware/micropython) stamped with this
+    checkout's version; the flasher holds them in its staged folder until it is dropped. Returns the flasher
+    and the version HELLO will report."""
+    if source is not None and (source / MANIFEST).is_file():
+        _, files, version = image_to_flash("pico", None, source)
+        flasher = PicoFlasher(files, version)
     else:
-        flasher = PicoFlasher()
+        flasher = PicoFlasher(source)
     return flasher, flasher.build()
 
 
-def board_filesystem(out: Path, release: Path | None = None) -> str:
-    """The littlefs image of the Pico's files, flashed from `release` (None: this checkout's .py files);
-    returns the version the firmware will report."""
-    flasher, version = staged_files(release)
+def board_filesystem(out: Path, source: Path | None = None) -> str:
+    """The littlefs image of the Pico's files, flashed from `source` (a release, a firmware folder, or None:
+    this checkout's .py files); returns the version the firmware will report."""
+    flasher, version = staged_files(source)
     littlefs_image(flasher.staged, out)
     return version
