@@ -14,10 +14,9 @@ from firmwares import FIRMWARES
 from thermrig.conformance.result import CheckResult, Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.pacing import Pacing
-from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.zephyr import zephyr_image
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
 @dataclass
@@ -64,9 +63,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session", params=FIRMWARES)
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
-    with (
-        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=11, firmware=request.param)) as sim,
-        RigLink(sim.port) as link,
-    ):
-        link.hello()
-        yield RigUnderTest(link, sim)
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=request.param)
+    with open_testbed(spec, keepalive=False) as bed:  # as `rig selftest --sim`: the checks time the heartbeat
+        yield RigUnderTest(bed, bed.simulated)

@@ -38,7 +38,7 @@ def test_every_firmware_says_what_does_not_apply_to_it() -> None:
 
 
 def test_real_hardware_is_protected_from_heating_checks(target: RigUnderTest) -> None:
-    live = RigUnderTest(target.link, sim=None, destructive=False)
+    live = RigUnderTest(target.bed, sim=None, destructive=False)
     skipped = [run_check(live, c) for c in ALL_CHECKS if c.heats or c.needs_sim]
     assert skipped and all(r.outcome is Outcome.NOT_APPLICABLE and not r.passed for r in skipped)
     assert {r.detail for r in skipped} == {
@@ -68,5 +68,6 @@ def test_every_safety_row_has_a_check() -> None:
         "spi-all-ones": "fault:spi-all-ones:2",
         "spi-all-zeros": "fault:spi-all-zeros:1",
         "cs-stuck": "fault:cs-stuck:0",
+        "ambient-crc-temp": "fault:ambient-crc-temp",
     }.items():
         assert fault in table and check in names

@@ -32,8 +32,8 @@ PERSISTENT = {
     FaultKind.CLOCK_DRIFT,
 }
 # What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
-# HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
-_BUS_WORDS = {FaultKind.SPI_ALL_ONES: 0xFFFFFFFF, FaultKind.SPI_ALL_ZEROS: 0x00000000, FaultKind.CS_STUCK: 0xFFFFFFFF}
+# HAL gets from its SPI read. A chip select stuck low is the plant's too (SensorBank.hold_chip_select).
+_BUS_WORDS = {FaultKind.SPI_ALL_ONES: 0xFFFFFFFF, FaultKind.SPI_ALL_ZEROS: 0x00000000}
 _TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
 GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
 
@@ -66,7 +66,8 @@ class FaultInjector:
         kind = FaultKind(kind)
         inj = Injection(kind, channel, value)
         s, p = self.sensors, self.plant
-        if (kind.value.startswith("tc-") or kind in _BUS_WORDS) and not 0 <= channel < len(s.tc_faults):
+        on_tc = kind.value.startswith("tc-") or kind in _BUS_WORDS or kind is FaultKind.CS_STUCK
+        if on_tc and not 0 <= channel < len(s.tc_faults):
             raise FaultError(f"{kind}: thermocouple channel {channel} does not exist (0-{len(s.tc_faults) - 1})")
         if kind in (FaultKind.FAN_STALL, FaultKind.TACH_MISSING, FaultKind.SERIAL_GARBAGE) and channel not in (0, 1):
             raise FaultError(f"{kind}: channel must be 0 or 1")
@@ -74,6 +75,8 @@ class FaultInjector:
             s.tc_faults[channel] |= _TC_BITS[kind]
         elif kind in _BUS_WORDS:
             s.tc_bus_word[channel] = _BUS_WORDS[kind]
+        elif kind is FaultKind.CS_STUCK:
+            s.hold_chip_select(channel)
         elif kind is FaultKind.TC_STUCK:
             s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
         elif kind is FaultKind.TC_NOISY:
@@ -82,6 +85,8 @@ class FaultInjector:
             s.ambient = "missing"
         elif kind is FaultKind.AMBIENT_CRC:
             s.ambient = "crc"
+        elif kind is FaultKind.AMBIENT_CRC_TEMP:
+            s.ambient = "crc-temp"
         elif kind is FaultKind.HEATER_STUCK_ON:
             p.heater_fault = "stuck-on"
         elif kind is FaultKind.HEATER_OPEN:
@@ -137,6 +142,7 @@ class FaultInjector:
         s.tc_stuck = [None] * len(s.tc_stuck)
         s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
         s.tc_bus_word = [None] * len(s.tc_bus_word)
+        s.cs_stuck = None
         for inj in self.active:
             if inj.kind is FaultKind.PWM_ERROR:
                 self.firmware.pwm_error(inj.channel, False)
