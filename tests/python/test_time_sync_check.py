@@ -18,23 +18,26 @@ from thermrig.conformance.result import CheckResult, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
-from thermrig.link.rig_link import RigLink
 from thermrig.link.timesync import SyncSample
 from thermrig.sim.faults import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, Testbed, open_testbed
 
 TIME_SYNC = next(c for c in CHECKS if c.name == "time-sync")
 
 
 @pytest.fixture
-def live_rig() -> Iterator[tuple[SimulatedRig, RigLink]]:
-    """A real-time simulated rig with a crystal 80 ppm slow and an arbitrary uptime, and a link to it."""
-    with SimulatedRig(SimConfig(ppm=-80.0, offset_us=123_456_789)) as sim, RigLink(sim.port) as link:
-        link.hello()
-        yield sim, link
+def live_rig() -> Iterator[tuple[SimulatedRig, Testbed]]:
+    """A real-time simulated rig with a crystal 80 ppm slow and an arbitrary uptime, and a testbed on its port
+    as `rig selftest --port` opens it."""
+    with (
+        SimulatedRig(SimConfig(ppm=-80.0, offset_us=123_456_789)) as sim,
+        open_testbed(LocalRig(sim.port), keepalive=False) as bed,
+    ):
+        yield sim, bed
 
 
-def run_time_sync(link: RigLink, at_ping: int | None = None, fault: Callable[[], None] | None = None) -> CheckResult:
+def run_time_sync(bed: Testbed, at_ping: int | None = None, fault: Callable[[], None] | None = None) -> CheckResult:
     """The check on a live rig (no simulation control: what `rig selftest --port` has); `fault` is called
     as the check's ping number `at_ping` leaves the host, so the pings before it read the healthy clock."""
     sent = 0
@@ -45,11 +48,11 @@ def run_time_sync(link: RigLink, at_ping: int | None = None, fault: Callable[[],
         if sent == at_ping and fault is not None:
             fault()
 
-    link.send_listeners.append(count)
+    bed.link.send_listeners.append(count)
     try:
-        result = run_check(RigUnderTest(link), TIME_SYNC)
+        result = run_check(RigUnderTest(bed), TIME_SYNC)
     finally:
-        link.send_listeners.remove(count)
+        bed.link.send_listeners.remove(count)
     print(f"time-sync: {result.text}")
     return result
 
@@ -60,21 +63,21 @@ def rig_ppm(result: CheckResult) -> tuple[float, float]:
     return float(found[1]), float(found[2])
 
 
-def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, RigLink]) -> None:
-    _, link = live_rig
-    result = run_time_sync(link)
+def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    _, bed = live_rig
+    result = run_time_sync(bed)
     assert result.outcome is Outcome.PASSED, result.text
     low, high = rig_ppm(result)
     assert low <= -80 <= high and high - low < 100, result.figure  # the crystal's -80 ppm, found
 
 
-def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The host's effect: with both cores of a 2-core machine kept busy the round trips grow, the fit
     still keeps its promise."""
-    _, link = live_rig
+    _, bed = live_rig
     burners = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(2)]
     try:
-        result = run_time_sync(link)
+        result = run_time_sync(bed)
     finally:
         for burner in burners:
             burner.kill()
@@ -84,28 +87,28 @@ def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRi
     assert low <= -80 <= high, result.figure
 
 
-def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
-    sim, link = live_rig
-    result = run_time_sync(link, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_JUMP, value=20.0))
+def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_JUMP, value=20.0))
     assert result.outcome is Outcome.FAILED, result.text
     assert "no line through the 20 PINGs' round trips" in result.detail and "jumped or changed pace" in result.detail
 
 
-def test_a_clock_that_changes_pace_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_clock_that_changes_pace_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """From half way through the check the MCU runs 5000 ppm fast: 25 ms gained over the last 5 s, which
     no straight line follows within 2 ms (the best misses the kink by about a quarter of it)."""
-    sim, link = live_rig
-    result = run_time_sync(link, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_DRIFT, value=5000))
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_DRIFT, value=5000))
     assert result.outcome is Outcome.FAILED, result.text
     assert "no line through the 20 PINGs' round trips" in result.detail
 
 
-def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The MCU runs 3000 ppm fast from before the host's first ping: every stamp fits a line, but not a
     crystal's."""
-    sim, link = live_rig
+    sim, bed = live_rig
     sim.faults.inject(FaultKind.CLOCK_DRIFT, value=3000)
-    result = run_time_sync(link)
+    result = run_time_sync(bed)
     assert result.outcome is Outcome.FAILED, result.text
     found = re.search(r"the rig's clock runs ([+-]\d+) ppm against the host's \(.*bound (\d+) ppm\)", result.detail)
     assert found is not None, result.detail
@@ -141,7 +144,7 @@ def test_the_lines_through_round_trips_that_a_busy_host_stretched() -> None:
         clock_lines(exchanges(lambda t: 5.0, delays))  # a clock that stands still
 
 
-def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The uptime jumps forward only (back, the host takes it for a reset); an emulator or MicroPython's
     port keeps a clock of its own, and says so."""
     sim, _ = live_rig
