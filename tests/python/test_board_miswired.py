@@ -180,6 +180,34 @@ MISWIRINGS = [
         ("rpm0 does not follow fan0's duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
         ("fan1 does not follow", "rpm1 does not follow"),
     ),
+    Miswiring(
+        "tc3_lsb_first",
+        ("tc3 (chassis_air) reads -2047.8 °C, no temperature at all, steadily", "the bit order (MSB first)"),
+        "4 of 10 steps passed; failed: room temperature; not run: heater off, touch chassis_air, fan0, fan1,"
+        " heater pulse",
+        ("tc3 (chassis_air) reads", "no temperature at all, steadily", "the bit order (MSB first)"),
+        (*NOT_THE_FANS, "chip selects of"),
+    ),
+    Miswiring(
+        "fan0_pwm_1khz",
+        ("FAIL  PWM outputs", "the PWM driver refuses an output's duty", "1465 Hz at the least"),
+        "7 of 11 steps passed; failed: PWM outputs; not run: fan0, fan1, heater pulse",
+        ("the PWM driver refuses an output's duty (OUTPUT_ERROR latched)", "1465 Hz at the least"),
+        NOT_THE_FANS,
+    ),
+    Miswiring(
+        "fan1_pwm_inverted",
+        ("FAIL  fan1", "fan1 stands still at full duty: its PWM is inverted", "SKIP  fan0"),
+        "7 of 10 steps passed; failed: fan1; not run: fan0, heater pulse",
+        ("fan1 stands still at full duty (FAN_STALL latched): its PWM is inverted",),
+        ("fan0 does not follow", "fan0 stands still", "rpm0 does not follow"),
+    ),
+    Miswiring(
+        "fan_pwm_channels_swapped",
+        ("fan0's speed follows another fan", "fan1's speed follows another fan"),
+        "8 of 10 steps passed; failed: fan0, fan1",
+        ("fan0's PWM and tach are from different fans", "fan1's PWM and tach are from different fans"),
+    ),
 ]
 
 

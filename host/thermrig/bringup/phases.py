@@ -137,12 +137,12 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
             status |= f.named(name).status
         values = [f.named(name).value for f in seen]
         statuses = {f.named(name).status & wiring for f in seen}
-        if status & ChannelStatus.JUMP or len(statuses) > 1 or max(values) - min(values) >= UNSTABLE_C:
+        if all(f.named(name).status & ChannelStatus.RANGE for f in seen):
+            absurd.append(f"{key} ({name}) reads {_mean(seen, name):.1f} °C")
+        elif status & ChannelStatus.JUMP or len(statuses) > 1 or max(values) - min(values) >= UNSTABLE_C:
             unstable.append(f"{name} ({key}) {min(values):.1f} to {max(values):.1f} °C, {flag_names(status)}")
         elif status == ChannelStatus.OPEN:
             silent.append((name, key))
-        elif status & ChannelStatus.RANGE:
-            absurd.append(f"{key} ({name}) reads {_mean(seen, name):.1f} °C")
         elif status & wiring:
             bad.append(f"{name} ({key}) {flag_names(status)}")
         elif abs(_mean(seen, name) - amb) > ROOM_BAND_C:

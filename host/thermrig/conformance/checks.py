@@ -210,7 +210,12 @@ def _unreadable(frames: list[Telemetry], tcs: list[str]) -> list[str]:
         status = ChannelStatus(0)
         for f in frames:
             status |= f.named(name).status
-        if (
+        if all(f.named(name).status & ChannelStatus.RANGE for f in frames):
+            found.append(
+                f"{key} ({name}) reads {values[-1]:.1f} C, no temperature at all, steadily: its word arrives"
+                " garbled the same way each read: check the SPI mode (0) and the bit order (MSB first)"
+            )
+        elif (
             status & ChannelStatus.JUMP
             or len({f.named(name).status & _WIRING for f in frames}) > 1
             or (max(values) - min(values) >= UNSTABLE_C)
@@ -224,11 +229,6 @@ def _unreadable(frames: list[Telemetry], tcs: list[str]) -> list[str]:
                 f"{key} ({name}) reads {values[-1]:.1f} C, open, while the others read room temperature:"
                 f" check {key}'s chip select (its wire, and its polarity: active low), its SPI mode (0),"
                 " then the bead's plug"
-            )
-        elif status & ChannelStatus.RANGE:
-            found.append(
-                f"{key} ({name}) reads {values[-1]:.1f} C, no temperature at all, steadily: its word arrives"
-                " garbled the same way each read: check the SPI mode (0) and the bit order (MSB first)"
             )
         elif status & _WIRING:
             found.append(f"{key} ({name}) reads {flag_names(status)}: check the bead and its leads")
