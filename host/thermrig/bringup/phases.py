@@ -345,7 +345,10 @@ def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
     finally:
         link.set(heat=0)
     if first is None:
-        fix = "the heater does not heat: check its supply, the thermal fuse and the switch on the heater pin"
+        fix = (
+            "the heater does not heat: check its supply, the thermal fuse, the switch on the heater pin and"
+            " the PWM that drives it (its channel, and a frequency the switch follows: 1 kHz at most)"
+        )
         return Step("heater pulse", False, f"nothing rose {PULSE_RISE_C:g} °C in {PULSE_MAX_S:g} s of heat", fix)
     risen = [n for n in names if first.named(n).value - base[n] >= PULSE_RISE_C]
     measured = f"first to rise: {', '.join(risen)} (+{max(first.named(n).value - base[n] for n in risen):.1f} °C)"
