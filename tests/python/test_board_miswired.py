@@ -203,6 +203,13 @@ MISWIRINGS = [
         ("fan0 does not follow", "fan0 stands still", "rpm0 does not follow"),
     ),
     Miswiring(
+        "heater_pwm_25khz",
+        ("FAIL  heater pulse", "a frequency the switch follows: 1 kHz at most"),
+        "9 of 10 steps passed; failed: heater pulse",
+        ("the heater does not heat", "a frequency the switch follows: 1 kHz at most"),
+        (*NOT_THE_FANS, "chip selects"),
+    ),
+    Miswiring(
         "fan_pwm_channels_swapped",
         ("fan0's speed follows another fan", "fan1's speed follows another fan"),
         "8 of 10 steps passed; failed: fan0, fan1",

@@ -304,7 +304,34 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
                 f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): check its PWM"
                 " wire and the PWM's frequency (a 4-wire fan takes 21-28 kHz; outside that it runs full)"
             )
+    t.link.set(fan0=1000, fan1=1000)
+    heater = _heater_pulse(t)
+    if heater is not None:
+        found.append(heater)
+        return found, "the heater does not heat (wiring)"
     return found, None
+
+
+PULSE_RISE_C = 1.0  # a heater pulse: the chassis air rises this much ...
+PULSE_MAX_S = 40.0  # ... within this long (the bring-up's pulse)
+
+
+def _heater_pulse(t: RigUnderTest) -> str | None:
+    """Heat toward the chassis air +5 C: the air must rise PULSE_RISE_C within PULSE_MAX_S. None when it
+    does; else what to check (the heater's supply, switch and the PWM that drives it)."""
+    start = t.run_for(0.5)[-1].named(AIR).value
+    t.link.set(air=round((start + 5.0) * 100), hlim=1000, heat=1)
+    try:
+        for _ in range(round(PULSE_MAX_S)):
+            if t.run_for(1.0)[-1].named(AIR).value - start >= PULSE_RISE_C:
+                return None
+    finally:
+        t.link.set(heat=0)
+    return (
+        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): check its"
+        " supply, the switch on the heater pin and the PWM that drives it (its channel, and a frequency the"
+        " switch follows: 1 kHz at most)"
+    )
 
 
 def wiring(t: RigUnderTest) -> str:
@@ -315,7 +342,10 @@ def wiring(t: RigUnderTest) -> str:
         t.link.command("CLEAR")
     t.blocked = blocks
     expect(not found, "; ".join(found))
-    return "each bead raises its own channel, the ambient sensor answers, each tach follows its own fan"
+    return (
+        "each bead raises its own channel, the ambient sensor answers, each tach follows its own fan, the"
+        " heater warms the air"
+    )
 
 
 def latch_and_clear(t: RigUnderTest) -> str:
@@ -338,7 +368,8 @@ CHECKS = [
     Check("telemetry", "10 Hz telemetry for 10 s, no sequence gaps", telemetry),
     Check(
         "wiring",
-        "each bead raises its own channel, the SHT3x answers, each tach follows its own fan",
+        "the heater cold at 0 % and warming the air when on, each bead raises its own channel, the SHT3x answers,"
+        " each tach follows its own fan",
         wiring,
         needs_sim=True,
     ),
