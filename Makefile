@@ -27,14 +27,14 @@ RAM_BUDGET := 8192
 .PHONY: pio
 DIST := dist
 .PHONY: dist
-.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
+.PHONY: demo test setup system influxd venv rp2040js build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
 # The main job, `thermrig demo`: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2
 # profiles sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
 
-# Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
+# Each suite in turn, its wall time printed after it (the figures docs quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
@@ -51,7 +51,7 @@ test:
 	echo "make test: tests skipped, each for what this machine cannot do or what runs elsewhere ($(SKIP_LIST)):"; \
 	if [ -s $(SKIP_LIST) ]; then sed 's/^/  /' $(SKIP_LIST); else echo "  none"; fi
 
-setup: system influxd venv
+setup: system influxd venv rp2040js
 
 system:
 	@bash scripts/setup_system.sh
@@ -60,6 +60,10 @@ influxd:
 	@bash scripts/setup_influxd.sh
 
 venv: $(VENV)/.installed
+
+# The RP2040 emulator's Node packages (firmware/micropython/rp2040js: rp2040js, pinned), with npm ci.
+rp2040js:
+	@bash scripts/setup_rp2040js.sh
 
 $(VENV)/.installed: host/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -244,3 +248,11 @@ firmware-emulator: venv
 
 emulator-smoke: venv firmware-emulator
 	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider
+
+# Stock MicroPython v1.28.0 for the Raspberry Pi Pico (RPI_PICO), unmodified, built offline from the pinned
+# archive (scripts/build_micropython_rp2.sh) into build/micropython-rp2 once; with the RP2040's bootrom,
+# what `thermrig sim --firmware micropython-rp2040` runs in rp2040js (docs/micropython.md).
+export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
+.PHONY: firmware-pico conformance-rp2040
+firmware-pico:
+	@bash scripts/build_micropython_rp2.sh

@@ -99,15 +99,17 @@ def timed_world_priority(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """A worker whose xdist no longer groups (pytest 9.2 with xdist 3.8: pytest-xdist issue 1386) would
-    record the campaign once per worker, silently: refuse instead (host/pyproject.toml pins pytest)."""
+    """A worker whose xdist no longer groups (pytest 9.2 with xdist 3.8:
+    github.com/pytest-dev/pytest-xdist/issues/1386) would record the campaign once per worker, silently:
+    refuse instead (host/pyproject.toml pins pytest)."""
     option = session.config.option  # xdist's options exist only where xdist is loaded, and not always both
     if getattr(option, "dist", None) != "loadgroup" and not getattr(option, "loadgroup", False):
         return
     ungrouped = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
     if ungrouped:
         raise pytest.UsageError(
-            f"pytest-xdist's --dist loadgroup did not group {ungrouped[0]} (pytest-xdist issue 1386): "
+            f"pytest-xdist's --dist loadgroup did not group {ungrouped[0]} "
+            "(github.com/pytest-dev/pytest-xdist/issues/1386): "
             "install the pytest host/pyproject.toml pins (make venv)"
         )
 
