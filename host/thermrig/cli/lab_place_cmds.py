@@ -47,14 +47,21 @@ def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-
 
 
 @user_errors
-def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+def check(
+    coordinator: CoordOpt,
+    place: Annotated[str, typer.Option("--place", "-p", help="The place.")],
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="The fio server straight over the network, not through SSH.")
+    ] = False,
+) -> None:
     """Acquire a place and check its rig, its test PC's fio server and SSH, one line each; release it.
 
-    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server and SSH
-    must answer. Exit status 1 naming each that does not."""
+    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server (through
+    an SSH forward with $THERMRIG_LAB_SSH_KEY or ssh's own key) and SSH must answer. Exit status 1 naming
+    each that does not."""
     from thermrig.fio.runner import FioError
     from thermrig.firmware_identity import checkout_verdict, checkout_version
-    from thermrig.lab.remote_fio import check_fio_server
+    from thermrig.lab.remote_fio import check_fio_server, check_fio_through_ssh
     from thermrig.lab.services import check_ssh
 
     failed = []
@@ -75,9 +82,13 @@ def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "
             failed.append(f"place {place}: no fio server in its resources")
         else:
             try:
-                check_fio_server(held.fio, place)
-                typer.echo(f"fio server: {held.fio.host},{held.fio.port} answers")
-            except FioError as exc:
+                if insecure or held.ssh is None:
+                    check_fio_server(held.fio, place)
+                else:
+                    check_fio_through_ssh(held.fio, held.ssh, place)
+                how = "" if insecure or held.ssh is None else " (through SSH)"
+                typer.echo(f"fio server: {held.fio.host},{held.fio.port} answers{how}")
+            except (FioError, LabError) as exc:
                 failed.append(str(exc))
         if held.ssh is None:
             failed.append(f"place {place}: no SSH in its resources")

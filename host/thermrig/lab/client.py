@@ -229,6 +229,14 @@ class LabClient:
                 return self.session.resources.get(exporter, {}).get(group, {}).get(rname)
         return None
 
+    def isolated(self, name: str, resource: str) -> bool:
+        """Whether an acquired place's resource comes from an isolated exporter (`--isolated`: reached
+        only through SSH to the exporter's host)."""
+        self.sync()
+        entry = self._acquired_resource(name, resource)
+        extra = entry.params.get("extra") if entry is not None else None
+        return bool(extra and extra.get("proxy_required"))
+
     def endpoint(self, name: str, resource: str) -> Endpoint:
         """Where an acquired place's resource answers, once its exporter has it ready (ser2net started)."""
         deadline = time.monotonic() + self.timeout
