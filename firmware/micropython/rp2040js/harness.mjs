@@ -80,8 +80,9 @@ class Pico {
     this.host = []; // host bytes that came before the USB device was up
     this.announced = false;
     this.onOutput = () => {};
-    this.bootNs = 0; // chip time from power-on to its first word on USB
-    this.onHost = () => {};
+    this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
+    this.firstTelNs = null; // ... and to its first telemetry frame
+    this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
   }
 
   power(watchdog) {
@@ -100,6 +101,9 @@ class Pico {
     this.cdc = new CdcHost(chip.usbCtrl);
     this.cdc.onData = (data) => {
       writeSync(1, data);
+      const now = this.simBeforeNs + this.runner.nanos;
+      if (this.bootNs === null) this.bootNs = now;
+      if (this.firstTelNs === null && Buffer.from(data).includes(' TEL ')) this.firstTelNs = now;
       this.onOutput();
     };
     this.watchdogBit = false;
@@ -107,11 +111,6 @@ class Pico {
       this.watchdogBit = true;
       this.runner.stopped = true; // the chip resets: nothing after this instruction runs
     };
-  }
-
-  fromHost(data) {
-    this.cdc.send(data);
-    this.onHost();
   }
 
   /** The plant's sample: sensors now, the tach pulses spread over the span the chip runs next. */
@@ -150,6 +149,7 @@ class Pico {
       idle_s: (this.totals.idleNs + r.idleNs) / 1e9,
       resets: this.totals.resets,
       boot_s: this.bootNs / 1e9,
+      first_telemetry_s: this.firstTelNs / 1e9,
       clk_sys_hz: r.chip.clkSys,
     };
   }
@@ -187,39 +187,44 @@ const BOOT_LIMIT_NS = 10_000_000_000; // a firmware that says nothing for 10 s o
 async function paced(pico, wires) {
   let base = null; // plant time (ns) at the chip's power-on
   let plantNs = 0;
-  let hostAt = null; // chip time when the host last wrote while the plant held back
+  let hostAt = null; // chip time when the chip got the host's last bytes while the plant held back
   let grantUntil = 0;
   let lastOut = -1;
   let waiting = false;
+  const held = []; // host bytes that came during a grant: the chip gets them when it ends, at a known time
   const chipOut = pico.onOutput;
   pico.onOutput = () => {
     lastOut = pico.runner.nanos;
     chipOut();
   };
   let wake = null;
-  pico.onHost = () => {
-    if (!waiting || base === null) return;
-    hostAt = pico.runner.nanos;
-    grantUntil = Math.max(grantUntil, hostAt + GRANT_NS);
+  pico.fromHost = (data) => {
+    if (!waiting || base === null) return pico.cdc.send(data);
+    held.push(...data);
     if (wake) wake();
   };
   const runAhead = async () => {
-    // Between samples: answer the host, in slices, looking at the sockets between them.
+    // Between samples: answer the host, in slices, looking at the sockets between them. Host bytes reach
+    // the chip only where a grant ends, so the chip's time of their arrival does not depend on the host's.
     while (waiting) {
       const r = pico.runner;
-      const limit = Math.min(grantUntil, plantNs - base + LEAD_NS);
-      if (hostAt !== null && r.nanos >= grantUntil && lastOut < hostAt && r.nanos < plantNs - base + LEAD_NS) {
-        grantUntil = r.nanos + GRANT_NS; // nothing written yet: keep going
+      const cap = plantNs - base + LEAD_NS;
+      if (r.nanos >= grantUntil || r.nanos >= cap) {
+        if (held.length) {
+          pico.cdc.send(held.splice(0));
+          hostAt = r.nanos;
+          grantUntil = r.nanos + GRANT_NS;
+        } else if (hostAt !== null && lastOut < hostAt && r.nanos < cap) {
+          grantUntil = r.nanos + GRANT_NS; // nothing written since: keep going
+        } else {
+          await new Promise((res) => (wake = res));
+          wake = null;
+        }
         continue;
       }
-      if (r.nanos < limit) {
-        r.runUntil(Math.min(limit, r.nanos + SLICE_NS));
-        if (pico.watchdogBit) return;
-        await new Promise((res) => setImmediate(res));
-        continue;
-      }
-      await new Promise((res) => (wake = res));
-      wake = null;
+      r.runUntil(Math.min(grantUntil, cap, r.nanos + SLICE_NS));
+      if (pico.watchdogBit) return;
+      await new Promise((res) => setImmediate(res));
     }
   };
   for (;;) {
@@ -231,7 +236,18 @@ async function paced(pico, wires) {
     waiting = false;
     if (wake) wake();
     await ahead;
+    // A grant the sample cut short runs to its end (and on, while the chip has not answered), whenever the
+    // sample came: what the chip does before this step does not depend on when the plant answered.
+    for (;;) {
+      const r = pico.runner;
+      const cap = plantNs - base + LEAD_NS;
+      if (pico.watchdogBit || base === null) break;
+      if (r.nanos < Math.min(grantUntil, cap)) r.runUntil(Math.min(grantUntil, cap));
+      else if (hostAt !== null && lastOut < hostAt && r.nanos < cap) grantUntil = r.nanos + GRANT_NS;
+      else break;
+    }
     hostAt = null;
+    if (held.length) pico.cdc.send(held.splice(0));
     if (line === null) return;
     if (pico.watchdogBit) {
       // The watchdog bit while running ahead: the reset happens now, this sample goes to the new chip.
@@ -250,14 +266,15 @@ async function paced(pico, wires) {
     await new Promise((r) => setImmediate(r)); // host bytes already here go in before this span runs
     pico.sample(parts, TICK_NS);
     if (base === null) {
-      // Power-on: the chip boots with the plant's first sample held, up to its first word on USB (EVT BOOT),
-      // as a Pico is plugged in before the host opens its port; its clock is that far ahead of the plant's
-      // from then on. The clock is announced once the rig answers.
-      while (lastOut < 0 && pico.runner.nanos < BOOT_LIMIT_NS && !pico.watchdogBit) {
+      // Power-on: the chip boots with the plant's first sample held, up to its first telemetry frame, as a
+      // Pico is plugged in before the host opens its port; its clock is that far ahead of the plant's from
+      // then on. The clock is announced once the rig answers.
+      while (pico.firstTelNs === null && pico.runner.nanos < BOOT_LIMIT_NS && !pico.watchdogBit) {
         pico.runner.runUntil(pico.runner.nanos + SLICE_NS);
       }
       base = plantNs - pico.runner.nanos;
-      pico.bootNs = pico.runner.nanos;
+      pico.board.outputs(); // the PWM outputs as the plant will read them: a wiring mistake stops us here
+      pico.profile?.clear(); // the profile is of the running firmware, not of its boot
       pico.announce();
     }
     while (pico.runner.nanos < plantNs - base) {
