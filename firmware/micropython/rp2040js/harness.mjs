@@ -80,6 +80,7 @@ class Pico {
     this.host = []; // host bytes that came before the USB device was up
     this.announced = false;
     this.onOutput = () => {};
+    this.answers = { n: 0, max: 0, sum: 0 }; // answers to the host while the plant was held
     this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
     this.firstTelNs = null; // ... and to its first telemetry frame
     this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
@@ -137,6 +138,13 @@ class Pico {
     process.stderr.write(`{"t0_unix_us": ${Math.round(Date.now() * 1000)}, "ppm": 0.0, "offset_us": 0}\n`);
   }
 
+  /** The chip's first word after host bytes came while the plant was held: how long it took (chip time). */
+  answered(ns) {
+    this.answers.n += 1;
+    this.answers.max = Math.max(this.answers.max, ns);
+    this.answers.sum += ns;
+  }
+
   stats() {
     const r = this.runner;
     const wall = Number(process.hrtime.bigint() - this.wallStart) / 1e9;
@@ -150,6 +158,8 @@ class Pico {
       resets: this.totals.resets,
       boot_s: this.bootNs / 1e9,
       first_telemetry_s: this.firstTelNs / 1e9,
+      answer_ms_mean: this.answers.n ? this.answers.sum / this.answers.n / 1e6 : 0,
+      answer_ms_max: this.answers.max / 1e6,
       clk_sys_hz: r.chip.clkSys,
     };
   }
@@ -180,7 +190,7 @@ async function boot(pico, wires, cause) {
  * the plant to answer it, as a firmware with its own clock would: GRANT_NS of chip time at a time, again
  * while it has written nothing since, never more than LEAD_NS past the plant's time. The next samples'
  * spans then run only what the chip is behind. */
-const GRANT_NS = 50_000_000;
+const GRANT_NS = 10_000_000;
 const LEAD_NS = 2_000_000_000;
 const BOOT_LIMIT_NS = 10_000_000_000; // a firmware that says nothing for 10 s of chip time: go on without it
 
@@ -194,6 +204,7 @@ async function paced(pico, wires) {
   const held = []; // host bytes that came during a grant: the chip gets them when it ends, at a known time
   const chipOut = pico.onOutput;
   pico.onOutput = () => {
+    if (hostAt !== null && lastOut < hostAt) pico.answered(pico.runner.nanos - hostAt);
     lastOut = pico.runner.nanos;
     chipOut();
   };
