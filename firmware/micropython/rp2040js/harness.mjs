@@ -23,7 +23,8 @@ import { Runner } from './run.mjs';
 
 const TICK_NS = 100_000_000; // the plant's step
 const WATCHDOG_CAUSE = 1024; // the plant's reset cause for a watchdog reset (FAULT_WATCHDOG)
-const SLICE_NS = 2_000_000; // real time: how much chip time runs between looks at the sockets
+const SLICE_NS = 2_000_000; // how much chip time runs between looks at the sockets
+const MAX_BEHIND_NS = 200_000_000; // real time: how far the chip may fall behind the wall clock and catch up
 
 function options(argv) {
   const opts = { plant: null, uf2: null, bootrom: null, fs: null, stats: null, profile: null };
@@ -81,6 +82,7 @@ class Pico {
     this.announced = false;
     this.onOutput = () => {};
     this.answers = { n: 0, max: 0, sum: 0 }; // answers to the host while the plant was held
+    this.lateNs = 0; // real time: wall time the chip did not keep up with (given up, not caught up)
     this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
     this.firstTelNs = null; // ... and to its first telemetry frame
     this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
@@ -156,6 +158,7 @@ class Pico {
       cycles: this.totals.cycles + r.cycles,
       idle_s: (this.totals.idleNs + r.idleNs) / 1e9,
       resets: this.totals.resets,
+      late_s: this.lateNs / 1e9,
       boot_s: this.bootNs / 1e9,
       first_telemetry_s: this.firstTelNs / 1e9,
       answer_ms_mean: this.answers.n ? this.answers.sum / this.answers.n / 1e6 : 0,
@@ -171,7 +174,7 @@ class Pico {
   writeProfile() {
     if (!this.profile) return;
     const pcs = [...this.profile.entries()].sort((a, b) => b[1] - a[1]);
-    writeFileSync(this.opts.profile, JSON.stringify({ every: this.runner.sampleEvery, ...this.stats(), pcs }) + '\n');
+    writeFileSync(this.opts.profile, JSON.stringify({ every: 1, ...this.stats(), pcs }) + '\n');
   }
 }
 
@@ -327,7 +330,14 @@ async function realtime(pico, wires) {
       pico.sample(parts, TICK_NS);
       nextSample += TICK_NS;
     }
-    const allowed = anchor[0] + (wallNs() - anchor[1]);
+    let allowed = anchor[0] + (wallNs() - anchor[1]);
+    if (allowed - r.nanos > MAX_BEHIND_NS) {
+      // Too slow for real time (a busy host, or busy code): the chip's clock falls behind the wall's and
+      // stays behind (re-anchored), rather than running faster than real time to catch up.
+      pico.lateNs += allowed - r.nanos;
+      anchor = [r.nanos, wallNs()];
+      allowed = r.nanos;
+    }
     const target = Math.min(nextSample, allowed, r.nanos + SLICE_NS);
     if (target > r.nanos) r.runUntil(target);
     if (pico.watchdogBit) {
