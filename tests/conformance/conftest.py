@@ -4,6 +4,7 @@ on the unix port."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -16,9 +17,21 @@ from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 FIRMWARES = ["rigsim", "zephyr", "zephyr-board", "micropython", "micropython-pico"]
+# Stock MicroPython on the emulated RP2040 runs the whole suite in tens of minutes: only when asked
+# (make conformance-rp2040: THERMRIG_CONFORMANCE_RP2040=only); make test runs its short form in
+# tests/python/test_micropython_rp2040.py.
+RP2040 = os.environ.get("THERMRIG_CONFORMANCE_RP2040", "")
+if RP2040 == "only":
+    FIRMWARES = ["micropython-rp2040"]
+elif RP2040:
+    FIRMWARES.append("micropython-rp2040")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if "micropython-rp2040" in FIRMWARES and not find_tool("pico-uf2").exists():
+        raise pytest.UsageError(f"{find_tool('pico-uf2')} is missing: run `make firmware-pico`")
+    if FIRMWARES == ["micropython-rp2040"]:
+        return
     if not find_tool("rigsim").exists():
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
     if not zephyr_image().exists():
