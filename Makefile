@@ -34,7 +34,7 @@ DIST := dist
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
 
-# Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
+# Each suite in turn, its wall time printed after it (the figures docs quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
@@ -47,7 +47,9 @@ test:
 		echo "make test: $$suite took $$(( $$(date +%s) - start )) s"; \
 		if [ $$suite = setup ]; then after_setup=$$(date +%s); fi; \
 	done; \
-	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"
+	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"; \
+	echo "make test: tests skipped, each for what this machine cannot do or what runs elsewhere ($(SKIP_LIST)):"; \
+	if [ -s $(SKIP_LIST) ]; then sed 's/^/  /' $(SKIP_LIST); else echo "  none"; fi
 
 setup: system influxd venv rp2040js
 
@@ -136,10 +138,16 @@ lint: venv
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
-# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
+# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip
+# only for what this machine cannot do or what another target runs (--strict-skips, tests/python/skips.py):
+# a tool or privilege make setup provides, or CI has, fails it. The skips left are listed in SKIP_LIST,
+# which make test prints at its end.
 PYTEST_WORKERS ?= 4
+SKIP_LIST := $(BUILD)/pytest-skips.txt
 pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator firmware-pico
-	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
+	rm -f $(SKIP_LIST)
+	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup --strict-skips \
+		--skip-list $(SKIP_LIST)
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040

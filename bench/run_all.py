@@ -23,6 +23,8 @@ BENCHES = [
     "bench_reconnect",
     "bench_influx",
     "bench_campaign",
+    "bench_rig_time",
+    "bench_load_invariance",
     "bench_virtual_drive",
     "bench_drive_data",
     "bench_zephyr_emulated",
@@ -36,6 +38,7 @@ BENCHES = [
     "bench_step_landing",
     "bench_lab_campaign",
     "bench_wheel",
+    "bench_make_times",
 ]
 
 

@@ -77,7 +77,7 @@ def test_selftest_names_each_miswiring(miswired_image: Path, isolated_env: dict[
     assert "FAIL wiring" in res.stdout
     (result,) = json.loads(report.read_text())
     detail = result["detail"]
-    assert result["name"] == "wiring" and result["passed"] is False
+    assert result["name"] == "wiring" and result["outcome"] == "failed"
     assert "the ambient sensor does not answer: check its I2C address (0x44)" in detail
     assert "the drive_ctrl bead (tc0) raised drive_nand (tc1): chip selects swapped?" in detail
     assert "the drive_nand bead (tc1) raised drive_ctrl (tc0): chip selects swapped?" in detail

@@ -21,6 +21,7 @@ from thermrig.lab.errors import LabError
 from thermrig.lab.rig_place import tag_value
 from thermrig.link.rig_link import RigLink
 from thermrig.testbed import LocalRig, open_testbed
+from thermrig.testbed.signals import sigterm_interrupts
 
 if TYPE_CHECKING:
     from thermrig.lab.acquired import HeldPlace  # needs labgrid: imported on use below
@@ -93,10 +94,6 @@ def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "
         raise typer.Exit(1)
 
 
-def _interrupted(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 @user_errors
 def hold(
     coordinator: CoordOpt,
@@ -119,9 +116,9 @@ def hold(
         raise typer.BadParameter("name a --place or give a --tag", param_hint="--place")
     tags = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()}
     lab = labgrid_modules()
-    signal.signal(signal.SIGTERM, _interrupted)  # `systemctl stop`, `kill`: released as on Ctrl-C
     try:
-        held = _hold_until_interrupted(lab, coordinator, place, tags, count)
+        with sigterm_interrupts():  # `systemctl stop`, `kill`: released as on Ctrl-C
+            held = _hold_until_interrupted(lab, coordinator, place, tags, count)
     except KeyboardInterrupt:  # before every place was held: waiting in the queue, or acquiring
         typer.echo("interrupted: nothing held, reservations cancelled", err=True)
         raise typer.Exit(130) from None
