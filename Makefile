@@ -144,7 +144,7 @@ lint: venv
 # which make test prints at its end.
 PYTEST_WORKERS ?= 4
 SKIP_LIST := $(BUILD)/pytest-skips.txt
-pytest: venv build asan firmware-qemu firmware-board firmware-emulator
+pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator firmware-pico
 	rm -f $(SKIP_LIST)
 	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup --strict-skips \
 		--skip-list $(SKIP_LIST)

@@ -29,6 +29,7 @@ BENCHES = [
     "bench_drive_data",
     "bench_zephyr_emulated",
     "bench_stm32_emulator",
+    "bench_rp2040",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",
