@@ -68,5 +68,6 @@ def test_every_safety_row_has_a_check() -> None:
         "spi-all-ones": "fault:spi-all-ones:2",
         "spi-all-zeros": "fault:spi-all-zeros:1",
         "cs-stuck": "fault:cs-stuck:0",
+        "ambient-crc-temp": "fault:ambient-crc-temp",
     }.items():
         assert fault in table and check in names

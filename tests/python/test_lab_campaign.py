@@ -153,6 +153,59 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     assert set(holders(lab).values()) == {None}
 
 
+def forwards_of(pid: int, remote_port: int) -> list[int]:
+    """The ssh processes under `pid` that forward to remote_port on a test PC's loopback (fio's forward)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            todo.append(child)
+            try:
+                argv = (Path("/proc") / str(child) / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0] == b"ssh" and any(a.endswith(f":127.0.0.1:{remote_port}".encode()) for a in argv):
+                found.append(child)
+    return found
+
+
+def test_a_dropped_ssh_forward_mid_run_is_the_place_lost_and_resume_reruns_only_it(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str]
+) -> None:
+    """fio reaches each test PC's fio server through an SSH forward the place's testbed opens: the forward
+    killed under a run is handled as a lost fio server (one line, the run failed, the others go on)."""
+    path = campaign(tmp_path, "dropped", lab.address, runs=6, runtime_s=4, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, influx_env)
+    try:
+        in_workload = wait_for(lambda: any(x.startswith("rig-c: ") and ": workload" in x for x in proc.lines), 300)
+        assert in_workload, proc.output()
+        lost_run = next(x for x in proc.lines if x.startswith("rig-c: ") and ": workload" in x).split()[1]
+        (forward,) = forwards_of(proc.popen.pid, lab.ports["rig-c"][0])  # this place's, the one open now
+        os.kill(forward, signal.SIGKILL)
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        proc.stop()
+    text = proc.output()
+    lost = [x for x in text.splitlines() if x.startswith(f"place rig-c lost during run {lost_run}: ")]
+    assert len(lost) == 1 and "the SSH forward 127.0.0.1:" in lost[0] and "was lost" in lost[0], text
+    assert f"failed run {lost_run} on rig-c: the SSH forward 127.0.0.1:" in text
+    runs = manifests(out)
+    assert runs[lost_run]["status"] == "failed" and "SSH forward" in runs[lost_run]["error"]
+    assert sorted(r for r, m in runs.items() if m["status"] == "ok") == sorted(set(runs) - {lost_run})
+    assert "5 of 6 ok" in closing(text) and set(holders(lab).values()) == {None}
+    again = subprocess.run(run_cmd(path, out, "--resume"), env=influx_env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)  # fmt: skip
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "6 of 6 runs ok" in closing(again.stdout) and manifests(out)[f"{lost_run}.2"]["status"] == "ok"
+
+
 def closing(text: str) -> str:
     [line] = [x for x in text.splitlines() if x.startswith("campaign ") and " finished" in x]
     return line
@@ -343,7 +396,9 @@ def test_a_place_that_fails_its_start_check_is_left_out_and_the_others_run(
     assert running and free is None and ours == 2, (running, free, ours)
     fio_port = lab.ports["rig-c"][0]
     left = [x for x in stdout.splitlines() if x.startswith("place rig-c left out: ")]
-    assert len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in left[0], left
+    assert (
+        len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} (through SSH) does not answer" in left[0]
+    ), left
     assert "campaign leftout finished on rig-a, rig-b: 2 of 2 runs ok" in stdout, stdout
     runs = manifests(out)
     assert len(runs) == 2 and {m["lab"]["place"] for m in runs.values()} <= {"rig-a", "rig-b"}

@@ -63,6 +63,9 @@ def demo(
             "temporary folder, removed at the end."
         ),
     ] = None,
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="fio's servers and the rigs' ser2net reached straight, not through SSH.")
+    ] = False,
 ) -> None:
     """A lab on this machine: a labgrid coordinator, simulated places and their test PCs on loopback; a
     short campaign (`thermrig run --lab`) over them while `lab status` is shown live. Ctrl-C, or the
@@ -80,12 +83,12 @@ def demo(
         root = folder or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-lab-demo-")))
         root.mkdir(parents=True, exist_ok=True)
         console.print(f"starting a lab of {places} simulated places in {root} ...")
-        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG))
+        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG, sealed=not insecure))
         for name in names:
             lab.add_place(name, TAGS)
             console.print(f"  place {name}: rig on {lab.rigs[name].port}, test PC fio :{lab.ports[name][0]}, "
                           f"ssh :{lab.ports[name][1]}")  # fmt: skip
-        path = campaign(root, NAME, lab.address, runs, runtime_s=runtime, ssh_key=lab.ssh_key)
+        path = campaign(root, NAME, lab.address, runs, runtime_s=runtime, ssh_key=lab.ssh_key, insecure=insecure)
         console.print(f"coordinator at {lab.address}; campaign {path}")
         console.print(_try_these(lab.address, names[0]), highlight=False)
         cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / NAME)]

@@ -29,11 +29,18 @@ def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-
 
 
 @user_errors
-def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+def check(
+    coordinator: CoordOpt,
+    place: Annotated[str, typer.Option("--place", "-p", help="The place.")],
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="The fio server straight over the network, not through SSH.")
+    ] = False,
+) -> None:
     """Acquire a place and check its rig, its test PC's fio server and SSH, one line each; release it.
 
-    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server and SSH
-    must answer. Exit status 1 naming each that does not."""
+    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server (through
+    an SSH forward with $THERMRIG_LAB_SSH_KEY or ssh's own key) and SSH must answer. Exit status 1 naming
+    each that does not."""
     lab = labgrid_modules()
     from thermrig.lab.place_check import check_place
 
@@ -41,7 +48,7 @@ def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "
         lab.client.LabClient(coordinator) as client,
         lab.acquired.holding(client, "check", places=[place], on_stale=named_stale) as (held,),
     ):
-        failed = check_place(client, held, typer.echo)
+        failed = check_place(client, held, typer.echo, insecure=insecure)
     for line in failed:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)
     if failed:

@@ -140,7 +140,11 @@ def fault(
     ] = None,
     channel: Annotated[int, typer.Option(help="Thermocouple 0-3, fan 0-1, garbage 0 = into the rig, 1 = to host.")] = 0,
     value: Annotated[
-        float | None, typer.Option(help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C.")
+        float | None,
+        typer.Option(
+            help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C; "
+            "clock-jump: ms; clock-drift: ppm."
+        ),
     ] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove every persistent fault.")] = False,
 ) -> None:

@@ -22,6 +22,9 @@ class RigUnderTest:
     sim: SimulationControl | None = None
     destructive: bool = False  # allowed to heat; always true for a simulation
     log: list[str] = field(default_factory=list)
+    # A finding of an earlier check that a heating check cannot be judged past (the heater heats at 0 %,
+    # a fault latched by a thermocouple that does not read): those checks are then not applicable.
+    blocked: str | None = None
 
     @property
     def link(self) -> RigLink:

@@ -30,6 +30,8 @@ def run_check(target: RigUnderTest, check: Check) -> CheckResult:
         return _not_applicable(check, "needs fault injection: run with --sim")
     if check.heats and not target.may_heat:
         return _not_applicable(check, "heats the rig: pass --destructive on real hardware")
+    if target.blocked is not None and (check.heats or check.needs_sim):
+        return _not_applicable(check, f"not judged: {target.blocked}")
     try:
         figure = check.run(target)
     except NotApplicable as exc:

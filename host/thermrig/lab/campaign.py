@@ -54,7 +54,8 @@ class LabRequest:
     coordinator: str
     tags: dict[str, str]  # tag values as labgrid holds them (rig_place.tag_value)
     places: int = 0  # at most this many places; 0: every place that matches
-    ssh_key: str = ""  # logs in to the test PCs (smart-log over SSH); "": ssh's own
+    ssh_key: str = ""  # logs in to the test PCs (smart-log and fio's forward over SSH); "": ssh's own
+    insecure: bool = False  # fio's servers reached straight over the network, not through SSH
 
 
 @dataclass
@@ -114,11 +115,13 @@ class _Place:
         return self.held.name
 
 
-def _open_place(held: HeldPlace, plan: Plan, ssh_key: str, stack: contextlib.ExitStack) -> _Place:
+def _open_place(held: HeldPlace, plan: Plan, request: LabRequest, stack: contextlib.ExitStack) -> _Place:
     """The place as a testbed (lab.place_testbed), its rig's health checked: one line naming the place and
     what does not answer."""
     try:
-        bed = open_testbed(PlaceTestbed(held, plan.campaign.drive, ssh_key), require_clear=True)
+        bed = open_testbed(
+            PlaceTestbed(held, plan.campaign.drive, request.ssh_key, request.insecure), require_clear=True
+        )
         return _Place(held, stack.enter_context(bed))
     except LabError:
         raise
@@ -181,7 +184,7 @@ class LabCampaign:
         for h in list(held):
             opened = contextlib.ExitStack()
             try:
-                place = _open_place(h, self.plan, self.request.ssh_key, opened)
+                place = _open_place(h, self.plan, self.request, opened)
             except LabError as exc:
                 opened.close()
                 held.let_go(h.name)
@@ -222,7 +225,7 @@ class LabCampaign:
             try:
                 with holding(
                     client, self.purpose, tags=self.request.tags, count=self.request.places, on_stale=stale,
-                    on_wait=self.events.note,
+                    on_wait=self.events.note, ssh_key=self.request.ssh_key,
                 ) as held:  # fmt: skip
                     yield held
             finally:

@@ -13,7 +13,7 @@ from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.lab.acquired import HeldPlace, note_firmware
 from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError
-from thermrig.lab.remote_fio import check_fio_server
+from thermrig.lab.remote_fio import check_fio_server, check_fio_through_ssh
 from thermrig.lab.services import check_ssh
 from thermrig.link.rig_link import RigLink
 from thermrig.testbed import LocalRig, open_testbed
@@ -31,9 +31,11 @@ def place_rig(held: HeldPlace) -> Iterator[RigLink]:
         raise LabError(f"place {held.name}: {exc}") from exc
 
 
-def check_place(client: LabClient, held: HeldPlace, said: Callable[[str], None]) -> list[str]:
-    """The rig, the fio server and SSH in turn: said gets a line for each that answers; the lines of those
-    that do not are returned."""
+def check_place(
+    client: LabClient, held: HeldPlace, said: Callable[[str], None], *, insecure: bool = False
+) -> list[str]:
+    """The rig, the fio server (through an SSH forward unless insecure, or the place has no SSH) and SSH in
+    turn: said gets a line for each that answers; the lines of those that do not are returned."""
     failed = []
     try:
         with place_rig(held) as link:
@@ -47,9 +49,13 @@ def check_place(client: LabClient, held: HeldPlace, said: Callable[[str], None])
         failed.append(f"place {held.name}: no fio server in its resources")
     else:
         try:
-            check_fio_server(held.fio, held.name)
-            said(f"fio server: {held.fio.host},{held.fio.port} answers")
-        except FioError as exc:
+            if insecure or held.ssh is None:
+                check_fio_server(held.fio, held.name)
+            else:
+                check_fio_through_ssh(held.fio, held.ssh, held.name)
+            how = "" if insecure or held.ssh is None else " (through SSH)"
+            said(f"fio server: {held.fio.host},{held.fio.port} answers{how}")
+        except (FioError, LabError) as exc:
             failed.append(str(exc))
     if held.ssh is None:
         failed.append(f"place {held.name}: no SSH in its resources")

@@ -49,6 +49,8 @@ class TestPc:
     fio_port: int = FIO_SERVER_PORT
     ssh_port: int = 22
 
+    __test__ = False  # not a pytest class
+
     def resources(self) -> dict[str, dict[str, object]]:
         return {
             FIO_RESOURCE: {"cls": "NetworkService", "address": self.host, "username": self.user, "port": self.fio_port},

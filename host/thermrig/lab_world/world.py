@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,9 +37,12 @@ PLACES = ("rig-a", "rig-b", "rig-c")
 TAGS = {"board": "sim", "drive": "950pro_512", "slot": "top"}  # every place fixes the slot: no operator prompt
 
 
-def campaign(folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2, ssh_key: str = "") -> Path:
+def campaign(
+    folder: Path, name: str, coordinator: str, runs: int, runtime_s: int = 2, ssh_key: str = "", insecure: bool = False
+) -> Path:
     """A campaign of `runs` short runs on the lab's places tagged board=sim, its drive each test PC's
-    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time)."""
+    virtual drive; equilibrium and cool-down judged loosely (the rigs run at real time). insecure: fio's
+    servers reached straight, not through SSH forwards."""
     path = folder / f"{name}.toml"
     path.write_text(f"""
 [campaign]
@@ -52,6 +55,7 @@ baseline_s = 1
 coordinator = "{coordinator}"
 tags = {{ board = "sim" }}
 ssh_key = "{ssh_key}"
+insecure = {str(insecure).lower()}
 
 [drive]
 target = "virtual"
@@ -79,6 +83,8 @@ runtime_s = {runtime_s}
 
 
 BIN = Path(sys.executable).parent
+# thermrig's ser2net wrapper (docs/lab.md): the ser2net an exporter starts listens on loopback only
+SER2NET_LOOPBACK = Path(__file__).resolve().parents[3] / "scripts" / "lab"
 
 
 class LabWorldError(ThermrigError):
@@ -139,6 +145,7 @@ class Lab:
     fio_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's fio server
     ssh_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's sshd
     ssh_key: str = ""  # the campaign machine's key, which every simulated test PC takes
+    sealed: bool = True  # exporters --isolated, their ser2net on loopback (reached through the test PC's SSH)
     stopping: threading.Event = field(default_factory=threading.Event)  # ends the smart-log writers
 
     def restart_coordinator(self) -> None:
@@ -151,8 +158,12 @@ class Lab:
         expect(listening, f"the coordinator did not listen again:\n{self.coordinator.output()}")
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
-        cmd = [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1", str(resources)]
-        proc = self.exporters[name] = Proc.start(cmd, self.folder)
+        isolated = ["--isolated"] if self.sealed else []
+        cmd = [str(BIN / "labgrid-exporter"), *isolated, "-c", self.address, "-n", name, "--hostname", "127.0.0.1",
+               str(resources)]  # fmt: skip
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        env = {**os.environ, "PATH": f"{SER2NET_LOOPBACK}:{path}" if self.sealed else path}
+        proc = self.exporters[name] = Proc.start(cmd, self.folder, env)
         with LabClient(self.address) as client:
 
             def published() -> bool:
@@ -228,9 +239,16 @@ class Lab:
         self.start_exporter(f"exp-{name}", path, name)
 
 
-def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -> Proc:
-    """OpenSSH's sshd on a loopback port with a host key of its own (a test PC's SSH), in the foreground,
-    listening; stop() it."""
+def ssh_server(
+    folder: Path,
+    port: int,
+    options: dict[str, str] | None = None,
+    listen: str = "127.0.0.1",
+    start: Callable[[list[str], Path], Proc] = Proc.start,
+) -> Proc:
+    """OpenSSH's sshd on a port of `listen` (loopback; a lab machine's: 0.0.0.0 in its namespace, started by
+    `start`) with a host key of its own (a test PC's SSH), in the foreground, listening; stop() it. Keys
+    only: no password is asked."""
     sshd = Path("/usr/sbin/sshd")
     if not sshd.exists():
         raise LabWorldError("sshd is missing: install Debian's openssh-server (scripts/setup_system.sh does)")
@@ -241,8 +259,9 @@ def ssh_server(folder: Path, port: int, options: dict[str, str] | None = None) -
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     extra = [a for k, v in (options or {}).items() for a in ("-o", f"{k}={v}")]
     cmd = [str(sshd), "-D", "-e", "-f", "/dev/null", "-h", str(key), "-p", str(port),
-           "-o", "ListenAddress=127.0.0.1", "-o", "PidFile=none", *extra]  # fmt: skip
-    proc = Proc.start(cmd, folder)
+           "-o", f"ListenAddress={listen}", "-o", "PidFile=none", "-o", "PasswordAuthentication=no",
+           "-o", "KbdInteractiveAuthentication=no", *extra]  # fmt: skip
+    proc = start(cmd, folder)
     try:
         listening = wait_for(lambda: any("Server listening" in line for line in proc.lines), 30)
         expect(listening, f"sshd did not listen:\n{proc.output()}")
@@ -269,12 +288,12 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 
 
 @contextmanager
-def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None) -> Iterator[Lab]:
+def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None, sealed: bool = True) -> Iterator[Lab]:
     """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
-    and test PCs that tests add are stopped at the end."""
+    and test PCs that tests add are stopped at the end. sealed: exporters isolated (serial through SSH)."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
-        lab = Lab(address, folder, proc)
+        lab = Lab(address, folder, proc, sealed=sealed)
         for name in names:
             config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
             lab.rigs[name] = stack.enter_context(SimulatedRig(config))
