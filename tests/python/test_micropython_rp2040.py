@@ -19,7 +19,8 @@ from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import micropython_firmware_dir
-from thermrig.flash.pico_fs import RPI_PICO, board_filesystem
+from thermrig.flash.pico_fs import board_filesystem
+from thermrig.pico_files import RPI_PICO
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import SimError
@@ -60,7 +61,7 @@ def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> N
     image = tmp_path / "fs.img"
     version = board_filesystem(image, release)
     assert image.stat().st_size == RPI_PICO.block_size * RPI_PICO.block_count
-    with rp2040(release) as (sim, link):
+    with rp2040(image) as (sim, link):
         assert link.info is not None and link.info.board == "rp2040-pico" and link.info.version == version
         sim.advance(1.0)
         assert link.next_telemetry().heater_pct == 0.0
