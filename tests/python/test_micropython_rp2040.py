@@ -14,15 +14,18 @@ from pathlib import Path
 import pytest
 from firmware_release import write_release
 
+from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import micropython_firmware_dir
-from thermrig.flash.pico_fs import RPI_PICO, board_filesystem
+from thermrig.flash.pico_fs import board_filesystem
+from thermrig.pico_files import RPI_PICO
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 pytestmark = pytest.mark.xdist_group("micropython-rp2040")  # one emulated chip at a time: each wants a core
 SHORT_FORM = ("handshake", "telemetry", "fault:tc-open:3", "fault:spi-all-ones:2")
@@ -45,11 +48,12 @@ def rp2040(image: Path | None = None, seed: int = 3) -> Iterator[tuple[Simulated
 def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
     """Boot, HELLO, telemetry, one fault and one bus fault, as the whole suite checks them."""
     checks = {c.name: c for c in ALL_CHECKS}
-    with rp2040(seed=11) as (sim, link):
-        target = RigUnderTest(link, sim)
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
+    with open_testbed(spec, keepalive=False) as bed:  # as the conformance suite opens its rigs
+        target = RigUnderTest(bed, bed.simulated)
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
-            assert result.passed is True, f"{name}: {result.figure}: {result.detail}"
+            assert result.outcome is Outcome.PASSED, result.text
 
 
 def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> None:
@@ -57,7 +61,7 @@ def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> N
     image = tmp_path / "fs.img"
     version = board_filesystem(image, release)
     assert image.stat().st_size == RPI_PICO.block_size * RPI_PICO.block_count
-    with rp2040(release) as (sim, link):
+    with rp2040(image) as (sim, link):
         assert link.info is not None and link.info.board == "rp2040-pico" and link.info.version == version
         sim.advance(1.0)
         assert link.next_telemetry().heater_pct == 0.0
