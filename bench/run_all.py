@@ -29,6 +29,7 @@ BENCHES = [
     "bench_drive_data",
     "bench_zephyr_emulated",
     "bench_stm32_emulator",
+    "bench_rp2040",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",
@@ -36,6 +37,7 @@ BENCHES = [
     "bench_tune",
     "bench_step_landing",
     "bench_lab_campaign",
+    "bench_lab_forward",
     "bench_wheel",
     "bench_make_times",
 ]

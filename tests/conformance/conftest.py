@@ -44,6 +44,10 @@ class OutcomeCounts:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(OutcomeCounts(), "conformance-outcome-counts")
+    if "micropython-rp2040" in FIRMWARES and not find_tool("pico-uf2").exists():
+        raise pytest.UsageError(f"{find_tool('pico-uf2')} is missing: run `make firmware-pico`")
+    if FIRMWARES == ["micropython-rp2040"]:
+        return
     if not find_tool("rigsim").exists():
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
     if not zephyr_image().exists():

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 FIRMWARES = ["rigsim", "zephyr", "zephyr-board", "micropython", "micropython-pico"]
+# Stock MicroPython on the emulated RP2040 takes tens of minutes for the whole suite: only when asked
+# (make conformance-rp2040 sets THERMRIG_CONFORMANCE_RP2040=only; =1 adds it to the others); make test
+# runs its short form (tests/python/test_micropython_rp2040.py).
+_RP2040 = os.environ.get("THERMRIG_CONFORMANCE_RP2040", "")
+if _RP2040 == "only":
+    FIRMWARES = ["micropython-rp2040"]
+elif _RP2040:
+    FIRMWARES.append("micropython-rp2040")
 
 # The checks that do not apply on each firmware, with a word of the reason each must give; every other
 # check must pass. A check that turns n/a by accident fails, and so does one that passes where it cannot
@@ -15,4 +25,6 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "zephyr-board": {"time-sync": "virtual time"},
     "micropython": {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"},
     "micropython-pico": {"time-sync": "virtual time"},
+    # the RP2040's PWM slices are the emulated chip's own hardware, which MicroPython's driver cannot fail on
+    "micropython-rp2040": {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"},
 }

@@ -396,7 +396,9 @@ def test_a_place_that_fails_its_start_check_is_left_out_and_the_others_run(
     assert running and free is None and ours == 2, (running, free, ours)
     fio_port = lab.ports["rig-c"][0]
     left = [x for x in stdout.splitlines() if x.startswith("place rig-c left out: ")]
-    assert len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in left[0], left
+    assert (
+        len(left) == 1 and f"its test PC's fio server at 127.0.0.1,{fio_port} (through SSH) does not answer" in left[0]
+    ), left
     assert "campaign leftout finished on rig-a, rig-b: 2 of 2 runs ok" in stdout, stdout
     runs = manifests(out)
     assert len(runs) == 2 and {m["lab"]["place"] for m in runs.values()} <= {"rig-a", "rig-b"}

@@ -260,6 +260,8 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         ),
         # The heater on GP11 (a PWM channel the heater stage is not wired to): it never heats.
         (replace_in("main.py", '"heater": 10', '"heater": 11'), "never-heats"),
+        # The SHT31's measurement with clock stretching (0x2C06), which the board's bus does not do: a NAK.
+        (replace_in("thermrig_fw/sht3x.py", 'b"\\x24\\x00"', 'b"\\x2c\\x06"'), "no-ambient"),
         # Each fan's tach read on the other fan's pin, or each fan's PWM on the other fan: crossed.
         (replace_in("main.py", '"tach": (8, 9)', '"tach": (9, 8)'), "crossed"),
         (replace_in("main.py", '"fans": (6, 7)', '"fans": (7, 6)'), "crossed"),
@@ -270,6 +272,7 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         "tach-pull-up",
         "heater-pwm-inverted",
         "heater-pin",
+        "sht31-clock-stretching",
         "tach-swapped",
         "fan-pwm-swapped",
     ],

@@ -23,7 +23,8 @@ import { Runner } from './run.mjs';
 
 const TICK_NS = 100_000_000; // the plant's step
 const WATCHDOG_CAUSE = 1024; // the plant's reset cause for a watchdog reset (FAULT_WATCHDOG)
-const SLICE_NS = 2_000_000; // real time: how much chip time runs between looks at the sockets
+const SLICE_NS = 2_000_000; // how much chip time runs between looks at the sockets
+const MAX_BEHIND_NS = 200_000_000; // real time: how far the chip may fall behind the wall clock and catch up
 
 function options(argv) {
   const opts = { plant: null, uf2: null, bootrom: null, fs: null, stats: null, profile: null };
@@ -80,8 +81,11 @@ class Pico {
     this.host = []; // host bytes that came before the USB device was up
     this.announced = false;
     this.onOutput = () => {};
-    this.bootNs = 0; // chip time from power-on to its first word on USB
-    this.onHost = () => {};
+    this.answers = { n: 0, max: 0, sum: 0 }; // answers to the host while the plant was held
+    this.lateNs = 0; // real time: wall time the chip did not keep up with (given up, not caught up)
+    this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
+    this.firstTelNs = null; // ... and to its first telemetry frame
+    this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
   }
 
   power(watchdog) {
@@ -100,6 +104,9 @@ class Pico {
     this.cdc = new CdcHost(chip.usbCtrl);
     this.cdc.onData = (data) => {
       writeSync(1, data);
+      const now = this.simBeforeNs + this.runner.nanos;
+      if (this.bootNs === null) this.bootNs = now;
+      if (this.firstTelNs === null && Buffer.from(data).includes(' TEL ')) this.firstTelNs = now;
       this.onOutput();
     };
     this.watchdogBit = false;
@@ -107,11 +114,6 @@ class Pico {
       this.watchdogBit = true;
       this.runner.stopped = true; // the chip resets: nothing after this instruction runs
     };
-  }
-
-  fromHost(data) {
-    this.cdc.send(data);
-    this.onHost();
   }
 
   /** The plant's sample: sensors now, the tach pulses spread over the span the chip runs next. */
@@ -138,6 +140,13 @@ class Pico {
     process.stderr.write(`{"t0_unix_us": ${Math.round(Date.now() * 1000)}, "ppm": 0.0, "offset_us": 0}\n`);
   }
 
+  /** The chip's first word after host bytes came while the plant was held: how long it took (chip time). */
+  answered(ns) {
+    this.answers.n += 1;
+    this.answers.max = Math.max(this.answers.max, ns);
+    this.answers.sum += ns;
+  }
+
   stats() {
     const r = this.runner;
     const wall = Number(process.hrtime.bigint() - this.wallStart) / 1e9;
@@ -149,7 +158,11 @@ class Pico {
       cycles: this.totals.cycles + r.cycles,
       idle_s: (this.totals.idleNs + r.idleNs) / 1e9,
       resets: this.totals.resets,
+      late_s: this.lateNs / 1e9,
       boot_s: this.bootNs / 1e9,
+      first_telemetry_s: this.firstTelNs / 1e9,
+      answer_ms_mean: this.answers.n ? this.answers.sum / this.answers.n / 1e6 : 0,
+      answer_ms_max: this.answers.max / 1e6,
       clk_sys_hz: r.chip.clkSys,
     };
   }
@@ -161,7 +174,7 @@ class Pico {
   writeProfile() {
     if (!this.profile) return;
     const pcs = [...this.profile.entries()].sort((a, b) => b[1] - a[1]);
-    writeFileSync(this.opts.profile, JSON.stringify({ every: this.runner.sampleEvery, ...this.stats(), pcs }) + '\n');
+    writeFileSync(this.opts.profile, JSON.stringify({ every: 1, ...this.stats(), pcs }) + '\n');
   }
 }
 
@@ -180,46 +193,52 @@ async function boot(pico, wires, cause) {
  * the plant to answer it, as a firmware with its own clock would: GRANT_NS of chip time at a time, again
  * while it has written nothing since, never more than LEAD_NS past the plant's time. The next samples'
  * spans then run only what the chip is behind. */
-const GRANT_NS = 50_000_000;
+const GRANT_NS = 10_000_000;
 const LEAD_NS = 2_000_000_000;
 const BOOT_LIMIT_NS = 10_000_000_000; // a firmware that says nothing for 10 s of chip time: go on without it
 
 async function paced(pico, wires) {
   let base = null; // plant time (ns) at the chip's power-on
   let plantNs = 0;
-  let hostAt = null; // chip time when the host last wrote while the plant held back
+  let hostAt = null; // chip time when the chip got the host's last bytes while the plant held back
   let grantUntil = 0;
   let lastOut = -1;
   let waiting = false;
+  const held = []; // host bytes that came during a grant: the chip gets them when it ends, at a known time
   const chipOut = pico.onOutput;
   pico.onOutput = () => {
+    if (hostAt !== null && lastOut < hostAt) pico.answered(pico.runner.nanos - hostAt);
     lastOut = pico.runner.nanos;
     chipOut();
   };
   let wake = null;
-  pico.onHost = () => {
-    if (!waiting || base === null) return;
-    hostAt = pico.runner.nanos;
-    grantUntil = Math.max(grantUntil, hostAt + GRANT_NS);
+  pico.fromHost = (data) => {
+    if (!waiting || base === null) return pico.cdc.send(data);
+    held.push(...data);
     if (wake) wake();
   };
   const runAhead = async () => {
-    // Between samples: answer the host, in slices, looking at the sockets between them.
+    // Between samples: answer the host, in slices, looking at the sockets between them. Host bytes reach
+    // the chip only where a grant ends, so the chip's time of their arrival does not depend on the host's.
     while (waiting) {
       const r = pico.runner;
-      const limit = Math.min(grantUntil, plantNs - base + LEAD_NS);
-      if (hostAt !== null && r.nanos >= grantUntil && lastOut < hostAt && r.nanos < plantNs - base + LEAD_NS) {
-        grantUntil = r.nanos + GRANT_NS; // nothing written yet: keep going
+      const cap = plantNs - base + LEAD_NS;
+      if (r.nanos >= grantUntil || r.nanos >= cap) {
+        if (held.length) {
+          pico.cdc.send(held.splice(0));
+          hostAt = r.nanos;
+          grantUntil = r.nanos + GRANT_NS;
+        } else if (hostAt !== null && lastOut < hostAt && r.nanos < cap) {
+          grantUntil = r.nanos + GRANT_NS; // nothing written since: keep going
+        } else {
+          await new Promise((res) => (wake = res));
+          wake = null;
+        }
         continue;
       }
-      if (r.nanos < limit) {
-        r.runUntil(Math.min(limit, r.nanos + SLICE_NS));
-        if (pico.watchdogBit) return;
-        await new Promise((res) => setImmediate(res));
-        continue;
-      }
-      await new Promise((res) => (wake = res));
-      wake = null;
+      r.runUntil(Math.min(grantUntil, cap, r.nanos + SLICE_NS));
+      if (pico.watchdogBit) return;
+      await new Promise((res) => setImmediate(res));
     }
   };
   for (;;) {
@@ -231,7 +250,18 @@ async function paced(pico, wires) {
     waiting = false;
     if (wake) wake();
     await ahead;
+    // A grant the sample cut short runs to its end (and on, while the chip has not answered), whenever the
+    // sample came: what the chip does before this step does not depend on when the plant answered.
+    for (;;) {
+      const r = pico.runner;
+      const cap = plantNs - base + LEAD_NS;
+      if (pico.watchdogBit || base === null) break;
+      if (r.nanos < Math.min(grantUntil, cap)) r.runUntil(Math.min(grantUntil, cap));
+      else if (hostAt !== null && lastOut < hostAt && r.nanos < cap) grantUntil = r.nanos + GRANT_NS;
+      else break;
+    }
     hostAt = null;
+    if (held.length) pico.cdc.send(held.splice(0));
     if (line === null) return;
     if (pico.watchdogBit) {
       // The watchdog bit while running ahead: the reset happens now, this sample goes to the new chip.
@@ -250,14 +280,15 @@ async function paced(pico, wires) {
     await new Promise((r) => setImmediate(r)); // host bytes already here go in before this span runs
     pico.sample(parts, TICK_NS);
     if (base === null) {
-      // Power-on: the chip boots with the plant's first sample held, up to its first word on USB (EVT BOOT),
-      // as a Pico is plugged in before the host opens its port; its clock is that far ahead of the plant's
-      // from then on. The clock is announced once the rig answers.
-      while (lastOut < 0 && pico.runner.nanos < BOOT_LIMIT_NS && !pico.watchdogBit) {
+      // Power-on: the chip boots with the plant's first sample held, up to its first telemetry frame, as a
+      // Pico is plugged in before the host opens its port; its clock is that far ahead of the plant's from
+      // then on. The clock is announced once the rig answers.
+      while (pico.firstTelNs === null && pico.runner.nanos < BOOT_LIMIT_NS && !pico.watchdogBit) {
         pico.runner.runUntil(pico.runner.nanos + SLICE_NS);
       }
       base = plantNs - pico.runner.nanos;
-      pico.bootNs = pico.runner.nanos;
+      pico.board.outputs(); // the PWM outputs as the plant will read them: a wiring mistake stops us here
+      pico.profile?.clear(); // the profile is of the running firmware, not of its boot
       pico.announce();
     }
     while (pico.runner.nanos < plantNs - base) {
@@ -299,7 +330,14 @@ async function realtime(pico, wires) {
       pico.sample(parts, TICK_NS);
       nextSample += TICK_NS;
     }
-    const allowed = anchor[0] + (wallNs() - anchor[1]);
+    let allowed = anchor[0] + (wallNs() - anchor[1]);
+    if (allowed - r.nanos > MAX_BEHIND_NS) {
+      // Too slow for real time (a busy host, or busy code): the chip's clock falls behind the wall's and
+      // stays behind (re-anchored), rather than running faster than real time to catch up.
+      pico.lateNs += allowed - r.nanos;
+      anchor = [r.nanos, wallNs()];
+      allowed = r.nanos;
+    }
     const target = Math.min(nextSample, allowed, r.nanos + SLICE_NS);
     if (target > r.nanos) r.runUntil(target);
     if (pico.watchdogBit) {

@@ -12,7 +12,7 @@ from pathlib import Path
 from thermrig.flash.base import FlashError
 from thermrig.flash.pico_fs import board_filesystem
 from thermrig.paths import packaged
-from thermrig.settings import find_tool
+from thermrig.settings import environment, find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
 from thermrig.sim.firmware.micropython import announced_clock
@@ -77,7 +77,11 @@ class MicroPythonRp2040(BridgedFirmware):
     def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
         files = ["--uf2", str(self.uf2), "--bootrom", str(self.bootrom), "--fs", str(self.fs_image)]
         harness = str(self.harness / "harness.mjs")
-        return [str(self.node), harness, "--plant", ctx.plant_sock, *files, "--stats", str(self.stats_path)]
+        # THERMRIG_RP2040_PROFILE=PATH: where the core's time goes, sampled PCs written there at exit
+        # (bench/bench_rp2040.py names them by the ELF's symbols).
+        profile = environment("THERMRIG_RP2040_PROFILE")
+        extra = ["--profile", profile] if profile else []
+        return [str(self.node), harness, "--plant", ctx.plant_sock, *files, "--stats", str(self.stats_path), *extra]
 
     def pace(self) -> dict[str, float]:
         """The emulator's account so far: simulated and wall seconds, their ratio, cycles executed and the
