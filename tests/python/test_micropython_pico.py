@@ -206,6 +206,8 @@ def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
         (replace_in("main.py", '"spi": (18, 16)', '"spi": (18, 20)'), "SO are on GP18 and GP16"),
         (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (8, 9)'), "SDA and SCL are on GP4 and GP5"),
         (replace_in("thermrig_fw/hal_pico.py", "SPI(0, baudrate", "SPI(1, baudrate"), "on SPI0, not SPI1"),
+        (replace_in("main.py", '"spi": (18, 16)', '"spi": (19, 16)'), "SPI0 has no SCK on GP19 or RX on GP16"),
+        (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (4, 6)'), "I2C0 has no SDA on GP4 or SCL on GP6"),
         (
             replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0,", "polarity=0, phase=0, firstbit=SPI.LSB,"),
             "firstbit=1: the MAX31855 sends its word MSB first",
@@ -224,6 +226,8 @@ def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
         "spi-pins",
         "i2c-pins",
         "spi-bus",
+        "spi-pin-function",
+        "i2c-pin-function",
         "spi-bit-order",
         "i2c-bus",
         "i2c-clock",
