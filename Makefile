@@ -27,14 +27,14 @@ RAM_BUDGET := 8192
 .PHONY: pio
 DIST := dist
 .PHONY: dist
-.PHONY: demo test setup system influxd venv build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
+.PHONY: demo test setup system influxd venv rp2040js build rigsim ctest asan cross size coverage lint pytest conformance beside-images fuzz fuzz-smoke bench calibrate fit clean
 
 # The main job, `thermrig demo`: local InfluxDB, the simulated rig with the virtual 950 Pro, a 2 slots x 2
 # profiles sequential-write campaign, then the onset/depth table read back from InfluxDB.
 demo: setup rigsim
 	$(VENV)/bin/thermrig demo
 
-# Each suite in turn, its wall time printed after it (the figures docs and notes quote). The conformance
+# Each suite in turn, its wall time printed after it (the figures docs quote). The conformance
 # suite mostly waits on its stepped rigs (under a core of CPU on four processes), so it runs beside the
 # CPU-bound image builds, fuzz smoke and lint (`beside-images`); pytest on tests/python, whose real-time
 # campaigns want the machine, runs alone after them.
@@ -47,9 +47,11 @@ test:
 		echo "make test: $$suite took $$(( $$(date +%s) - start )) s"; \
 		if [ $$suite = setup ]; then after_setup=$$(date +%s); fi; \
 	done; \
-	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"
+	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"; \
+	echo "make test: tests skipped, each for what this machine cannot do or what runs elsewhere ($(SKIP_LIST)):"; \
+	if [ -s $(SKIP_LIST) ]; then sed 's/^/  /' $(SKIP_LIST); else echo "  none"; fi
 
-setup: system influxd venv
+setup: system influxd venv rp2040js
 
 system:
 	@bash scripts/setup_system.sh
@@ -58,6 +60,10 @@ influxd:
 	@bash scripts/setup_influxd.sh
 
 venv: $(VENV)/.installed
+
+# The RP2040 emulator's Node packages (firmware/micropython/rp2040js: rp2040js, pinned), with npm ci.
+rp2040js:
+	@bash scripts/setup_rp2040js.sh
 
 $(VENV)/.installed: host/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -132,10 +138,16 @@ lint: venv
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
-# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another.
+# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip
+# only for what this machine cannot do or what another target runs (--strict-skips, tests/python/skips.py):
+# a tool or privilege make setup provides, or CI has, fails it. The skips left are listed in SKIP_LIST,
+# which make test prints at its end.
 PYTEST_WORKERS ?= 4
-pytest: venv build asan firmware-qemu firmware-board firmware-emulator
-	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup
+SKIP_LIST := $(BUILD)/pytest-skips.txt
+pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator firmware-pico
+	rm -f $(SKIP_LIST)
+	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup --strict-skips \
+		--skip-list $(SKIP_LIST)
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
@@ -146,12 +158,14 @@ conformance: venv build asan firmware-qemu firmware-board
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		-n $(CONFORMANCE_WORKERS) --dist loadgroup
 
-# make test's conformance suite beside firmware, pio, fuzz-smoke and lint: its output kept in
+# make test's conformance suite beside firmware, pio, fuzz-smoke, lint and coverage: its output kept in
 # build/conformance.log and printed once all are done; each one's time printed, then theirs together.
 # A failing suite stops the others (the conformance suite runs in its own process group, set -m while it
 # starts, and the group is sent SIGTERM).
 CONFORMANCE_LOG := $(BUILD)/conformance.log
-BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint
+# make coverage's gates (the core and rig_hal.c each at least 90 % of their lines) are part of it: about
+# 3 min beside the conformance suite on a loaded 2-core machine, the Zephyr images already built.
+BESIDE_CONFORMANCE := firmware pio fuzz-smoke lint coverage
 beside-images: venv build asan firmware-qemu firmware-board
 	@set -m; start=$$(date +%s); \
 	( $(MAKE) --no-print-directory conformance; rc=$$?; \
@@ -234,3 +248,11 @@ firmware-emulator: venv
 
 emulator-smoke: venv firmware-emulator
 	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider
+
+# Stock MicroPython v1.28.0 for the Raspberry Pi Pico (RPI_PICO), unmodified, built offline from the pinned
+# archive (scripts/build_micropython_rp2.sh) into build/micropython-rp2 once; with the RP2040's bootrom,
+# what `thermrig sim --firmware micropython-rp2040` runs in rp2040js (docs/micropython.md).
+export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
+.PHONY: firmware-pico conformance-rp2040
+firmware-pico:
+	@bash scripts/build_micropython_rp2.sh

@@ -1,16 +1,15 @@
 """Results that do not move with the host: the recorded campaign (tests/python/recorded_campaign.py: a
 virtual 950 Pro, 2 slots x 2 loaded profiles, 45 s writes) and the calibration pipeline's quick cells
-(`thermrig calibrate check --quick`: two Puget cells, 120 s writes), run quiet or with two CPU-bound
-processes beside them (--loaded), each run's start (the recorded campaign's: the drive controller's
-baseline), onset, depth, the onset's cause, its host stalls and the simulated world's worst lag printed,
-and written as JSON (--json) for the quiet/loaded table:
+(`thermrig calibrate check --quick`: two Puget cells, 120 s writes), run quiet and then with two CPU-bound
+processes beside them, each run's start (the recorded campaign's: the drive controller's baseline),
+onset, depth, the onset's cause, its host stalls and the simulated world's worst lag printed, then the
+two side by side with the differences against the bounds results keep (onset +-1 s, depth +-1.5 pp).
+About 10 min quiet, longer loaded. One of the two alone, written as JSON for a later comparison:
 
-    .venv/bin/python bench/bench_load_invariance.py --json quiet.json
+    .venv/bin/python bench/bench_load_invariance.py --quiet --json quiet.json
     .venv/bin/python bench/bench_load_invariance.py --loaded --json loaded.json
     .venv/bin/python bench/bench_load_invariance.py --compare quiet.json loaded.json
-
---compare prints the two side by side with the differences against the issue's bounds (onset +-1 s,
-depth +-1.5 pp). Not part of `make bench` (about 10 min quiet, longer loaded)."""
+"""
 
 from __future__ import annotations
 
@@ -132,13 +131,41 @@ def compare(quiet: list[dict], loaded: list[dict]) -> bool:
     return ok
 
 
+def measure(loaded: bool, only: str | None, keep: Path | None) -> dict:
+    """One pass, quiet or loaded: its rows, printed, with its wall time."""
+    rows: list[dict] = []
+    start = time.monotonic()
+    with (
+        contextlib.nullcontext(str(keep))
+        if keep
+        else tempfile.TemporaryDirectory(prefix="thermrig-bench-load-", dir="/var/tmp") as tmp,
+        cpu_load(LOAD_PROCESSES if loaded else 0),
+    ):
+        load_before = os.getloadavg()[0]
+        if only in (None, "recorded"):
+            rows += recorded(Path(tmp) / "recorded")
+        if only in (None, "calibration"):
+            rows += calibration(Path(tmp))
+        load_after = os.getloadavg()[0]
+    wall = time.monotonic() - start
+    print(
+        f"load invariance: {'loaded' if loaded else 'quiet'}, {wall / 60:.1f} min, "
+        f"load average {load_before:.1f} -> {load_after:.1f}",
+        flush=True,
+    )
+    show(rows)
+    return {"loaded": loaded, "wall_s": wall, "rows": rows}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--loaded", action="store_true", help=f"run with {LOAD_PROCESSES} CPU-bound processes beside")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quiet", action="store_true", help="only the quiet pass")
+    mode.add_argument("--loaded", action="store_true", help=f"only the pass with {LOAD_PROCESSES} CPU-bound processes")
+    mode.add_argument("--compare", nargs=2, type=Path, metavar=("QUIET", "LOADED"), help="compare two --json files")
     ap.add_argument("--only", choices=("recorded", "calibration"), help="one of the two (default: both)")
-    ap.add_argument("--json", type=Path, help="write the rows here (for --compare)")
-    ap.add_argument("--keep", type=Path, help="record into this folder and keep it (default: a temporary one)")
-    ap.add_argument("--compare", nargs=2, type=Path, metavar=("QUIET", "LOADED"), help="compare two --json files")
+    ap.add_argument("--json", type=Path, help="with --quiet or --loaded: write the rows here (for --compare)")
+    ap.add_argument("--keep", type=Path, help="with --quiet or --loaded: record into this folder and keep it")
     args = ap.parse_args()
     if args.compare:
         missing = [str(p) for p in args.compare if not p.is_file()]
@@ -146,28 +173,16 @@ def main() -> int:
             ap.error(f"no such file: {', '.join(missing)} (write it with --json first)")
         quiet, loaded = (json.loads(p.read_text()) for p in args.compare)
         return 0 if compare(quiet["rows"], loaded["rows"]) else 1
-    rows: list[dict] = []
-    start = time.monotonic()
-    with (
-        contextlib.nullcontext(str(args.keep))
-        if args.keep
-        else tempfile.TemporaryDirectory(prefix="thermrig-bench-load-", dir="/var/tmp") as tmp,
-        cpu_load(LOAD_PROCESSES if args.loaded else 0),
-    ):
-        load_before = os.getloadavg()[0]
-        if args.only in (None, "recorded"):
-            rows += recorded(Path(tmp) / "recorded")
-        if args.only in (None, "calibration"):
-            rows += calibration(Path(tmp))
-        load_after = os.getloadavg()[0]
-    wall = time.monotonic() - start
-    print(
-        f"load invariance: {'loaded' if args.loaded else 'quiet'}, {wall / 60:.1f} min, "
-        f"load average {load_before:.1f} -> {load_after:.1f}"
-    )
-    show(rows)
-    if args.json:
-        args.json.write_text(json.dumps({"loaded": args.loaded, "wall_s": wall, "rows": rows}, indent=2))
+    if args.quiet or args.loaded:
+        measured = measure(args.loaded, args.only, args.keep)
+        if args.json:
+            args.json.write_text(json.dumps(measured, indent=2))
+        return 0
+    if args.json or args.keep:
+        ap.error("--json and --keep go with --quiet or --loaded")
+    quiet, loaded = measure(False, args.only, None), measure(True, args.only, None)
+    print("quiet against loaded:")
+    compare(quiet["rows"], loaded["rows"])  # a difference is a figure to read, not a failed benchmark
     return 0
 
 

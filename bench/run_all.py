@@ -23,10 +23,13 @@ BENCHES = [
     "bench_reconnect",
     "bench_influx",
     "bench_campaign",
+    "bench_rig_time",
+    "bench_load_invariance",
     "bench_virtual_drive",
     "bench_drive_data",
     "bench_zephyr_emulated",
     "bench_stm32_emulator",
+    "bench_rp2040",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",
@@ -36,6 +39,7 @@ BENCHES = [
     "bench_lab_campaign",
     "bench_lab_forward",
     "bench_wheel",
+    "bench_make_times",
 ]
 
 

@@ -27,6 +27,8 @@ declare -A NEED=(
   [qemu-io]=qemu-utils  # qemu-io, qemu-img: qemu's own NBD client
   [ser2net]=ser2net    # labgrid's exporter serves a rig's serial port over RFC 2217 with it (docs/lab.md)
   [sshd]=openssh-server  # the simulated lab's test PCs answer SSH with it (tests/python/test_lab.py)
+  [node]=nodejs  # runs the emulated RP2040 (rp2040js) of the micropython-rp2040 firmware
+  [npm]=npm      # installs rp2040js (scripts/setup_rp2040js.sh)
 )
 missing=()
 for cmd in "${!NEED[@]}"; do

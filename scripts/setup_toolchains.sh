@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Unpack the pinned Zephyr 3.5.0 and PlatformIO ststm32 17.2.0 archives (checksums verified) into
-# build/toolchains/, once. Offline machines only: with internet access, west or PlatformIO fetch the
-# same versions and nothing here is needed.
+# Unpack the pinned Zephyr 3.5.0, PlatformIO ststm32 17.2.0 and MicroPython v1.28.0 rp2 archives
+# (checksums verified) into build/toolchains/, once. Offline machines only: with internet access, west or
+# PlatformIO fetch the same versions, a Pico takes the official MicroPython uf2, and nothing here is needed.
 #
 #   scripts/setup_toolchains.sh            unpack (no-op when already done)
 #   THERMRIG_TOOLCHAINS=DIR                where the archives are (default: ../shared/toolchains)
@@ -11,7 +11,10 @@ src="${THERMRIG_TOOLCHAINS:-$root/../shared/toolchains}"
 dest="$root/build/toolchains"
 stamp="$dest/.unpacked"
 
-unpacked() { [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$dest/platform-ststm32-17.2.0" ]; }
+unpacked() {
+  [ -f "$stamp" ] && [ -d "$dest/zephyr-3.5.0/zephyr" ] && [ -d "$dest/platform-ststm32-17.2.0" ] \
+    && { [ ! -f "$src/micropython-1.28.0-rp2.tar.xz" ] || [ -d "$dest/micropython-1.28.0" ]; }
+}
 
 if [ ! -f "$src/SHA256SUMS" ]; then
   # Unpacked earlier: the archives need not stay.
@@ -28,7 +31,7 @@ fi
 if unpacked && cmp -s "$stamp" "$src/SHA256SUMS"; then
   exit 0
 fi
-echo "setup: unpacking Zephyr 3.5.0 and ststm32 17.2.0 into build/toolchains (once)"
+echo "setup: unpacking the pinned toolchain archives into build/toolchains (once)"
 rm -rf "$dest.tmp"
 mkdir -p "$dest.tmp"
 for archive in "$src"/*.tar.xz; do

@@ -168,6 +168,14 @@ wires_kind_t wires_parse(const char *line, wires_msg_t *msg)
         kind = line[0] == 'Q' ? WIRES_SILENCE : WIRES_UNPLUG;
         msg->ms = (uint32_t)decimal(&c, UINT32_MAX);
         break;
+    case 'J':
+        kind = WIRES_CLOCK_JUMP;
+        msg->us = (uint32_t)decimal(&c, UINT32_MAX);
+        break;
+    case 'K':
+        kind = WIRES_CLOCK_RATE;
+        msg->ppm = (uint32_t)decimal(&c, WIRES_CLOCK_PPM_MAX);
+        break;
     default:
         return WIRES_BAD;
     }

@@ -15,6 +15,8 @@
  * is about 110 characters); "G" lines carry up to WIRES_GARBAGE_MAX bytes as hex. */
 #define WIRES_LINE_MAX 160u
 #define WIRES_GARBAGE_MAX 512u
+/* The most a "K" line may speed the MCU's clock up: 10 %, far past any oscillator. */
+#define WIRES_CLOCK_PPM_MAX 100000u
 
 /* Plant -> firmware messages. */
 typedef enum {
@@ -25,6 +27,8 @@ typedef enum {
     WIRES_GARBAGE,  /* "G R|H hex": garbage bytes into the rig's receiver (R) or toward the host (H) */
     WIRES_SILENCE,  /* "Q ms": the serial line dead both ways for ms of plant time */
     WIRES_UNPLUG,   /* "U ms": the serial port gone, back as a new device after ms */
+    WIRES_CLOCK_JUMP, /* "J us": the MCU's uptime jumps forward by us (a faulty clock) */
+    WIRES_CLOCK_RATE, /* "K ppm": the MCU's clock runs fast by ppm beyond its crystal from now on (0: as its crystal) */
 } wires_kind_t;
 
 typedef struct {
@@ -34,6 +38,8 @@ typedef struct {
     uint32_t cause;         /* RESET, MODE */
     bool realtime;          /* MODE */
     uint32_t ms;            /* SILENCE, UNPLUG */
+    uint32_t us;            /* CLOCK_JUMP */
+    uint32_t ppm;           /* CLOCK_RATE */
     bool toward_host;       /* GARBAGE */
     uint8_t garbage[WIRES_GARBAGE_MAX];
     size_t garbage_len;

@@ -40,6 +40,11 @@ typedef struct {
     bool unplugged;           /* the pty is gone, as a USB device after an unplug */
     uint64_t replug_at_us;
     double reset_base_us; /* simulation time of the last MCU reset: uptime restarts there */
+    /* An injected clock fault ("J", "K"): what the uptime gained since the last reset by jumps and by
+     * running fast before clock_ppm_since_us, and how fast it runs beyond its crystal from then on. */
+    double clock_gained_us;
+    double clock_ppm;
+    double clock_ppm_since_us;
 } sim_t;
 
 static int64_t unix_us(void)
@@ -54,11 +59,23 @@ static double sim_time_us(const sim_t *sim, const options_t *opt)
     return opt->realtime ? (double)(unix_us() - sim->t0_unix_us) : (double)sim->plant_t_us;
 }
 
-/* The MCU's uptime: time since its last reset scaled by the crystal error, plus an arbitrary offset. */
+/* The MCU's uptime: time since its last reset scaled by the crystal error, plus an arbitrary offset and
+ * what an injected clock fault added. */
 static uint64_t mcu_now_us(const sim_t *sim, const options_t *opt)
 {
-    double t = sim_time_us(sim, opt) - sim->reset_base_us;
-    return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6));
+    double now = sim_time_us(sim, opt);
+    double t = now - sim->reset_base_us;
+    double fault = sim->clock_gained_us + (now - sim->clock_ppm_since_us) * sim->clock_ppm * 1e-6;
+    return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6) + fault);
+}
+
+/* A clock fault: the uptime jumps forward by jump_us now, and runs ppm fast beyond its crystal from now on. */
+static void clock_fault(sim_t *sim, const options_t *opt, uint32_t jump_us, uint32_t ppm)
+{
+    double now = sim_time_us(sim, opt);
+    sim->clock_gained_us += (now - sim->clock_ppm_since_us) * sim->clock_ppm * 1e-6 + (double)jump_us;
+    sim->clock_ppm = (double)ppm;
+    sim->clock_ppm_since_us = now;
 }
 
 static int open_pty(sim_t *sim, const options_t *opt, char *name, size_t cap)
@@ -214,6 +231,14 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, const
     case WIRES_RESET:
         rig_init(rig, m.cause);
         sim->reset_base_us = sim_time_us(sim, opt);
+        sim->clock_gained_us = 0.0; /* the uptime restarts; a fast oscillator stays fast */
+        sim->clock_ppm_since_us = sim->reset_base_us;
+        return 0;
+    case WIRES_CLOCK_JUMP:
+        clock_fault(sim, opt, m.us, (uint32_t)sim->clock_ppm);
+        return 0;
+    case WIRES_CLOCK_RATE:
+        clock_fault(sim, opt, 0u, m.ppm);
         return 0;
     case WIRES_GARBAGE:
     case WIRES_SILENCE:

@@ -158,6 +158,12 @@ def zephyr_board_build() -> Path:
     return (checkout() or Path()) / "build" / "zephyr" / "native_sim_64"
 
 
+def pico_rp2_build() -> Path:
+    """Where `make firmware-pico` builds stock MicroPython for the Pico (firmware.uf2, and the RP2040's
+    mask ROM beside it) in the checkout; an installed package has none (THERMRIG_PICO_UF2 names one)."""
+    return (checkout() or Path()) / "build" / "micropython-rp2"
+
+
 TOOLS: dict[str, Tool] = {
     "rigsim": Tool("THERMRIG_RIGSIM", default=lambda: packaged("bin/rigsim")),
     "zephyr-elf": Tool("THERMRIG_ZEPHYR_ELF", default=lambda: zephyr_qemu_build() / "zephyr" / "zephyr.elf"),
@@ -170,6 +176,9 @@ TOOLS: dict[str, Tool] = {
             (checkout() or Path()) / "build" / "zephyr" / "nucleo_f411re_emulator" / "zephyr" / "zephyr.elf"
         ),
     ),
+    # `make firmware-pico`: stock MicroPython v1.28.0 for RPI_PICO, and the RP2040 B1 bootrom beside it
+    "pico-uf2": Tool("THERMRIG_PICO_UF2", default=lambda: pico_rp2_build() / "firmware.uf2"),
+    "node": Tool("THERMRIG_NODE", on_path="node"),  # runs the emulated RP2040 (rp2040js)
     "influxd": Tool(
         "THERMRIG_INFLUXD",
         on_path="influxd",

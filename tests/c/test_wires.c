@@ -43,6 +43,12 @@ static void test_events(void)
     CHECK_INT(m.ms, 5000);
     CHECK_INT(wires_parse("U 2000", &m), WIRES_UNPLUG);
     CHECK_INT(m.ms, 2000);
+    CHECK_INT(wires_parse("J 20000", &m), WIRES_CLOCK_JUMP);
+    CHECK_INT(m.us, 20000);
+    CHECK_INT(wires_parse("K 2000", &m), WIRES_CLOCK_RATE);
+    CHECK_INT(m.ppm, 2000);
+    CHECK_INT(wires_parse("K 0", &m), WIRES_CLOCK_RATE);
+    CHECK_INT(m.ppm, 0);
     CHECK_INT(wires_parse("G R 00FF0A", &m), WIRES_GARBAGE);
     CHECK(!m.toward_host);
     CHECK_INT(m.garbage_len, 3);
@@ -84,6 +90,10 @@ static void test_refused(void)
         "M 1",
         "Q -5",
         "U 1.5",
+        "J -1",                                                      /* the uptime jumps forward only */
+        "J 4294967296",
+        "K 100001",                                                  /* faster than 10 % */
+        "K -100",
         "G X 00",
         "G R",
         "G R 0",                                                     /* half a byte */

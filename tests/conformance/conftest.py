@@ -5,20 +5,49 @@ on the unix port."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import pytest
+from _pytest.terminal import TerminalReporter
+from firmwares import FIRMWARES
 
+from thermrig.conformance.result import CheckResult, Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.pacing import Pacing
-from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.zephyr import zephyr_image
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
-FIRMWARES = ["rigsim", "zephyr", "zephyr-board", "micropython", "micropython-pico"]
+
+@dataclass
+class OutcomeCounts:
+    """Each firmware's outcomes as its checks report them (record_property travels from xdist's
+    workers in the reports), printed at the end as `passed / n/a / failed` with the n/a checks named."""
+
+    results: dict[str, list[CheckResult]] = field(default_factory=dict)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        if report.when == "call" and "outcome" in props:
+            result = CheckResult(props["check"], Outcome(props["outcome"]), "", props["detail"])
+            self.results.setdefault(props["firmware"], []).append(result)
+
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
+        if not self.results:
+            return
+        terminalreporter.write_sep("-", "conformance outcomes per firmware (passed / n/a / failed)")
+        for firmware in sorted(self.results, key=lambda f: FIRMWARES.index(f) if f in FIRMWARES else 99):
+            results = self.results[firmware]
+            na = ", ".join(r.name for r in results if r.outcome is Outcome.NOT_APPLICABLE) or "none"
+            terminalreporter.write_line(f"{firmware:<18} {counts(results):<32} n/a: {na}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(OutcomeCounts(), "conformance-outcome-counts")
+    if "micropython-rp2040" in FIRMWARES and not find_tool("pico-uf2").exists():
+        raise pytest.UsageError(f"{find_tool('pico-uf2')} is missing: run `make firmware-pico`")
+    if FIRMWARES == ["micropython-rp2040"]:
+        return
     if not find_tool("rigsim").exists():
         raise pytest.UsageError(f"{find_tool('rigsim')} is missing: run `make build` (make test does)")
     if not zephyr_image().exists():
@@ -38,9 +67,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session", params=FIRMWARES)
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
-    with (
-        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=11, firmware=request.param)) as sim,
-        RigLink(sim.port) as link,
-    ):
-        link.hello()
-        yield RigUnderTest(link, sim)
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=request.param)
+    with open_testbed(spec, keepalive=False) as bed:  # as `rig selftest --sim`: the checks time the heartbeat
+        yield RigUnderTest(bed, bed.simulated)

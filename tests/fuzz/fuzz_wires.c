@@ -58,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case WIRES_RESET:
     case WIRES_SILENCE:
     case WIRES_UNPLUG:
+    case WIRES_CLOCK_JUMP:
+    case WIRES_CLOCK_RATE:
     case WIRES_BAD:
         break;
     }

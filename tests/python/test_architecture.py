@@ -291,3 +291,145 @@ def test_the_walk_catches_a_module_reaching_into_the_checkout(tmp_path: Path) ->
     (pkg / "flash.py").write_text("from thermrig.paths import REPO_ROOT\nprint(REPO_ROOT)\n")
     (pkg / "report.py").write_text("import thermrig.paths\nprint(thermrig.paths.REPO_ROOT)\n")
     assert checkout_references(pkg) == ["thermrig.flash", "thermrig.report"]
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+# The CLI parses its arguments, calls one procedure and prints: a function in cli/ whose body (below its
+# docstring, nested functions included) runs past CLI_BODY_LINES holds logic that belongs to the layer
+# of its procedure.
+CLI_BODY_LINES = 40
+
+
+def long_cli_functions(package: Path) -> list[str]:
+    """Functions of thermrig.cli whose body below the docstring exceeds CLI_BODY_LINES, as module:name."""
+    bad = []
+    for module, path in sorted(modules(package).items()):
+        if not _inside(module, "thermrig.cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
+                assert node.end_lineno is not None
+                if node.end_lineno - body[0].lineno + 1 > CLI_BODY_LINES:
+                    bad.append(f"{module}:{node.name}")
+    return bad
+
+
+def test_cli_functions_are_short() -> None:
+    assert long_cli_functions(PACKAGE) == []
+
+
+def test_the_walk_catches_a_long_cli_function(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    short = "    x = 1\n" * CLI_BODY_LINES
+    for name, text in {
+        "__init__.py": "",
+        "cli/__init__.py": "",
+        "cli/ok.py": f'def ok():\n    """A docstring\n    of two lines."""\n{short}',
+        "cli/long.py": f"def outer():\n    def inner():\n        pass\n{short}",
+        "campaign/__init__.py": f"def elsewhere():\n{short}    x = 2\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    assert long_cli_functions(pkg) == ["thermrig.cli.long:outer"]
+
+
+# Signal handlers are installed in one place, thermrig.testbed.signals: SIGTERM stopping a testbed as
+# Ctrl-C does, both held while a rig is made safe, and the signals ending a loop that waits on an event.
+SIGNAL_INSTALLERS = ("thermrig.testbed",)
+
+
+def signal_installs(package: Path) -> list[str]:
+    """`signal.signal(...)` calls (or of `from signal import signal`) outside SIGNAL_INSTALLERS, as
+    module:line."""
+    bad = []
+    for module, path in sorted(modules(package).items()):
+        if any(_inside(module, p) for p in SIGNAL_INSTALLERS):
+            continue
+        tree = ast.parse(path.read_text())
+        bare = {
+            a.asname or a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "signal"
+            for a in node.names
+            if a.name == "signal"
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            dotted = isinstance(f, ast.Attribute) and f.attr == "signal" and ast.unparse(f.value) == "signal"
+            if dotted or (isinstance(f, ast.Name) and f.id in bare):
+                bad.append(f"{module}:{node.lineno}")
+    return bad
+
+
+def test_signal_handlers_are_installed_only_by_the_testbed() -> None:
+    assert signal_installs(PACKAGE) == []
+
+
+def test_the_walk_catches_a_signal_handler_installed_outside_the_testbed(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    for name, text in {
+        "__init__.py": "",
+        "testbed/__init__.py": "",
+        "testbed/signals.py": "import signal\nsignal.signal(signal.SIGTERM, print)\n",
+        "cli/__init__.py": "import signal\nsignal.getsignal(signal.SIGINT)\nsignal.signal(signal.SIGINT, print)\n",
+        "cli/other.py": "from signal import SIGTERM, signal as install\n\ninstall(SIGTERM, print)\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    assert signal_installs(pkg) == ["thermrig.cli:3", "thermrig.cli.other:3"]
+
+
+# One host path to the safe state: the testbed sends SAFE (Testbed.safe: on every way out of a session,
+# and for any procedure or command that puts a rig safe). The exceptions, each with its reason, are
+# where the SAFE command is itself what is tested.
+SAFE_SENDERS = ("thermrig.testbed",)
+SAFE_UNDER_TEST = {
+    "thermrig.conformance.checks:commands": "the conformance check that every command is acked: SAFE is one",
+}
+
+
+def safe_commands(package: Path) -> list[str]:
+    """`command("SAFE", ...)` calls outside SAFE_SENDERS, as module:function (module:<module> at the top)."""
+    found = []
+    for module, path in sorted(modules(package).items()):
+        if any(_inside(module, p) for p in SAFE_SENDERS):
+            continue
+
+        def walk(node: ast.AST, where: str, module: str = module) -> None:
+            for child in ast.iter_child_nodes(node):
+                inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else where
+                f = child.func if isinstance(child, ast.Call) else None
+                named = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                args = child.args if isinstance(child, ast.Call) else []
+                if named == "command" and args and isinstance(args[0], ast.Constant) and args[0].value == "SAFE":
+                    found.append(f"{module}:{where}")
+                walk(child, inner)
+
+        walk(ast.parse(path.read_text()), "<module>")
+    return found
+
+
+def test_only_the_testbed_sends_safe_but_where_safe_is_under_test() -> None:
+    found = safe_commands(PACKAGE)
+    assert sorted(set(found) - set(SAFE_UNDER_TEST)) == []
+    assert set(SAFE_UNDER_TEST) <= set(found), "an exception that no longer sends SAFE: take it off the list"
+
+
+def test_the_walk_catches_safe_sent_by_hand(tmp_path: Path) -> None:
+    pkg = tmp_path / "thermrig"
+    for name, text in {
+        "__init__.py": "",
+        "testbed/__init__.py": "def safe(link):\n    link.command('SAFE')\n",
+        "campaign/__init__.py": "def after(bed):\n    bed.safe()\n    bed.link.command('CLEAR')\n",
+        "campaign/run.py": "def run(link):\n    def cleanup():\n        link.command('SAFE', 1)\n",
+        "cli/__init__.py": "command('SAFE')\n",
+    }.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    assert safe_commands(pkg) == ["thermrig.campaign.run:cleanup", "thermrig.cli:<module>"]

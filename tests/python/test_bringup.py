@@ -35,6 +35,7 @@ def test_a_rig_wired_as_the_table_says_passes_every_phase() -> None:
     by_name = {s.name: s for s in steps}
     assert passed(steps), [(s.name, s.measured, s.fix) for s in steps if not s.passed]
     assert list(by_name) == [
+        "heater off",
         "room temperature",
         "ambient sensor",
         "touch drive_ctrl",
@@ -45,6 +46,7 @@ def test_a_rig_wired_as_the_table_says_passes_every_phase() -> None:
         "fan1",
         "heater pulse",
     ]
+    assert by_name["heater off"].measured.startswith("heater at 0 %: chassis air")
     assert "drive_ctrl (tc0) rose +" in by_name["touch drive_ctrl"].measured
     assert by_name["heater pulse"].measured.startswith("first to rise: chassis_air")
     assert "touch chassis_air (tc3)" in operator.asked
@@ -91,7 +93,7 @@ def test_the_command_prints_a_line_per_step_and_exits_1_on_a_miswired_rig(isolat
     lines = res.stdout.splitlines()
     assert any(line.startswith("FAIL  touch heatsink") and "chassis_air (tc3)" in line for line in lines), res.stdout
     assert any("chip selects of tc2 and tc3 are swapped" in line for line in lines)
-    assert lines[-1] == "6 of 9 steps passed; failed: touch heatsink, touch chassis_air, heater pulse"
+    assert lines[-1] == "7 of 10 steps passed; failed: touch heatsink, touch chassis_air, heater pulse"
     assert any(line.startswith("FAIL  heater pulse") and "first to rise: heatsink" in line for line in lines)
     bad = subprocess.run(
         [sys.executable, "-m", "thermrig.cli", "rig", "bringup", "--swap", "0,1"],

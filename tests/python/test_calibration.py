@@ -36,9 +36,9 @@ from thermrig.calibration.pipeline import QUICK_CELLS, host_disturbed
 from thermrig.hardware.profiles import load_chassis
 from thermrig.sim import replay as plant_replay
 
-# The profiles as issue 20 found them (880104e): the objective has a narrow minimum in the throttle gain
-# at their 0.035 W/K/s, a plateau from about 0.08 to 0.3 beside it.
-ISSUE_20 = {
+# Earlier hardware profiles, before the exhaust models: the objective has a narrow minimum in the throttle
+# gain at their 0.035 W/K/s, a plateau from about 0.08 to 0.3 beside it.
+NARROW_MINIMUM_PROFILES = {
     "tmt1_c": 71.1,
     "tmt2_c": 95.0,
     "hysteresis_c": 2.21,
@@ -226,9 +226,9 @@ def test_a_fit_that_reaches_its_tolerances_says_it_converged() -> None:
 
 
 def test_the_fit_never_returns_worse_than_its_start() -> None:
-    # The throttle gain alone on every cell, from issue 20's narrow minimum: Powell's bounded line search
+    # The throttle gain alone on every cell, from those profiles' narrow minimum: Powell's bounded line search
     # never evaluates the point it starts from, and lands on the plateau beside the minimum.
-    narrow = build(ISSUE_20, current())
+    narrow = build(NARROW_MINIMUM_PROFILES, current())
     model = _only("throttle_gain_w_per_k_s", base=narrow)
     x0 = model.start(narrow)
     chassis = load_chassis()
@@ -264,11 +264,13 @@ def test_crossval_states_its_refit_effort_and_refuses_starts_it_does_not_have() 
 
 
 def test_the_exhaust_models_profiles_hold_every_puget_cell_in_sample(monkeypatch: pytest.MonkeyPatch) -> None:
-    # bench/xval_exhaust: the profiles fitted with the top and bottom slots in the heater's exhaust, from
-    # which `calibrate crossval --model exhaust` measured 10 of 14 held out (docs/virtual-drive.md)
+    # tests/data/exhaust_model_profiles: the profiles fitted with the top and bottom slots in the heater's
+    # exhaust, from which `calibrate crossval --model exhaust` measured 10 of 14 held out
+    # (docs/design/calibration-models.md)
     from thermrig.calibration.parameters import EXHAUST, IDENTIFIED
 
-    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(Path(__file__).resolve().parents[2] / "bench" / "xval_exhaust"))
+    profiles = Path(__file__).resolve().parents[1] / "data" / "exhaust_model_profiles"
+    monkeypatch.setenv("THERMRIG_HARDWARE_DIR", str(profiles))
     fitted = current()
     assert fitted.slots["top"].v_heater > 1 and fitted.slots["bottom"].v_heater > 0
     assert fitted.slots["upright"].v_heater == fitted.slots["underside"].v_heater == 0

@@ -1,7 +1,7 @@
 """A file system on the virtual drive: ext4 made through the kernel (nbdfuse, a direct-I/O loop device,
 mount), kept by the drive across a remount, and a campaign whose lab job (kind "fio") runs on a file in
 it, recorded and summarised per job like any other. Needs root, FUSE and loop devices (a container
-that lacks them skips, saying which)."""
+that lacks them skips, saying which: `make test` lists it at its end)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from campaign_helpers import CampaignFile, manifests, run_args, thermrig
 from nbd_clients import fio_json, nbdinfo_map
+from skips import machine_cannot_if
 
 from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
@@ -31,7 +32,7 @@ def _missing() -> str | None:
     return next((f"no {dev}" for dev in ("/dev/fuse", "/dev/loop-control") if not Path(dev).exists()), None)
 
 
-pytestmark = pytest.mark.skipif(_missing() is not None, reason=f"a kernel mount needs root, FUSE, loop: {_missing()}")
+pytestmark = machine_cannot_if(_missing())  # a kernel mount needs root, FUSE and loop devices
 
 
 @pytest.fixture

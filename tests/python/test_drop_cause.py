@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from campaign_helpers import CampaignFile, run_args, thermrig
+from replayed_runs import CARDEA, replay
 
 from thermrig.analysis.attribution import WRITTEN_UNIT_BYTES
 from thermrig.analysis.drop_cause import classify, run_drops, written_at_drop
@@ -19,8 +20,6 @@ from thermrig.analysis.throttle_summary import JobLog, job_series, measured_job
 from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import GB, load_drive_profile
 from thermrig.virtual_drive.drive_model import DriveModel
-
-CARDEA = "cardea_iops_1tb"
 
 
 def _write_for(model: DriveModel, seconds: int, offset: int = 0) -> tuple[list[float], int]:
@@ -155,14 +154,26 @@ def test_a_drop_is_placed_by_the_drives_own_count_of_writes_where_it_is_recorded
     assert by_fio.written_gb == pytest.approx(18, abs=0.1) and by_drive.written_gb == pytest.approx(21, abs=1.5)
 
 
+def test_the_cache_drops_of_the_recorded_campaign_are_the_cache_and_nothing_else() -> None:
+    """The campaign of the real-time test below, recorded once (replayed_runs.py: real fio over NBD on the
+    simulated rig, as InfluxDB held it) and replayed through the same analysis, where no host can slip a
+    second: two drops, both the cache's, at its 22 GB, from 3 GB/s to 1.2 GB/s; no drop of the host's."""
+    drops = classify(replay("cache-drops"))
+    assert [d.cause for d in drops] == ["cache", "cache"] and len({d.run for d in drops}) == 2, drops
+    for d in drops:
+        assert d.written_gb == pytest.approx(22, abs=0.75), drops  # the cache, within a second's writes of it
+        assert d.after_bps == pytest.approx(1.2e9, rel=0.02) and d.before_bps == pytest.approx(3e9, rel=0.02)
+
+
 @pytest.mark.timed_world
-def test_the_cache_drop_on_the_virtual_drive_is_the_cache(
+def test_real_time_cache_drops_are_the_cache_beside_what_the_host_stalled(
     tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:
-    """Two cool chassis conditions, a 14 s sequential write each on the cached drive over NBD: the cache
-    runs out after 22 GB (7 s at 3 GB/s) in both, with no power-state change: cache, both times. A busy
-    host that starves fio just before (the drive's own record: nothing in flight) is a drop of the host's,
-    and the cache's is still found after it."""
+    """The host's effect, in real time: two cool chassis conditions, a 14 s sequential write each on the
+    cached drive over NBD: the cache runs out after 22 GB (7 s at 3 GB/s) in both, with no power-state
+    change: cache, both times. A busy host that starves fio just before (the drive's own record: nothing in
+    flight) is a drop of the host's, and the cache's is still found after it; the replayed recording
+    (above) holds the exact verdict."""
     drive = {"target": "virtual", "profile": CARDEA, "scale": 0.02}
     text = CampaignFile("cache", drive, runtime_s=14).text()
     path = tmp_path / "c.toml"

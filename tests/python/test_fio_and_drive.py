@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from skips import machine_cannot
 
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
@@ -169,7 +170,7 @@ def test_guard_refuses_a_mounted_block_device_even_with_destroy() -> None:
 
     disks = [d["path"] for d in tree if d.get("type") == "disk" and mounted(d)]
     if not disks:
-        pytest.skip("this machine has no mounted block device to be refused")
+        machine_cannot("no mounted block device to be refused (lsblk lists none)")
     with pytest.raises(UnsafeTarget, match="mounted at"):
         check_target(disks[0], "any-serial", destroy=True)
 

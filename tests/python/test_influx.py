@@ -174,7 +174,7 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
     ran = 0
     for block in blocks:
         if "fio_" in block:
-            continue  # written by the campaign runner (issue 5)
+            continue  # written by the campaign runner
         if "sensor_rank" in block or "campaign_" in block:
             continue  # written by a campaign's analysis: run on a recorded campaign in test_analysis_campaign.py
         series = influxql(influx, block)

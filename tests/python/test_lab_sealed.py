@@ -241,12 +241,12 @@ def test_every_door_refuses_a_stranger(deployed: DeployedLab) -> None:
     assert '"series"' not in written, said  # nothing of the stranger's in the database
 
 
+@pytest.mark.parametrize("deployed", ["sealed"], indirect=True)  # the open setup has no key to try
 def test_the_labs_key_reaches_the_places_through_ssh(deployed: DeployedLab) -> None:
     """What the stranger cannot, the lab's key can: the coordinator through an SSH forward (labgrid-client
     as with -P), the test PC's shell."""
     lab = deployed
-    if not lab.sealed:
-        pytest.skip("the open setup needs no key")
+    assert lab.sealed
     known = lab.folder / "stranger_known_hosts"
     forward = lab.net.stranger.start(["ssh", "-N", "-i", str(lab.lab_key), "-o", "BatchMode=yes", "-o",
                                       f"UserKnownHostsFile={known}", "-o", "StrictHostKeyChecking=accept-new",

@@ -205,8 +205,30 @@ def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
         (replace_in("thermrig_fw/hal_pico.py", "FAN_PWM_HZ = 25000", "FAN_PWM_HZ = 1000"), "fan0 PWM (GP6) at 1000 Hz"),
         (replace_in("main.py", '"spi": (18, 16)', '"spi": (18, 20)'), "SO are on GP18 and GP16"),
         (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (8, 9)'), "SDA and SCL are on GP4 and GP5"),
+        (replace_in("thermrig_fw/hal_pico.py", "SPI(0, baudrate", "SPI(1, baudrate"), "on SPI0, not SPI1"),
+        (
+            replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0,", "polarity=0, phase=0, firstbit=SPI.LSB,"),
+            "firstbit=1: the MAX31855 sends its word MSB first",
+        ),
+        (replace_in("thermrig_fw/hal_pico.py", "I2C(0, sda", "I2C(1, sda"), "on I2C0, not I2C1"),
+        (replace_in("thermrig_fw/hal_pico.py", "freq=100_000", "freq=3_400_000"), "up to 1000000 Hz"),
+        (
+            replace_in("thermrig_fw/hal_pico.py", "HEATER_PWM_HZ = 100", "HEATER_PWM_HZ = 25000"),
+            "heater PWM (GP10) at 25000 Hz",
+        ),
     ],
-    ids=["spi-mode", "spi-clock", "fan-pwm-frequency", "spi-pins", "i2c-pins"],
+    ids=[
+        "spi-mode",
+        "spi-clock",
+        "fan-pwm-frequency",
+        "spi-pins",
+        "i2c-pins",
+        "spi-bus",
+        "spi-bit-order",
+        "i2c-bus",
+        "i2c-clock",
+        "heater-pwm-frequency",
+    ],
 )
 def test_a_wiring_mistake_stops_the_board_with_one_line(
     tmp_path: Path, edit: Callable[[Path], None], says: str
@@ -227,8 +249,33 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         (replace_in("thermrig_fw/sht3x.py", "ADDR = const(0x44)", "ADDR = const(0x45)"), "no-ambient"),
         # Tach without the pull-up: the open collector never pulls a floating line: no edges, a stall.
         (replace_in("thermrig_fw/hal_pico.py", "Pin.IN, Pin.PULL_UP", "Pin.IN"), "no-tach"),
+        # The heater's PWM inverted: the heater is driven full at 0 %, the safe state included.
+        (
+            replace_in(
+                "thermrig_fw/hal_pico.py",
+                "freq=HEATER_PWM_HZ, duty_u16=0)",
+                "freq=HEATER_PWM_HZ, duty_u16=0, invert=True)",
+            ),
+            "heats-at-zero",
+        ),
+        # The heater on GP11 (a PWM channel the heater stage is not wired to): it never heats.
+        (replace_in("main.py", '"heater": 10', '"heater": 11'), "never-heats"),
+        # The SHT31's measurement with clock stretching (0x2C06), which the board's bus does not do: a NAK.
+        (replace_in("thermrig_fw/sht3x.py", 'b"\\x24\\x00"', 'b"\\x2c\\x06"'), "no-ambient"),
+        # Each fan's tach read on the other fan's pin, or each fan's PWM on the other fan: crossed.
+        (replace_in("main.py", '"tach": (8, 9)', '"tach": (9, 8)'), "crossed"),
+        (replace_in("main.py", '"fans": (6, 7)', '"fans": (7, 6)'), "crossed"),
     ],
-    ids=["cs-swapped", "sht31-address", "tach-pull-up"],
+    ids=[
+        "cs-swapped",
+        "sht31-address",
+        "tach-pull-up",
+        "heater-pwm-inverted",
+        "heater-pin",
+        "sht31-clock-stretching",
+        "tach-swapped",
+        "fan-pwm-swapped",
+    ],
 )
 def test_a_miswired_firmware_reads_wrong_on_the_board(tmp_path: Path, edit: Callable[[Path], None], check: str) -> None:
     with pico(board_files(tmp_path, edit)) as (sim, link):
@@ -239,8 +286,30 @@ def test_a_miswired_firmware_reads_wrong_on_the_board(tmp_path: Path, edit: Call
             assert (tel.temps["tc0"].value, tel.temps["tc1"].value) == (40.0, 30.0)
         elif check == "no-ambient":
             assert int(tel.temps["amb"].status) == 0x20
+        elif check == "heats-at-zero":
+            assert tel.heater_pct == 0 and sim.plant.heater_duty == 1.0
+        elif check == "never-heats":
+            link.set(air=4000, hlim=1000, heat=1)
+            tel = advance_and_read(sim, link, 1.0)
+            assert tel.heater_pct > 50 and sim.plant.heater_duty == 0.0
+        elif check == "crossed":
+            link.set(fan0=300, fan1=1000)
+            tel = advance_and_read(sim, link, 5.0)
+            assert tel.rpm["rpm0"].value > 1.5 * tel.rpm["rpm1"].value, tel.rpm  # each speed is the other fan's
         else:
             assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
+
+
+def test_a_chip_select_left_low_stops_the_board_at_the_next_read(tmp_path: Path) -> None:
+    """A MAX31855 driver that never raises its chip select again: the next read has two chips on MISO, and
+    the board stops there with one line (the run-time wiring check; the others stop it at set-up)."""
+    edit = replace_in("thermrig_fw/max31855.py", "finally:\n            self.cs(1)", "finally:\n            pass")
+    with pico(board_files(tmp_path, edit)) as (sim, link):
+        sim.advance(0.5)
+        assert sim.proc.wait(timeout=30) != 0 and link.latest is None
+        assert sim.proc.stderr is not None
+        err = sim.proc.stderr.read()
+        assert re.search(r"pico board: chip selects of thermocouples \[[01], [01]\] low at once", err), err
 
 
 @contextmanager

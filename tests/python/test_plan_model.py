@@ -16,9 +16,9 @@ from campaign_helpers import thermrig
 from thermrig.campaign.history import START, History, RunRecord
 from thermrig.campaign.model_estimate import model_history
 from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, HISTORY, MODEL, Plan, make_plan
+from thermrig.campaign.plan_estimate import cache_file
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.campaign_cmds import _hms
-from thermrig.cli.plan_estimate import _cache_file
 from thermrig.testbed.rig_model import rig_model
 
 # One slot, the coolest and the hottest profile, two runs of each in blocks from the coolest up: a run
@@ -123,7 +123,7 @@ def test_plan_names_the_model_as_the_source_of_its_estimates(
         guessed.stdout.split()
     )
     assert plan.model is not None
-    cache = _cache_file(plan, history)
+    cache = cache_file(plan, history)
     cache.parent.mkdir(parents=True)
     cache.write_text(json.dumps([dataclasses.asdict(r) for r in plan.model.runs]))
     out = thermrig("plan", str(path), "--history", str(history), "--no-model", env=isolated_env)

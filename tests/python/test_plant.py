@@ -201,3 +201,26 @@ def test_the_replay_holds_the_heater_where_the_rigs_pid_settles_it() -> None:
     before = (plant.state.air, plant.state.heater)
     plant.step(1.0)
     assert (plant.state.air, plant.state.heater) == pytest.approx(before)  # an equilibrium: nothing moves
+
+
+def test_a_chip_select_held_low_answers_beside_every_other_chip() -> None:
+    """cs-stuck: the held chip keeps its last conversion and drives MISO whichever chip is selected, so
+    every other channel reads the AND of its own word and that one (not a word of all ones)."""
+
+    def words(bank: SensorBank, p: Plant) -> list[int]:
+        p.step(0.1)
+        return [int(w, 16) for w in bank.sample_line(0.1).split()[2:6]]
+
+    p = make_plant()
+    p.heater_duty = 1.0
+    clean, held = SensorBank(p, 3), SensorBank(p, 3)
+    for _ in range(20):
+        words(clean, p), words(held, p)  # both banks' beads at the same place, noise from one seed each
+    held.hold_chip_select(0)
+    frozen = held.cs_stuck_word
+    for _ in range(30):
+        p.step(0.1)
+        truth = [int(w, 16) for w in clean.sample_line(0.1).split()[2:6]]
+        seen = [int(w, 16) for w in held.sample_line(0.1).split()[2:6]]
+        assert seen == [frozen] + [w & frozen for w in truth[1:]]
+        assert 0xFFFFFFFF not in seen

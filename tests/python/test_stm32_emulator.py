@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from skips import elsewhere_unless
 
 from thermrig.protocol.frame import PROTO_VERSION
 from thermrig.protocol.messages import ChannelStatus, Fault, RigInfo, Telemetry
@@ -66,7 +67,7 @@ def test_image_boots_answers_hello_and_reads_its_thermocouple(elf: Path) -> None
     assert list(info.channels) == ["tc0", "tc1", "tc2", "tc3", "amb", "rh", "rpm0", "rpm1"]
 
 
-@pytest.mark.skipif(not FULL, reason="control ticks in the emulator take minutes: make emulator-smoke runs them")
+@elsewhere_unless(FULL, "control ticks in the emulator take minutes: make emulator-smoke runs them")
 def test_telemetry_follows_the_thermocouple_and_a_jump_latches_its_fault(elf: Path) -> None:
     with NucleoEmulator(elf, OVERLAY, thermocouples=1, ambient=False) as emu:
         emu.set_input("temperature", 45.25)
@@ -82,7 +83,7 @@ def test_telemetry_follows_the_thermocouple_and_a_jump_latches_its_fault(elf: Pa
     assert Fault.TC_JUMP in jump.faults and jump.heater_pct == 0 and not jump.heat_enabled
 
 
-@pytest.mark.skipif(not FULL, reason="control ticks in the emulator take minutes: make emulator-smoke runs them")
+@elsewhere_unless(FULL, "control ticks in the emulator take minutes: make emulator-smoke runs them")
 @pytest.mark.xfail(
     strict=True,
     reason="LabWired 0.25.0's I2C ends Zephyr's polled 6-byte read in an error: ambient NO_DATA (docs/firmware.md)",

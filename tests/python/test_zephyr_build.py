@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from skips import machine_cannot
 from zephyr_boards import REPO, TOOLCHAINS, archives_dir, board_build, firmware_boards
 
 # What a clean Zephyr 3.5 configure prints besides CMake's "-- " status lines: Kconfig's progress.
@@ -53,7 +54,7 @@ def test_unknown_board_is_one_clear_line() -> None:
 def test_corrupt_archive_is_named_before_anything_is_built(tmp_path: Path) -> None:
     src = archives_dir()
     if not (src / "SHA256SUMS").exists():
-        pytest.skip(f"the pinned archives are not at {src} (a machine that builds with PlatformIO or west)")
+        machine_cannot(f"no pinned archives at {src} (a machine that builds with PlatformIO or west)")
     copy = tmp_path / "toolchains"
     shutil.copytree(src, copy)
     archive = copy / "zephyr-3.5.0-min.tar.xz"
@@ -87,7 +88,7 @@ def platformio_core_from_archives(core: Path) -> Path:
     package's root, package.json, the west projects install-deps.py clones under _pio/), made from the
     unpacked archives with hard links: what a machine with internet access has after PlatformIO fetched it."""
     if not TOOLCHAINS.exists():
-        pytest.skip(f"no unpacked archives at {TOOLCHAINS} to make a PlatformIO package tree from")
+        machine_cannot(f"no unpacked archives at {TOOLCHAINS} to make a PlatformIO package tree from")
     fw = core / "packages" / "framework-zephyr"
     fw.parent.mkdir(parents=True)
     subprocess.run(["cp", "-al", str(TOOLCHAINS / "zephyr"), str(fw)], check=True)

@@ -11,6 +11,7 @@
 # their name to PATH when first called (tests/python/test_micropython_pico.py: every one is called).
 import os
 import sys
+import time  # this folder's: the unix port's own, its ticks on the board's clock
 
 import rp2040
 
@@ -118,7 +119,7 @@ def main():
     here = sys.path[0]
     fs = opts["firmware"] or (here[: here.rfind("/")] if "/" in here else "..")
     sys.path.insert(1, fs)  # the board's filesystem: main.py, bootcheck.py, thermrig_fw
-    board = rp2040.board = rp2040.Board(opts["plant"], opts["ppm"], opts["offset_us"])
+    board = rp2040.board = rp2040.Board(opts["plant"], opts["ppm"], opts["offset_us"], time.time_ns, time.sleep_ms)
     calls_path = os.getenv("THERMRIG_PICO_CALLS")
     calls = CallLog(calls_path, os.getenv("THERMRIG_PICO_DEFS", "").split(",")) if calls_path else None
     while True:

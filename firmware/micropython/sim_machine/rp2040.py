@@ -88,7 +88,11 @@ board = None  # the one board of this process: pico_sim.py makes it, machine.py 
 
 
 class Board:
-    def __init__(self, plant_path, ppm, offset_us):
+    def __init__(self, plant_path, ppm, offset_us, wall_ns, sleep_ms):
+        # wall_ns, sleep_ms: the host's wall clock and a sleep on it (the unix port's time.time_ns and
+        # time.sleep_ms, which pico_sim.py passes in: time.py, the board's own `time`, reads this board)
+        self._wall_ns = wall_ns
+        self._sleep_ms = sleep_ms
         self.ppm = ppm
         self.offset_us = offset_us
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -137,9 +141,7 @@ class Board:
     # --- the clock -----------------------------------------------------------------------------------
 
     def _wall_us(self):
-        import time
-
-        return time.time_ns() // 1000
+        return self._wall_ns() // 1000
 
     def now_us(self):
         if self.realtime and self.anchor is not None:
@@ -280,13 +282,11 @@ class Board:
 
     def idle_forever(self):
         """The firmware has stopped (interrupted to the REPL, or crashed): time and the hardware go on."""
-        import time
-
         while True:
             if self.realtime:
                 delay = (self.next_sample_us - self.now_us()) // 1000
                 if delay > 0:
-                    time.sleep_ms(delay)
+                    self._sleep_ms(delay)
                 self.next_sample_us += TICK_US
             self.exchange_started()
             self.take_reply()

@@ -147,14 +147,37 @@ static void send_plant(const char *s, size_t len)
     }
 }
 
+/* What the wired devices take: a 4-wire fan's PWM input 21-28 kHz (Intel's specification; outside it
+ * the fan's controller ignores the input and runs full, as with the input released), the heater's
+ * switch stage up to 1 kHz (a shorter period than its turn-on time never switches it on). */
+#define FAN_MIN_PERIOD_NS (1000000000u / 28000u)
+#define FAN_MAX_PERIOD_NS (1000000000u / 21000u)
+#define HEATER_MIN_PERIOD_NS (1000000000u / 1000u)
+
+static uint16_t heater_pm(uint32_t ch)
+{
+    if (plant_pwm_stopped(ch) || plant_pwm_period_ns(ch) < HEATER_MIN_PERIOD_NS) {
+        return 0u;
+    }
+    return plant_pwm_permille(ch);
+}
+
+static uint16_t fan_pm(uint32_t ch)
+{
+    uint32_t period = plant_pwm_period_ns(ch);
+    if (plant_pwm_stopped(ch) || period < FAN_MIN_PERIOD_NS || period > FAN_MAX_PERIOD_NS) {
+        return RIG_FULL_SCALE_PM;
+    }
+    return plant_pwm_permille(ch);
+}
+
 /* A stopped timer output idles low: the heater's switch off; a fan's open-drain PWM line released,
  * which the fan pulls up itself, full speed (as the Nucleo overlay wires them). */
 static void send_request(void)
 {
-    rig_outputs_t out = {.heater_pm = plant_pwm_stopped(PWM_CHANNEL[0]) ? 0u : plant_pwm_permille(PWM_CHANNEL[0])};
+    rig_outputs_t out = {.heater_pm = heater_pm(PWM_CHANNEL[0])};
     for (uint8_t i = 0; i < RIG_NUM_FANS; i++) {
-        uint32_t ch = PWM_CHANNEL[1 + i];
-        out.fan_pm[i] = plant_pwm_stopped(ch) ? RIG_FULL_SCALE_PM : plant_pwm_permille(ch);
+        out.fan_pm[i] = fan_pm(PWM_CHANNEL[1 + i]);
     }
     char buf[WIRES_LINE_MAX];
     textbuf_t tb;

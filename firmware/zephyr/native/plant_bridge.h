@@ -17,6 +17,9 @@ const rig_samples_t *plant_sample(void);
 /* The PWM controller's duty on a channel, permille of its period (0 for a channel never set). */
 uint16_t plant_pwm_permille(uint32_t channel);
 
+/* The period the channel was last set to, in nanoseconds (0 for a channel never set). */
+uint32_t plant_pwm_period_ns(uint32_t channel);
+
 /* From now on the PWM driver refuses every duty on these channels (bit n: channel n) with -EIO, and
  * their timer output has stopped (plant_pwm_stopped). */
 void plant_pwm_fail(uint32_t channels);

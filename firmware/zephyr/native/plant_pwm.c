@@ -1,5 +1,8 @@
-/* The emulated board's PWM controller (thermrig,plant-pwm): it keeps each channel's duty, which the plant
- * bridge sends the plant model as the heater's and fans' outputs. Periods are in nanoseconds. */
+/* The emulated board's PWM controller (thermrig,plant-pwm): it keeps each channel's duty and period, which
+ * the plant bridge sends the plant model as the heater's and fans' outputs. It counts as the Nucleo-F411RE's
+ * timers do with no prescaler (96 MHz): channel 0 on a 32-bit timer (TIM2, the heater's), the others on
+ * 16-bit ones (TIM3, the fans'), so a period past 65536 cycles there (under 1465 Hz) is refused with
+ * -ENOTSUP, as Zephyr's STM32 PWM driver refuses it. */
 #define DT_DRV_COMPAT thermrig_plant_pwm
 
 #include <zephyr/device.h>
@@ -9,7 +12,11 @@
 
 #define PLANT_PWM_CHANNELS 8u
 
+#define PLANT_PWM_CYCLES_PER_SEC 96000000u
+#define PLANT_PWM_16BIT_MAX 0x10000u
+
 static uint16_t duty_pm[PLANT_PWM_CHANNELS];
+static uint32_t period_ns[PLANT_PWM_CHANNELS];
 static uint32_t failing; /* channels whose driver refuses every duty (an injected pwm-error) */
 
 static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint32_t period, uint32_t pulse,
@@ -19,10 +26,14 @@ static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint
     if (channel >= PLANT_PWM_CHANNELS || period == 0u || pulse > period) {
         return -EINVAL;
     }
+    if (channel != 0u && period > PLANT_PWM_16BIT_MAX) {
+        return -ENOTSUP; /* the 16-bit timer's auto-reload cannot hold the period */
+    }
     if (failing & BIT(channel)) {
         return -EIO; /* the output has stopped (plant_pwm_stopped) */
     }
-    uint32_t pm = (uint32_t)(((uint64_t)pulse * RIG_FULL_SCALE_PM) / period);
+    uint32_t pm = (uint32_t)(((uint64_t)pulse * RIG_FULL_SCALE_PM + period / 2u) / period);
+    period_ns[channel] = (uint32_t)(((uint64_t)period * 1000000000u) / PLANT_PWM_CYCLES_PER_SEC);
     duty_pm[channel] = (uint16_t)((flags & PWM_POLARITY_INVERTED) ? RIG_FULL_SCALE_PM - pm : pm);
     return 0;
 }
@@ -31,7 +42,7 @@ static int plant_pwm_cycles_per_sec(const struct device *dev, uint32_t channel, 
 {
     ARG_UNUSED(dev);
     ARG_UNUSED(channel);
-    *cycles = 1000000000u;
+    *cycles = PLANT_PWM_CYCLES_PER_SEC;
     return 0;
 }
 
@@ -48,6 +59,11 @@ void plant_pwm_fail(uint32_t channels)
 bool plant_pwm_stopped(uint32_t channel)
 {
     return channel < PLANT_PWM_CHANNELS && (failing & BIT(channel)) != 0u;
+}
+
+uint32_t plant_pwm_period_ns(uint32_t channel)
+{
+    return channel < PLANT_PWM_CHANNELS ? period_ns[channel] : 0u;
 }
 
 uint16_t plant_pwm_permille(uint32_t channel)

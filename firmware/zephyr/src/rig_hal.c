@@ -10,14 +10,13 @@
 #include "rig_hal.h"
 
 #define USER_NODE DT_PATH(zephyr_user)
-#define TC_SPI_OP (SPI_OP_MODE_MASTER | SPI_WORD_SET(8) | SPI_TRANSFER_MSB) /* MAX31855: mode 0 */
+/* MAX31855: mode 0, MSB first, unless a node's spi-cpol, spi-cpha or spi-lsb-first says otherwise. */
+#define TC_SPI_OP(node)                                                                                     \
+    (SPI_OP_MODE_MASTER | SPI_WORD_SET(8) | (DT_PROP(node, spi_cpol) ? SPI_MODE_CPOL : 0) |              \
+     (DT_PROP(node, spi_cpha) ? SPI_MODE_CPHA : 0) | (DT_PROP(node, spi_lsb_first) ? SPI_TRANSFER_LSB : 0))
+#define TC_SPEC(label) SPI_DT_SPEC_GET(DT_NODELABEL(label), TC_SPI_OP(DT_NODELABEL(label)), 0)
 
-static const struct spi_dt_spec TC[] = {
-    SPI_DT_SPEC_GET(DT_NODELABEL(tc0), TC_SPI_OP, 0),
-    SPI_DT_SPEC_GET(DT_NODELABEL(tc1), TC_SPI_OP, 0),
-    SPI_DT_SPEC_GET(DT_NODELABEL(tc2), TC_SPI_OP, 0),
-    SPI_DT_SPEC_GET(DT_NODELABEL(tc3), TC_SPI_OP, 0),
-};
+static const struct spi_dt_spec TC[] = {TC_SPEC(tc0), TC_SPEC(tc1), TC_SPEC(tc2), TC_SPEC(tc3)};
 static const struct i2c_dt_spec AMBIENT = I2C_DT_SPEC_GET(DT_NODELABEL(ambient));
 static const struct pwm_dt_spec HEATER = PWM_DT_SPEC_GET_BY_NAME(USER_NODE, heater);
 static const struct pwm_dt_spec FANS[] = {

@@ -17,8 +17,9 @@ from thermrig.db.schema import RunTags
 from thermrig.db.session import RecordingSession
 from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.chassis_profiles import ChassisProfile
-from thermrig.link.rig_link import RigLink, RigTimeout
+from thermrig.link.rig_link import RigTimeout
 from thermrig.protocol.messages import Telemetry
+from thermrig.testbed import Testbed
 
 BAND_C = 0.5
 TELEMETRY_TIMEOUT_S = 5.0
@@ -63,17 +64,17 @@ def read_back(influx: InfluxSettings, run: str) -> ReadBack:
     return ReadBack(count, mean, peak, [(kind, detail) for _, kind, detail in events.values], more)
 
 
-def wait_safe(link: RigLink) -> Telemetry:
-    """SAFE, then the first frame that shows it: heater off, every fan full."""
-    link.command("SAFE")
-    safe = link.next_telemetry()
+def wait_safe(bed: Testbed) -> Telemetry:
+    """The rig put safe through its testbed, then the first frame that shows it: heater off, every fan full."""
+    bed.safe(checked=True)
+    safe = bed.link.next_telemetry()
     while safe.heater_pct != 0 or min(safe.fan_pct.values()) < 100:
-        safe = link.next_telemetry()
+        safe = bed.link.next_telemetry()
     return safe
 
 
 def run_step(
-    link: RigLink,
+    bed: Testbed,
     influx: InfluxSettings,
     tags: RunTags,
     profile: ChassisProfile,
@@ -89,6 +90,7 @@ def run_step(
     if profile.air_c is None:
         raise StepError("the profile does not heat; choose one with an air target")
     target = profile.air_c
+    link = bed.link
     session = RecordingSession(link, tags, influx)
     session.start()
     start = link.next_telemetry(timeout=TELEMETRY_TIMEOUT_S)
@@ -121,7 +123,7 @@ def run_step(
     window = min(60.0, hold_s)
     response = step_response(np.array(times), np.array(sensed), target, BAND_C, window)
     response_true = step_response(np.array(times), np.array(true), target, BAND_C, window) if true else None
-    safe = wait_safe(link)
+    safe = wait_safe(bed)
     session.stop("air step finished")
     stored = session.close()
     return StepOutcome(target, t, t > timeout_s, response, response_true, safe, stored, read_back(influx, tags.run))

@@ -152,3 +152,10 @@ def crossval(
         (predicted,) = evaluate(replayer, chassis, r.fitted, [cell])
         folds.append(Fold(cell, in_sample[cell], predicted, r.fitted, r.start_cost, r.cost, r.evaluations, r.converged))
     return Crossval(start, base, whole, folds)
+
+
+def predicted(replayer: ModelReplay, cell: PugetCell | None, r: FitResult) -> list[tuple[PugetCell, CellResult]]:
+    """A fit's predictions as it ends: of the cell its fold held out, or (cell None, the in-sample fit) of
+    every cell, so a crossval cut short still has them."""
+    cells = list(PUGET) if cell is None else [cell]
+    return list(zip(cells, evaluate(replayer, load_chassis(), r.fitted, cells), strict=True))

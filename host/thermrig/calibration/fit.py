@@ -31,7 +31,7 @@ from thermrig.analysis.published import (
 )
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.parameters import FIT_MODEL, Bound, Fitted, Model, current
-from thermrig.dut.replay import ModelReplay, Pattern, condition
+from thermrig.dut.replay import ModelReplay, Pattern, Workload, condition
 from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
 from thermrig.hardware.profiles import (
     ChassisParams,
@@ -61,7 +61,7 @@ def evaluate(
     out = []
     for cell in cells:
         cond = replace(condition(fitted.slots[cell.slot], cooling, cell.profile), air_c=fitted.air_c[cell.profile])
-        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, SEQ_WRITE, PUGET_RUNTIME_S))
+        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, Workload(SEQ_WRITE, PUGET_RUNTIME_S)))
         out.append(CellResult(th.onset_s, th.depth_pct))
     return out
 
@@ -159,11 +159,13 @@ def sm951_replay(
     slot_name, profile = SM951_CONDITION
     slot = load_slot(slot_name)
     bare = condition(slot, load_drive_thermal("none"), profile)
-    peak = throttle_of(replayer.replay(chassis, drive, bare, SEQ_WRITE, SM951_SEQ_RUNTIME_S)).onset_s
+    peak = throttle_of(replayer.replay(chassis, drive, bare, Workload(SEQ_WRITE, SM951_SEQ_RUNTIME_S))).onset_s
     iops = {}
     for heatsink in ("none", "passive"):
         cond = condition(slot, load_drive_thermal(heatsink), profile)
-        series = replayer.replay(chassis, drive, cond, RAND_WRITE, SM951_RANDOM_RUNTIME_S, preconditioned=True)
+        series = replayer.replay(
+            chassis, drive, cond, Workload(RAND_WRITE, SM951_RANDOM_RUNTIME_S, preconditioned=True)
+        )
         tail = series[-SM951_RANDOM_WINDOW_S:]
         iops[heatsink] = sum(tail) / len(tail) / RAND_WRITE.bs
     return peak, iops

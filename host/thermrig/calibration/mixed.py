@@ -25,7 +25,7 @@ from thermrig.analysis.published import (
 )
 from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import RAND_WRITE
-from thermrig.dut.replay import ModelReplay, condition
+from thermrig.dut.replay import MixedSweep, ModelReplay, Workload, condition
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
 
@@ -118,7 +118,7 @@ def _sweeps(
     out = {}
     for heatsink in HEATSINKS:
         cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
-        steps = replayer.replay_sweep(chassis, drive, cond, MIXED_STEPS, bs, qd, MIXED_STEP_S, sequential)
+        steps = replayer.replay_sweep(chassis, drive, cond, MixedSweep(MIXED_STEPS, bs, qd, MIXED_STEP_S, sequential))
         out[heatsink] = {s.read_pct: statistics.fmean(s.iops) for s in steps}
     return out
 
@@ -129,7 +129,7 @@ def _steady_states(replayer: ModelReplay, chassis: ChassisParams, drive: DrivePr
     for heatsink in HEATSINKS:
         cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
         states: list[int] = []
-        series = replayer.replay(chassis, drive, cond, RAND_WRITE, CONSISTENCY_RUNTIME_S, filled=True, states=states)
+        series = replayer.replay(chassis, drive, cond, Workload(RAND_WRITE, CONSISTENCY_RUNTIME_S, filled=True), states)
         out[heatsink] = SteadyState(
             [b / RAND_WRITE.bs for b in series[-CONSISTENCY_WINDOW_S:]],
             {drive.states[i].name for i in states[-CONSISTENCY_WINDOW_S:]},

@@ -20,7 +20,7 @@ from thermrig.calibration.check import CalibrationCheck
 from thermrig.calibration.fit import SEQ_WRITE, evaluate, sm951_replay
 from thermrig.calibration.mixed import mixed_and_consistency_checks
 from thermrig.calibration.parameters import current
-from thermrig.dut.replay import ModelReplay, condition
+from thermrig.dut.replay import ModelReplay, Workload, condition
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.hardware.profiles import load_chassis, load_drive_thermal, load_slot
 
@@ -123,7 +123,7 @@ def replay_report(replayer: ModelReplay) -> list[CalibrationCheck]:
     sink_rows = []
     for heatsink in ("none", "passive"):
         cond = condition(load_slot(slot), load_drive_thermal(heatsink), profile)
-        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, SEQ_WRITE, HEATSINK_RUNTIME_S))
+        th = throttle_of(replayer.replay(chassis, fitted.drive, cond, Workload(SEQ_WRITE, HEATSINK_RUNTIME_S)))
         sink_rows.append(
             ThrottleRow(
                 "replay",

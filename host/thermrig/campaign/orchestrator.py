@@ -13,7 +13,6 @@ spool has drained); `unanalysed` names the runs whose summary is still incomplet
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import threading
 import time
@@ -67,6 +66,7 @@ class Orchestrator:
             raise CampaignError(f"testbed {bed.name} has no drive under test")
         hooks = hooks or CampaignHooks()
         link, drive, sim = bed.link, bed.drive, bed.sim
+        self.bed = bed
         self.drive_identity = bed.identity
         self.point_tags = bed.tags
         self.whole_campaign = whole_campaign
@@ -186,8 +186,7 @@ class Orchestrator:
             raise
         finally:
             if status != "ok":
-                with contextlib.suppress(Exception):
-                    self.link.command("SAFE")
+                self.bed.safe()
             else:
                 recording.manifest["analysed"] = False  # until its full summary is written
                 self.unanalysed.append(run_id)

@@ -81,9 +81,11 @@ def bringup_cmd(
         with open_testbed(LocalRig(port)) as bed:
             steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]
+    skipped = [s.name for s in steps if s.passed is None]
     console.print(
-        f"{len(steps) - len(failed)} of {len(steps)} steps passed"
+        f"{len(steps) - len(failed) - len(skipped)} of {len(steps)} steps passed"
         + (f"; failed: {', '.join(failed)}" if failed else "")
+        + (f"; not run: {', '.join(skipped)}" if skipped else "")
     )
     if not passed(steps):
         raise typer.Exit(1)

@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
-import json
-import signal
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from thermrig.analysis.published import PUGET, PugetCell
-from thermrig.calibration.crossval import Crossval, Fold, crossval, summarise
-from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, evaluate, fit, fit_sm951
-from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS, read
-from thermrig.calibration.pipeline import groups, run_groups
+from thermrig.analysis.published import PugetCell
+from thermrig.calibration.acceptance import accept
+from thermrig.calibration.crossval import Crossval, Fold, crossval, predicted, summarise
+from thermrig.calibration.crossval_json import write_crossval
+from thermrig.calibration.fit import GAIN_STARTS, CellResult, FitResult, fit, fit_sm951
+from thermrig.calibration.parameters import FIT_MODEL, MODELS, STARTS
+from thermrig.calibration.pipeline import Outcome
 from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edits
 from thermrig.calibration.profile_writer import write as write_edits
-from thermrig.calibration.report import CalibrationCheck, heatsink_check, puget_checks, replay_report, sm951_checks
+from thermrig.calibration.report import CalibrationCheck, replay_report
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
-from thermrig.hardware.profiles import load_chassis
 from thermrig.testbed.replay import model_replay
+from thermrig.testbed.signals import sigterm_interrupts
 
 # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more;
 # every fit measured from the prior converged within 1,101-2,859 (docs/virtual-drive.md, "Out of sample")
@@ -46,10 +45,6 @@ def render(checks: list[CalibrationCheck], title: str) -> Table:
     for c in checks:
         table.add_row(c.source, c.cell, c.published, c.measured, "yes" if c.ok else "NO")
     return table
-
-
-def _interrupt(*_: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _summary(console: Console, checks: list[CalibrationCheck]) -> None:
@@ -130,42 +125,58 @@ def _fold_row(f: Fold) -> list[str]:
     ]
 
 
-def _crossval_json(result: Crossval, model: str, maxfev: int, wall_s: float) -> dict[str, object]:
-    def cell(r: CellResult) -> dict[str, float | None]:
-        return {"onset_s": r.onset_s, "depth_pct": r.depth_pct}
+def _check_crossval(model: str, start: str, maxfev: int, starts: int, jobs: int) -> None:
+    if model not in MODELS:
+        raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
+    if start not in STARTS:
+        raise typer.BadParameter(f"--start: one of {', '.join(STARTS)}")
+    if not 1 <= starts <= 1 + len(GAIN_STARTS):
+        raise typer.BadParameter(f"--starts: 1 to {1 + len(GAIN_STARTS)}")
+    if not 1 <= jobs <= 8 or maxfev < 1:
+        raise typer.BadParameter("--jobs: 1 to 8; --maxfev: at least 1")
 
+
+def _ok(cell: PugetCell, r: CellResult) -> str:
+    return "yes" if Fold.ok(cell, r) else "NO"
+
+
+def _fit_line(cell: PugetCell | None, r: FitResult) -> str:
+    """A fit as it ends, with its predictions (crossval.predicted)."""
+    cells = predicted(model_replay(), cell, r)
+    if cell is not None:
+        what = f"fold {cell.slot} / {cell.profile} (published {cell.published}): held out "
+        what += f"{_cell(cells[0][1])} {_ok(cell, cells[0][1])}"
+    else:
+        what = "in sample (all 14) [" + "; ".join(f"{c.slot} / {c.profile} {_cell(p)} {_ok(c, p)}" for c, p in cells)
+        what += "]"
+    return (
+        f"{what}; cost {r.start_cost:.1f} -> {r.cost:.2f} in {r.evaluations} evaluations"
+        f"{'' if r.converged else ', stopped by the budget'}"
+    )
+
+
+def _fold_table(result: Crossval, title: str) -> Table:
+    whole = result.in_sample
+    table = Table(
+        title=f"{title}; in sample: cost {whole.start_cost:.1f} -> {whole.cost:.2f} in {whole.evaluations} "
+        f"evaluations{'' if whole.converged else ', stopped by the budget'}"
+    )
+    for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost", "evaluations", "converged"):
+        table.add_column(col)
+    for f in result.folds:
+        table.add_row(*_fold_row(f))
+    return table
+
+
+def _crossval_summary(result: Crossval, free: int, start: str, wall_s: float) -> str:
     s = summarise(result.folds)
-    return {
-        "model": model,
-        "start": result.start,
-        "start_values": read(result.start_point),
-        "maxfev": maxfev,
-        "wall_s": wall_s,
-        "in_sample_fit": {
-            "start_cost": result.in_sample.start_cost,
-            "cost": result.in_sample.cost,
-            "evaluations": result.in_sample.evaluations,
-            "converged": result.in_sample.converged,
-            "values": read(result.in_sample.fitted),
-        },
-        "summary": asdict(s),
-        "folds": [
-            {
-                "cell": f"{f.cell.slot} / {f.cell.profile}",
-                "published": f.cell.published,
-                "in_sample": cell(f.in_sample),
-                "in_sample_ok": Fold.ok(f.cell, f.in_sample),
-                "held_out": cell(f.held_out),
-                "held_out_ok": Fold.ok(f.cell, f.held_out),
-                "start_cost": f.start_cost,
-                "fold_cost": f.fold_cost,
-                "evaluations": f.evaluations,
-                "converged": f.converged,
-                "values": read(f.fitted),
-            }
-            for f in result.folds
-        ],
-    }
+    return (
+        f"{s.held_out_ok} of {s.cells} held-out cells within tolerance (in sample {s.in_sample_ok} of {s.cells}); "
+        f"mean onset error {s.onset_error[0]:.2f} -> {s.onset_error[1]:.2f} of its tolerance, "
+        f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {free} free parameters, "
+        f"every fit from the {start} start; {s.unconverged} of {s.cells} folds stopped by the budget"
+        f"{'' if result.in_sample.converged else ', and the in-sample fit'}; wall time {wall_s / 60:.1f} min"
+    )
 
 
 @app.command("crossval")
@@ -199,14 +210,7 @@ def crossval_cmd(
     the same point, one that has seen no cell (--start). In sample: the fit on all 14 from it; each fold:
     the fit on the other 13 from it, then the prediction of the cell left out. Each fit's start and end
     cost, evaluations, and whether it converged or the budget stopped it, are in the table."""
-    if model not in MODELS:
-        raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
-    if start not in STARTS:
-        raise typer.BadParameter(f"--start: one of {', '.join(STARTS)}")
-    if not 1 <= starts <= 1 + len(GAIN_STARTS):
-        raise typer.BadParameter(f"--starts: 1 to {1 + len(GAIN_STARTS)}")
-    if not 1 <= jobs <= 8 or maxfev < 1:
-        raise typer.BadParameter("--jobs: 1 to 8; --maxfev: at least 1")
+    _check_crossval(model, start, maxfev, starts, jobs)
     chosen = MODELS[model]
     console = _console()
     effort = f"at most {maxfev} evaluations a fit, {starts} Powell start{'s' if starts > 1 else ''}"
@@ -220,59 +224,23 @@ def crossval_cmd(
 
     def show(cell: PugetCell | None, r: FitResult) -> None:
         done[0] += 1
-        what = "in sample (all 14)" if cell is None else f"fold {cell.slot} / {cell.profile}"
-        if cell is not None:
-            (predicted,) = evaluate(model_replay(), load_chassis(), r.fitted, [cell])
-            ok = "yes" if Fold.ok(cell, predicted) else "NO"
-            what += f" (published {cell.published}): held out {_cell(predicted)} {ok}"
-        else:  # each cell in sample, so a run cut short still has them
-            cells = evaluate(model_replay(), load_chassis(), r.fitted)
-            what += (
-                " ["
-                + "; ".join(
-                    f"{c.slot} / {c.profile} {_cell(p)} {'yes' if Fold.ok(c, p) else 'NO'}"
-                    for c, p in zip(PUGET, cells, strict=True)
-                )
-                + "]"
-            )
-        console.print(
-            f"[{done[0]}/15 {(time.monotonic() - began) / 60:.1f} min] {what}; cost {r.start_cost:.1f} -> "
-            f"{r.cost:.2f} in {r.evaluations} evaluations{'' if r.converged else ', stopped by the budget'}",
-            markup=False,
-        )
+        minutes = (time.monotonic() - began) / 60
+        console.print(f"[{done[0]}/15 {minutes:.1f} min] {_fit_line(cell, r)}", markup=False)
 
     result = crossval(
         model_replay(), chosen, start, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], jobs=jobs, report=show
     )
     wall_s = time.monotonic() - began
-    whole = result.in_sample
-    table = Table(
-        title=f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, every fit from the {start} "
-        f"start, {effort}; in sample: cost {whole.start_cost:.1f} -> {whole.cost:.2f} in {whole.evaluations} "
-        f"evaluations{'' if whole.converged else ', stopped by the budget'}"
-    )
-    for col in ("cell", "published", "in sample", "ok", "held out", "ok", "fold cost", "evaluations", "converged"):
-        table.add_column(col)
-    for f in result.folds:
-        table.add_row(*_fold_row(f))
-    console.print(table)
-    s = summarise(result.folds)
-    console.print(
-        f"{s.held_out_ok} of {s.cells} held-out cells within tolerance (in sample {s.in_sample_ok} of {s.cells}); "
-        f"mean onset error {s.onset_error[0]:.2f} -> {s.onset_error[1]:.2f} of its tolerance, "
-        f"mean depth error {s.depth_error[0]:.1f} -> {s.depth_error[1]:.1f} pp; {len(chosen.free)} free parameters, "
-        f"every fit from the {start} start; {s.unconverged} of {s.cells} folds stopped by the budget"
-        f"{'' if whole.converged else ', and the in-sample fit'}; wall time {wall_s / 60:.1f} min",
-        markup=False,
-    )
+    title = f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, every fit from the {start} start"
+    console.print(_fold_table(result, f"{title}, {effort}"))
+    console.print(_crossval_summary(result, len(chosen.free), start, wall_s), markup=False)
     if start == "profiles":
         console.print(
             "the profiles start is a fit on every cell, the held-out one included: not an out-of-sample figure",
             markup=False,
         )
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(_crossval_json(result, model, maxfev, wall_s), indent=2))
+        write_crossval(out, result, model, maxfev, wall_s)
 
 
 @app.command("sensitivity")
@@ -323,47 +291,31 @@ def check(
     if jobs < 1 or speed < 1 or not 0 < scale <= 1:
         raise typer.BadParameter("jobs >= 1, speed >= 1, 0 < scale <= 1")
     console = _console()
-    chosen = groups(quick, seeds and not quick, only_seeds)
-    signal.signal(signal.SIGTERM, _interrupt)  # like Ctrl-C: the campaigns stop safe, the server goes down
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-        tasks = {g.name: progress.add_task(g.name, total=g.runs()) for g in chosen}
+    with (
+        sigterm_interrupts(),  # like Ctrl-C: the campaigns stop safe, the server goes down
+        Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as progress,
+    ):
+        tasks: dict[str, TaskID] = {}
 
         def show(state: dict[str, tuple[int, int]]) -> None:
-            for name, (done, _total) in state.items():
+            for name, (done, total) in state.items():
+                if name not in tasks:
+                    tasks[name] = progress.add_task(name, total=total)
                 progress.update(tasks[name], completed=done)
 
-        outcome = run_groups(chosen, out, jobs, speed, scale, show)
-    rows = outcome.rows
-    checks = puget_checks([r for name, rs in rows.items() if "puget" in name or "quick" in name for r in rs])
-    if quick:
-        checks = [c for c in checks if c.measured != "not run"]
-    elif only_seeds:
-        checks = outcome.seeds
-    else:
-        checks.append(heatsink_check(rows.get("calibrate-heatsink", [])))
-        seq = rows.get("calibrate-sm951-seq", [])
-        checks += sm951_checks(seq[0].onset_s if seq else None, outcome.iops)
-        checks += outcome.seeds
-    console.print(render(checks, "pipeline: published vs measured (fio logs read back from InfluxDB)"))
-    _summary(console, checks)
+        accepted = accept(out, quick, seeds, only_seeds, jobs, speed, scale, show)
+    console.print(render(accepted.checks, "pipeline: published vs measured (fio logs read back from InfluxDB)"))
+    _summary(console, accepted.checks)
+    _say_outcome(console, accepted.outcome, out)
+    if not accepted.passed:
+        raise typer.Exit(1)
+
+
+def _say_outcome(console: Console, outcome: Outcome, out: Path) -> None:
+    """The wall time, and the campaigns resumed, run again or failed."""
     console.print(f"wall time {outcome.wall_s / 60:.1f} min; campaigns in {out}", markup=False)
-    (out / "report.json").write_text(
-        json.dumps(
-            {
-                "checks": [asdict(c) for c in checks],
-                "wall_s": outcome.wall_s,
-                "failed": outcome.failed,
-                "resumed": outcome.resumed,
-                "set_aside": outcome.set_aside,
-                "drive_smart": outcome.drive_smart,
-                # every run read back: onset, depth, the onset's cause, host stalls, worst lag (bench figures)
-                "runs": {name: [asdict(r) for r in rs] for name, rs in rows.items()},
-            },
-            indent=2,
-        )
-    )
     for name, times in outcome.resumed.items():
         console.print(
             f"{name} stopped and was resumed {times}x (its log says why; the run it stopped in was retried)",
@@ -377,5 +329,3 @@ def check(
         )
     if outcome.failed:
         console.print(f"campaigns that failed: {', '.join(outcome.failed)} (logs in {out})", markup=False)
-    if outcome.failed or not all(c.ok for c in checks):
-        raise typer.Exit(1)

@@ -17,12 +17,15 @@ from rich.table import Table
 from thermrig.campaign.begin import begin
 from thermrig.campaign.history import History
 from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
-from thermrig.campaign.orchestrator import CampaignHooks
+from thermrig.campaign.orchestrator import CampaignHooks, Orchestrator
+from thermrig.campaign.phases import Prompt
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
+from thermrig.campaign.plan_estimate import sources
 from thermrig.campaign.progress import Progress
+from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
-from thermrig.cli.plan_estimate import sources, with_model
+from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.tables import fitted
 from thermrig.db.local_server import resolve_settings
 from thermrig.protocol.channels import ChannelKind
@@ -85,7 +88,7 @@ def plan(
     h = History.read(history, c.rig_name)
     console = Console()
     p = make_plan(c, seed, history=h)
-    p = with_model(p, history, run_model=model)
+    p = estimated(p, history, model)
     console.print(fitted(_plan_table(p), console, label=1, compact=True))
     phases = [p.phases(r) for r in p.runs]
     total = sum(e.total_s for e in phases)
@@ -202,7 +205,7 @@ def run(
     where = history or folder.parent  # the rig's earlier campaigns, and this one's runs so far
     h = History.read(where, c.rig_name)
     p, state = begin(c, folder, resume, h)
-    p = with_model(p, where, run_model=model)
+    p = estimated(p, where, model)
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 
@@ -213,15 +216,8 @@ def run(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(p)}"
     )
-
-    def ask(message: str) -> None:
-        if no_prompt:
-            return
-        while not Confirm.ask(message, console=console):
-            pass
-
     with Live(console=console, refresh_per_second=4) as live:
-        hooks = CampaignHooks(ask, _progress_printer(c.name, console, live, _eta_basis(p)))
+        hooks = CampaignHooks(_asker(console, no_prompt), _progress_printer(c.name, console, live, _eta_basis(p)))
         try:
             orch = run_campaign(
                 p,
@@ -239,6 +235,27 @@ def run(
             )
             _say_unsent(console, stopped.unsent)
             raise typer.Exit(130) from None
+    _say_finished(console, campaign_file, folder, p, state, orch)
+
+
+def _asker(console: Console, no_prompt: bool) -> Prompt:
+    """The operator asked until they confirm (no_prompt: nobody is asked)."""
+
+    def ask(message: str) -> None:
+        if no_prompt:
+            return
+        while not Confirm.ask(message, console=console):
+            pass
+
+    return ask
+
+
+def _say_finished(
+    console: Console, campaign_file: Path, folder: Path, p: Plan, state: CampaignState, orch: Orchestrator
+) -> None:
+    """How the campaign ended: its runs ok or failed, its summaries and results written or not; exit 1 on a
+    failed run."""
+    c = p.campaign
     _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
         console.print(

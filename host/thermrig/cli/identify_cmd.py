@@ -14,8 +14,9 @@ from rich.table import Table
 from thermrig.calibration.chassis_steps import StepPlan, StepSample, record_steps
 from thermrig.cli.errors import user_errors
 from thermrig.hardware.profiles import chassis_toml, load_chassis
+from thermrig.link.rig_link import RigLink
 from thermrig.settings import data_dir
-from thermrig.sim.chassis_fit import FITTED, ChassisFit, HeldOutStep, IdentifyError, fit_chassis, fit_held_out
+from thermrig.sim.chassis_fit import FITTED, ChassisFit, HeldOutStep, Identified, identify_chassis
 from thermrig.testbed import LocalRig, open_testbed
 
 
@@ -64,31 +65,36 @@ def identify(
     load_chassis()  # the base chassis must read before half an hour of steps is spent
     console = Console()
     with open_testbed(LocalRig(port, speed=speed)) as bed:
-        link = bed.link
-        with Progress(
-            TextColumn("identify {task.fields[what]}"), BarColumn(), TimeRemainingColumn(), console=console
-        ) as bar:
-            task = bar.add_task("steps", total=1.0, what="")
+        samples = _record(console, bed.link, plan)
+    found = identify_chassis(samples, load_chassis(), heater_w)
+    console.print(fit_table(found.fit))
+    console.print(held_out_line(found.held) if found.held is not None else f"no held-out error: {found.why}")
+    how = f"fans {fan_low:g} % and {fan_high:g} %, air +{rise:g} °C, heater limit {heater_pct:g} % of {heater_w:g} W"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(chassis_toml(found.fit.chassis, _note(name, found, how)))
+    console.print(f"wrote {target}: run it with `thermrig sim --chassis {name}`")
 
-            def progress(done: float, s: StepSample) -> None:
-                what = f"fan {s.fan_pct[0]:.0f} %, heater {s.heater_pct:.0f} %, air {s.air_c:.1f} °C"
-                bar.update(task, completed=done, what=what)
 
-            samples = record_steps(link, plan, progress)
-    fit = fit_chassis(samples, load_chassis(), heater_w)
-    why = ""
-    try:
-        held: HeldOutStep | None = fit_held_out(samples, load_chassis(), heater_w)
-    except IdentifyError as exc:  # a plan whose last cool-down is too short: the profile is still written
-        held = None
-        why = str(exc)
-    console.print(fit_table(fit))
-    console.print(held_out_line(held) if held is not None else f"no held-out error: {why}")
-    note = (
+def _record(console: Console, link: RigLink, plan: StepPlan) -> list[StepSample]:
+    """The steps recorded, a bar showing how far."""
+    with Progress(
+        TextColumn("identify {task.fields[what]}"), BarColumn(), TimeRemainingColumn(), console=console
+    ) as bar:
+        task = bar.add_task("steps", total=1.0, what="")
+
+        def progress(done: float, s: StepSample) -> None:
+            what = f"fan {s.fan_pct[0]:.0f} %, heater {s.heater_pct:.0f} %, air {s.air_c:.1f} °C"
+            bar.update(task, completed=done, what=what)
+
+        return record_steps(link, plan, progress)
+
+
+def _note(name: str, found: Identified, how: str) -> str:
+    """The profile's header: where it came from and how well it fits."""
+    fit, held = found.fit, found.held
+    return (
         f"Chassis {name!r}, identified by `thermrig rig identify` from {fit.seconds} s of heater steps\n"
-        f"(fans {fan_low:g} % and {fan_high:g} %, air +{rise:g} °C, heater limit {heater_pct:g} % of {heater_w:g} W);"
-        " residual "
-        f"{fit.rms_c:.2f} °C rms.\n"
+        f"({how}); residual {fit.rms_c:.2f} °C rms.\n"
         + (
             f"Out of sample: the last step ({held.seconds} s) predicted by the fit without it to {held.rms_c:.2f} "
             f"°C rms, {held.max_c:.2f} °C max.\n"
@@ -97,6 +103,3 @@ def identify(
         )
         + "Fitted: air capacity and conductances; the rest from the base chassis."
     )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(chassis_toml(fit.chassis, note))
-    console.print(f"wrote {target}: run it with `thermrig sim --chassis {name}`")

@@ -92,30 +92,37 @@ def demo(
         console.print(f"coordinator at {lab.address}; campaign {path}")
         console.print(_try_these(lab.address, names[0]), highlight=False)
         cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / NAME)]
-        proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        tail: deque[str] = deque(maxlen=8)
-
-        def read() -> None:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                tail.append(line.rstrip("\n"))
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        try:
-            with Live(console=console, refresh_per_second=2, transient=False) as live:
-                while proc.poll() is None:
-                    live.update(Group(_status(lab.address), Text("\n".join(tail))))
-                    reader.join(timeout=1.0)
-                reader.join(timeout=5)
-                live.update(Group(_status(lab.address), Text("\n".join(tail))))
-        except KeyboardInterrupt:
-            console.print("Ctrl-C: stopping the campaign, then the lab ...")
-            proc.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C would: its runs' rigs go safe
-            proc.wait(timeout=60)
-            raise typer.Exit(130) from None
+        returncode = _follow(console, lab.address, cmd)
         console.print()  # the live view's last line is the campaign's own
-        console.print(f"campaign {NAME} ended ({'ok' if proc.returncode == 0 else f'exit {proc.returncode}'}); "
+        console.print(f"campaign {NAME} ended ({'ok' if returncode == 0 else f'exit {returncode}'}); "
                       "stopping the lab")  # fmt: skip
-        if proc.returncode:
-            raise typer.Exit(proc.returncode)
+        if returncode:
+            raise typer.Exit(returncode)
+
+
+def _follow(console: Console, address: str, cmd: list[str]) -> int:
+    """The campaign run as its own process, the lab's status and the campaign's last lines shown live
+    until it ends; Ctrl-C stops it as a terminal's would. Its exit status."""
+    proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail: deque[str] = deque(maxlen=8)
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail.append(line.rstrip("\n"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        with Live(console=console, refresh_per_second=2, transient=False) as live:
+            while proc.poll() is None:
+                live.update(Group(_status(address), Text("\n".join(tail))))
+                reader.join(timeout=1.0)
+            reader.join(timeout=5)
+            live.update(Group(_status(address), Text("\n".join(tail))))
+    except KeyboardInterrupt:
+        console.print("Ctrl-C: stopping the campaign, then the lab ...")
+        proc.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C would: its runs' rigs go safe
+        proc.wait(timeout=60)
+        raise typer.Exit(130) from None
+    return proc.returncode

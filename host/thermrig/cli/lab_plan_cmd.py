@@ -48,12 +48,13 @@ def plan(
     """
     from thermrig.campaign.history import History
     from thermrig.campaign.plan import make_plan
+    from thermrig.campaign.plan_estimate import sources
     from thermrig.campaign.spec import load_campaign
-    from thermrig.cli.plan_estimate import sources, with_model
+    from thermrig.cli.estimate_bar import estimated
     from thermrig.lab.assign import PlaceHardware, RunNeed, assign
 
     c = load_campaign(campaign_file)
-    p = with_model(make_plan(c, seed, history=History.read(history, c.rig_name)), history, run_model=model)
+    p = estimated(make_plan(c, seed, history=History.read(history, c.rig_name)), history, model)
     runs = [RunNeed(r.run_id, {k: str(v) for k, v in r.physical.items()}, p.estimate_s(r)) for r in p.runs]
     if coordinator:
         wanted = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()}

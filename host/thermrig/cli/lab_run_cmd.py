@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -16,11 +17,15 @@ from thermrig.campaign.lab_table import LabTable
 from thermrig.campaign.plan import Plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState
-from thermrig.campaign.spec import CampaignError
 from thermrig.cli.lab_common import labgrid_modules
 from thermrig.db.local_server import resolve_settings
 from thermrig.lab.errors import LabError
+from thermrig.lab.preflight import preflight
 from thermrig.lab.rig_place import tag_value
+from thermrig.testbed.signals import signals_stop
+
+if TYPE_CHECKING:
+    from thermrig.lab.campaign import LabOutcome
 
 
 class LogEvents:
@@ -62,14 +67,7 @@ def run_on_lab(
 ) -> None:
     c = plan.campaign
     table = c.lab or LabTable()
-    address = coordinator or table.coordinator
-    if not address:
-        raise LabError(f'{c.path}: [lab] names no coordinator: add coordinator = "HOST:PORT" or pass --lab')
-    if c.drive.is_block_device and not destroy:
-        raise CampaignError(
-            f"{c.path}: [drive] target {c.drive.target} is a block device on each place's test PC and fio "
-            "writes over it: pass --destroy"
-        )
+    address = preflight(plan, coordinator, destroy)
     labgrid_modules()
     try:
         from thermrig.lab.campaign import LabCampaign, LabRequest
@@ -89,13 +87,19 @@ def run_on_lab(
         address, {k: tag_value(v) for k, v in table.tags.items()}, table.places, table.ssh_key, table.insecure
     )
     lab = LabCampaign(plan, state, influx, request, events)
-    signal.signal(signal.SIGTERM, lambda *_: lab.stop.set())
     again = f"`thermrig run {campaign_file} --lab {address} --resume --out {state.folder}`"
     try:
-        outcome = lab.run()
+        with signals_stop(lab.stop, (signal.SIGTERM,)):  # `kill`: the campaign stops as on Ctrl-C
+            outcome = lab.run()
     except KeyboardInterrupt:
         console.print(f"[yellow]campaign interrupted[/]: every place released, rigs safe; {again} continues")
         raise typer.Exit(130) from None
+    _say_outcome(console, plan, state, outcome, again)
+
+
+def _say_outcome(console: Console, plan: Plan, state: CampaignState, outcome: LabOutcome, again: str) -> None:
+    """How the campaign ended on the lab: its runs ok, failed or not run, and where; exit 1 on a failed run."""
+    c = plan.campaign
     ok = len([r for r in plan.runs if r.run_id in state.completed])
     places = ", ".join(outcome.places)
     if outcome.unsent:

@@ -120,8 +120,8 @@ def clear(port: PortOpt = None) -> None:
 @user_errors
 def safe(port: PortOpt = None) -> None:
     """Put the rig in its safe state now: heater off, fans full."""
-    with _connect(port) as link:
-        link.command("SAFE")
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+        bed.safe(checked=True)
         Console().print("[green]rig safe: heater off, fans full")
 
 

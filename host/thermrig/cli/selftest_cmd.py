@@ -1,4 +1,4 @@
-"""`thermrig rig selftest`: the conformance suite against a rig, with a pass/fail line per check."""
+"""`thermrig rig selftest`: the conformance suite against a rig, with a line per check: PASS, FAIL or n/a."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from rich.table import Table
 
 from thermrig.cli.errors import user_errors
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
+from thermrig.conformance.result import Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.dut.pacing import Pacing
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
-MARK = {True: "[green]PASS[/]", False: "[bold red]FAIL[/]", None: "[yellow]SKIP[/]"}
+MARK = {Outcome.PASSED: "[green]PASS[/]", Outcome.FAILED: "[bold red]FAIL[/]", Outcome.NOT_APPLICABLE: "[yellow]n/a[/]"}
 
 
 @user_errors
@@ -38,7 +39,7 @@ def selftest(
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the results to this JSON file.")] = None,
 ) -> None:
-    """Check that a rig behaves as the protocol and safety documents say, one line per check.
+    """Check that a rig behaves as the protocol and safety documents say: PASS, FAIL or n/a (and why) per check.
 
     On real hardware the checks that heat the chassis run only with --destructive; the fault matrix
     (every fault in docs/safety.md, injected) needs the simulated rig: --sim. The rig is left in its
@@ -59,7 +60,7 @@ def selftest(
         bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
         info = bed.info
         console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")
-        target = RigUnderTest(bed.link, bed.simulated, destructive=destructive)
+        target = RigUnderTest(bed, bed.simulated, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)
@@ -67,15 +68,12 @@ def selftest(
         with console.status("") as status:
             for result, wall in run_all(target, checks, lambda c: status.update(f"{c.name}: {c.description}")):
                 results.append(result)
-                text = result.figure if result.passed else f"{result.figure}: {result.detail}"
-                table.add_row(result.name, MARK[result.passed], text, f"{wall:.1f} s")
-                console.print(f"{MARK[result.passed]} {result.name}: {text}")
+                shown = result.detail if result.outcome is Outcome.NOT_APPLICABLE else result.text
+                table.add_row(result.name, MARK[result.outcome], shown, f"{wall:.1f} s")
+                console.print(f"{MARK[result.outcome]} {result.name}: {shown}")
     console.print(table)
-    passed = sum(r.passed is True for r in results)
-    failed = sum(r.passed is False for r in results)
-    skipped = sum(r.passed is None for r in results)
-    console.print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    console.print(counts(results))
     if json_out is not None:
         json_out.write_text(json.dumps([r.__dict__ for r in results], indent=2))
-    if failed:
+    if any(r.outcome is Outcome.FAILED for r in results):
         raise typer.Exit(1)

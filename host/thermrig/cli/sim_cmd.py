@@ -3,7 +3,7 @@ MicroPython) and serve its port; `thermrig sim fault ...`: inject faults into th
 
 from __future__ import annotations
 
-import signal
+import functools
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -24,6 +24,7 @@ from thermrig.priority import describe
 from thermrig.settings import ConfigError, running_sim
 from thermrig.sim.serving import Serving, serve
 from thermrig.sim.simulated_rig import SimConfig
+from thermrig.testbed.signals import signals_stop
 
 app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
 app.command("step")(step)
@@ -96,26 +97,32 @@ def sim(
     )
     console = Console()
     stop = threading.Event()
-    # Ctrl-C and SIGTERM end the simulation the same orderly way, whenever they arrive once it serves.
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with signals_stop(stop):  # Ctrl-C and SIGTERM end the simulation the same orderly way, once it serves
+        serve(cfg, stop, functools.partial(_ready, console, cfg, speed, keep_data), lambda note: _say(console, note))
 
-    def ready(s: Serving) -> None:
+
+def _say(console: Console, note: str) -> None:
+    console.print(f"[red]{escape(note)}[/]")
+
+
+def _ready(console: Console, cfg: SimConfig, speed: float, keep_data: str, s: Serving) -> None:
+    """The port served (and the drive's NBD URI), for a person and on lines of their own for a script."""
+    chassis = f", chassis {cfg.chassis}" if cfg.chassis else ""
+    console.print(
+        f"simulated rig on [bold]{s.port}[/] ({cfg.firmware}, slot {cfg.slot}, heatsink {cfg.heatsink}, "
+        f"speed {speed:g}x{chassis})"
+    )
+    if s.drive_uri is not None:
+        kept = f"keeps up to {keep_data} written" if cfg.drive_keep_data else "drops written data"
         console.print(
-            f"simulated rig on [bold]{s.port}[/] ({firmware}, slot {slot}, heatsink {heatsink}, speed {speed:g}x"
-            f"{f', chassis {chassis}' if chassis else ''})"
+            f"virtual drive {cfg.drive} (scale {cfg.drive_scale:g}, {kept}) served over NBD at [bold]{s.drive_uri}[/]"
         )
-        if s.drive_uri is not None:
-            kept = f"keeps up to {keep_data} written" if cfg.drive_keep_data else "drops written data"
-            console.print(f"virtual drive {drive} (scale {scale:g}, {kept}) served over NBD at [bold]{s.drive_uri}[/]")
-            console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
-        console.print(describe())
-        console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
-        print(s.port, flush=True)
-        if s.drive_uri is not None:
-            print(s.drive_uri, flush=True)
-
-    serve(cfg, stop, ready, lambda note: console.print(f"[red]{escape(note)}[/]"))
+        console.print(f"try: fio --name=t --ioengine=nbd --uri='{s.drive_uri}' --rw=randread --bs=4k --size=1g")
+    console.print(describe())
+    console.print("try: thermrig rig watch    thermrig sim fault tc-open    (Ctrl-C stops the simulation)")
+    print(s.port, flush=True)
+    if s.drive_uri is not None:
+        print(s.drive_uri, flush=True)
 
 
 def _size(text: str) -> int:
@@ -133,7 +140,11 @@ def fault(
     ] = None,
     channel: Annotated[int, typer.Option(help="Thermocouple 0-3, fan 0-1, garbage 0 = into the rig, 1 = to host.")] = 0,
     value: Annotated[
-        float | None, typer.Option(help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C.")
+        float | None,
+        typer.Option(
+            help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C; "
+            "clock-jump: ms; clock-drift: ppm."
+        ),
     ] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove every persistent fault.")] = False,
 ) -> None:

@@ -5,6 +5,7 @@ rig in its safe state, and reads the run back from InfluxDB (the procedure: ther
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -55,39 +56,52 @@ def step(
     # The heartbeat the firmware demands while heating is counted in its (simulated) seconds: the
     # testbed paces it, and tells the time sync the simulated clock's pace.
     with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot)) as bed:
-        link, sim = bed.link, bed.simulated
         console.print(info_table(bed.info, bed.port))
-
-        def started(tel: Telemetry) -> None:
-            console.print(
-                f"room {tel.named('ambient_t').value:.2f} °C, chassis air {tel.named('chassis_air').value:.2f} °C; "
-                f"setting {profile}: {prof.set_args()}"
-            )
-
         with Live(console=console, refresh_per_second=4) as live:
-            last_draw = [0.0]
-
-            def frame(tel: Telemetry, t: float, phase: str) -> None:
-                if phase == "done" or time.monotonic() - last_draw[0] > 0.25:
-                    last_draw[0] = time.monotonic()
-                    title = (
-                        f"{profile}: done at t = {t:5.1f} s"
-                        if phase == "done"
-                        else f"{profile}: {phase}, t = {t:5.1f} s"
-                    )
-                    live.update(telemetry_view(tel, link, title=title))
-
-            outcome = run_step(link, influx, tags, prof, hold, timeout, lambda: sim.plant.state.air, started, frame)
-        console.print()
-        console.print(_results(outcome, link))
-        safe = outcome.safe
-        console.print(
-            f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
-            f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}"
-        )
-        console.print(_read_back(influx, tags, outcome.read_back, outcome.stored))
+            view = _StepView(console, live, bed.link, profile, prof.set_args())
+            plant = bed.simulated.plant
+            outcome = run_step(
+                bed, influx, tags, prof, hold, timeout, lambda: plant.state.air, view.started, view.frame
+            )
+        _say_outcome(console, outcome, bed.link, influx, tags)
         if outcome.sensed.settle_s is None or outcome.timed_out:
             raise typer.Exit(1)
+
+
+@dataclass
+class _StepView:
+    """The step as it goes: its first frame in a line, then every frame live (at most four a second)."""
+
+    console: Console
+    live: Live
+    link: RigLink
+    profile: str
+    set_args: dict[str, int]
+    last_draw: float = 0.0
+
+    def started(self, tel: Telemetry) -> None:
+        self.console.print(
+            f"room {tel.named('ambient_t').value:.2f} °C, chassis air {tel.named('chassis_air').value:.2f} °C; "
+            f"setting {self.profile}: {self.set_args}"
+        )
+
+    def frame(self, tel: Telemetry, t: float, phase: str) -> None:
+        if phase == "done" or time.monotonic() - self.last_draw > 0.25:
+            self.last_draw = time.monotonic()
+            doing = "done at" if phase == "done" else f"{phase},"
+            title = f"{self.profile}: {doing} t = {t:5.1f} s"
+            self.live.update(telemetry_view(tel, self.link, title=title))
+
+
+def _say_outcome(console: Console, outcome: StepOutcome, link: RigLink, influx: InfluxSettings, tags: RunTags) -> None:
+    console.print()
+    console.print(_results(outcome, link))
+    safe = outcome.safe
+    console.print(
+        f"[green]rig left safe[/]: heater {safe.heater_pct:.0f} %, fans "
+        f"{', '.join(f'{v:.0f} %' for v in safe.fan_pct.values())}, faults {safe.faults.name or 'none'}"
+    )
+    console.print(_read_back(influx, tags, outcome.read_back, outcome.stored))
 
 
 def _results(outcome: StepOutcome, link: RigLink) -> Group:

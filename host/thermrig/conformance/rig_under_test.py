@@ -1,5 +1,6 @@
 """What the checks run against: a live rig in real time, or the stepped simulation, where time is
-virtual and faults can be injected. Both give the rig's telemetry for a stretch of rig time."""
+virtual and faults can be injected. Both give the rig's telemetry for a stretch of rig time, and are
+put safe the host's one way, through their testbed."""
 
 from __future__ import annotations
 
@@ -10,16 +11,28 @@ from dataclasses import dataclass, field
 from thermrig.dut.simulation import FaultControl, SimulationControl
 from thermrig.link.rig_link import RigLink, RigTimeout
 from thermrig.protocol.messages import Telemetry
+from thermrig.testbed import Testbed
 
 HEARTBEAT_S = 0.5  # how often the host speaks while heating: well inside the 3 s deadline
 
 
 @dataclass
 class RigUnderTest:
-    link: RigLink
+    bed: Testbed  # the session with the rig: its link, and how the host puts it safe
     sim: SimulationControl | None = None
     destructive: bool = False  # allowed to heat; always true for a simulation
     log: list[str] = field(default_factory=list)
+    # A finding of an earlier check that a heating check cannot be judged past (the heater heats at 0 %,
+    # a fault latched by a thermocouple that does not read): those checks are then not applicable.
+    blocked: str | None = None
+
+    @property
+    def link(self) -> RigLink:
+        return self.bed.link
+
+    def safe(self) -> None:
+        """Heater off, fans full, through the testbed (Testbed.safe); a rig that does not ack it raises."""
+        self.bed.safe(checked=True)
 
     @property
     def faults(self) -> FaultControl | None:

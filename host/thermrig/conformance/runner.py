@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 from thermrig.conformance.checks import CHECKS
 from thermrig.conformance.fault_matrix import FAULT_CHECKS
-from thermrig.conformance.result import Check, CheckFailed, CheckResult
+from thermrig.conformance.result import Check, CheckFailed, CheckResult, NotApplicable, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.protocol.messages import ProtocolError
@@ -27,22 +27,31 @@ def select(only: list[str] | None) -> list[Check]:
 
 def run_check(target: RigUnderTest, check: Check) -> CheckResult:
     if check.needs_sim and target.sim is None:
-        return CheckResult(check.name, None, "skipped", "needs fault injection: run with --sim")
+        return _not_applicable(check, "needs fault injection: run with --sim")
     if check.heats and not target.may_heat:
-        return CheckResult(check.name, None, "skipped", "heats the rig: pass --destructive on real hardware")
+        return _not_applicable(check, "heats the rig: pass --destructive on real hardware")
+    if target.blocked is not None and (check.heats or check.needs_sim):
+        return _not_applicable(check, f"not judged: {target.blocked}")
     try:
         figure = check.run(target)
+    except NotApplicable as exc:
+        _make_safe(target)
+        return _not_applicable(check, str(exc))
     except (CheckFailed, NakError, RigTimeout, ProtocolError) as exc:
         _make_safe(target)
-        return CheckResult(check.name, False, "failed", str(exc))
-    return CheckResult(check.name, True, figure)
+        return CheckResult(check.name, Outcome.FAILED, "failed", str(exc))
+    return CheckResult(check.name, Outcome.PASSED, figure)
+
+
+def _not_applicable(check: Check, reason: str) -> CheckResult:
+    return CheckResult(check.name, Outcome.NOT_APPLICABLE, "n/a", reason)
 
 
 def _make_safe(target: RigUnderTest) -> None:
     try:
         if target.faults is not None:
             target.faults.clear()
-        target.link.command("SAFE")
+        target.safe()
     except (NakError, RigTimeout):
         pass
 

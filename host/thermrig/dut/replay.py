@@ -43,6 +43,30 @@ def condition(slot: SlotParams, cooling: DriveThermalParams, profile: str) -> Co
 
 
 @dataclass(frozen=True)
+class Workload:
+    """A workload the replay runs from the cell's idle equilibrium: its pattern and length, and the drive's
+    state at its start. preconditioned: full and past the spare area; filled: full, the spare area still
+    fresh (a fill just before); neither: fresh."""
+
+    pattern: Pattern
+    runtime_s: float
+    preconditioned: bool = False
+    filled: bool = False
+
+
+@dataclass(frozen=True)
+class MixedSweep:
+    """Seed 000's mixed sweeps: read shares (percent) one after another with no pause, step_s each, at bs
+    bytes a request and queue depth qd, sequential or random, on a pre-filled drive."""
+
+    read_pcts: tuple[int, ...]
+    bs: int
+    qd: int
+    step_s: float
+    sequential: bool
+
+
+@dataclass(frozen=True)
 class SweepStep:
     read_pct: int
     iops: list[float]  # per second, reads and writes together
@@ -54,26 +78,15 @@ class ModelReplay(Protocol):
         chassis: ChassisParams,
         drive: DriveProfile,
         cond: Condition,
-        pattern: Pattern,
-        runtime_s: float,
-        preconditioned: bool = False,
-        filled: bool = False,
+        work: Workload,
         states: list[int] | None = None,
     ) -> list[float]:
         """Drive-scale throughput (bytes/s) for each second of the workload, the air held at the
-        condition's (docs/virtual-drive.md)."""
+        condition's (docs/virtual-drive.md). states: gets the drive's power state at the end of each second."""
         ...
 
     def replay_sweep(
-        self,
-        chassis: ChassisParams,
-        drive: DriveProfile,
-        cond: Condition,
-        steps: tuple[int, ...],
-        bs: int,
-        qd: int,
-        step_s: float,
-        sequential: bool,
+        self, chassis: ChassisParams, drive: DriveProfile, cond: Condition, sweep: MixedSweep
     ) -> list[SweepStep]:
-        """Seed 000's mixed sweeps: read shares one after another with no pause, on a pre-filled drive."""
+        """The sweep's steps, each with its IOPS per second."""
         ...

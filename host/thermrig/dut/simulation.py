@@ -16,6 +16,7 @@ FIRMWARES = (
     "zephyr-board",
     "micropython",
     "micropython-pico",
+    "micropython-rp2040",
 )  # what a simulated rig can run (thermrig.sim.firmware)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from thermrig.hardware.profiles import DriveThermalParams, profile_file
+from thermrig.hardware.profiles import DRIVE_PACKAGE, DriveThermalParams, numbers, profile_file
 from thermrig.toml_file import TomlFile
 
 GB = 1_000_000_000
@@ -57,14 +57,7 @@ class DriveProfile:
 
     def thermal(self, base: DriveThermalParams) -> DriveThermalParams:
         """The plant's drive nodes with this drive's own package and board figures."""
-        return replace(
-            base,
-            ctrl_capacity=self.ctrl_capacity,
-            board_capacity=self.board_capacity,
-            g_ctrl_board=self.g_ctrl_board,
-            ctrl_power_fraction=self.ctrl_power_fraction,
-            idle_power_w=self.idle_power_w,
-        )
+        return replace(base, **{field: getattr(self, field) for field in DRIVE_PACKAGE})
 
 
 def drive_names() -> tuple[str, ...]:
@@ -83,6 +76,7 @@ def load_drive_profile(name: str) -> DriveProfile:
 
     states = _states(r, name, d.get("states"))
     profile = DriveProfile(
+        **numbers(n, DRIVE_PACKAGE),
         name=name,
         description=s("description"),
         model=s("model"),
@@ -99,7 +93,6 @@ def load_drive_profile(name: str) -> DriveProfile:
         qd1_rand_write_iops=n("qd1_rand_write_iops", 1, 10_000_000),
         read_power_w=n("read_power_w", 0.1, 50),
         write_power_w=n("write_power_w", 0.1, 50),
-        idle_power_w=n("idle_power_w", 0, 10),
         states=states,
         tmt1_c=n("tmt1_c", 25, 120),
         tmt2_c=n("tmt2_c", 30, 130),
@@ -107,10 +100,6 @@ def load_drive_profile(name: str) -> DriveProfile:
         throttle_gain=n("throttle_gain_w_per_k_s", 0.001, 10),
         step_s=n("step_s", 0.1, 10),
         composite_offset_c=n("composite_offset_c", -40, 40),
-        ctrl_capacity=n("ctrl_capacity_j_per_k", 0.05, 20),
-        board_capacity=n("board_capacity_j_per_k", 1, 100),
-        g_ctrl_board=n("g_ctrl_board_w_per_k", 0.01, 10),
-        ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
         slc_cache_bytes=int(n("slc_cache_gb", 0, 100_000, 0) * GB),
         post_cache_write_bps=n("post_cache_write_mb_s", 1, 100_000, n("seq_write_mb_s", 1, 100_000)) * 1e6,
         cache_fold_bps=n("cache_fold_mb_s", 1, 100_000, n("post_cache_write_mb_s", 1, 100_000, 1000)) * 1e6,

@@ -5,6 +5,7 @@ data; hardware/profiles in a checkout), or all from $THERMRIG_HARDWARE_DIR/profi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,42 @@ def load_slot(name: str) -> SlotParams:
     )
 
 
+# Numbers read by table: field name -> (TOML key, lowest, highest).
+Bounds = dict[str, tuple[str, float, float]]
+
+# The drive's thermal numbers, heatsinks.toml's [drive]: the plant's defaults.
+DRIVE_THERMAL: Bounds = {
+    "board_capacity": ("board_capacity_j_per_k", 1, 100),
+    "ctrl_capacity": ("ctrl_capacity_j_per_k", 0.05, 20),
+    "g_ctrl_board": ("g_ctrl_board_w_per_k", 0.01, 10),
+    "ctrl_power_fraction": ("ctrl_power_fraction", 0, 1),
+    "idle_power_w": ("idle_power_w", 0, 10),
+    "g_board_connector": ("g_board_connector_w_per_k", 0, 1),
+    "board_area": ("board_area_m2", 0.0001, 0.1),
+    "ctrl_area": ("ctrl_area_m2", 0, 0.01),
+    "h_still": ("h_still", 1, 50),
+    "h_forced": ("h_forced", 0, 100),
+}
+# Those a drive's own package sets: each profile of drives.toml has them, with the same bounds, and
+# DriveProfile.thermal puts them in place of the defaults.
+DRIVE_PACKAGE: Bounds = {
+    f: DRIVE_THERMAL[f]
+    for f in ("board_capacity", "ctrl_capacity", "g_ctrl_board", "ctrl_power_fraction", "idle_power_w")
+}
+# A heatsink of heatsinks.toml.
+HEATSINK: Bounds = {
+    "sink_capacity": ("capacity_j_per_k", 0, 1000),
+    "g_board_sink": ("g_board_sink_w_per_k", 0, 100),
+    "g_ctrl_sink": ("g_ctrl_sink_w_per_k", 0, 100),
+    "sink_area": ("area_m2", 0, 1),
+}
+
+
+def numbers(number: Callable[[str, float, float], float], table: Bounds) -> dict[str, float]:
+    """The table's numbers, each read by number(key, lowest, highest), by field name."""
+    return {field: number(key, lo, hi) for field, (key, lo, hi) in table.items()}
+
+
 def load_drive_thermal(heatsink: str) -> DriveThermalParams:
     r = profile_file("heatsinks.toml")
     dr = r.section("drive")
@@ -180,23 +217,7 @@ def load_drive_thermal(heatsink: str) -> DriveThermalParams:
     def h(key: str, lo: float, hi: float) -> float:
         return r.number(hs, heatsink, key, lo, hi)
 
-    return DriveThermalParams(
-        board_capacity=n("board_capacity_j_per_k", 1, 100),
-        ctrl_capacity=n("ctrl_capacity_j_per_k", 0.05, 20),
-        g_ctrl_board=n("g_ctrl_board_w_per_k", 0.01, 10),
-        g_board_connector=n("g_board_connector_w_per_k", 0, 1),
-        ctrl_power_fraction=n("ctrl_power_fraction", 0, 1),
-        board_area=n("board_area_m2", 0.0001, 0.1),
-        ctrl_area=n("ctrl_area_m2", 0, 0.01),
-        h_still=n("h_still", 1, 50),
-        h_forced=n("h_forced", 0, 100),
-        idle_power_w=n("idle_power_w", 0, 10),
-        sink_name=heatsink,
-        sink_capacity=h("capacity_j_per_k", 0, 1000),
-        g_board_sink=h("g_board_sink_w_per_k", 0, 100),
-        g_ctrl_sink=h("g_ctrl_sink_w_per_k", 0, 100),
-        sink_area=h("area_m2", 0, 1),
-    )
+    return DriveThermalParams(sink_name=heatsink, **numbers(n, DRIVE_THERMAL), **numbers(h, HEATSINK))
 
 
 def load_chassis_profiles() -> dict[str, dict[str, Any]]:

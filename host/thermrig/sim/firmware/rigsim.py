@@ -9,7 +9,7 @@ import subprocess
 from thermrig.priority import set_process_nice
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
-from thermrig.sim.wires import Reset, SerialFault
+from thermrig.sim.wires import ClockFault, Reset, SerialFault
 
 
 class Rigsim(Firmware):
@@ -45,6 +45,10 @@ class Rigsim(Firmware):
 
     def serial_fault(self, fault: SerialFault) -> None:
         self.server.send_raw(fault.line())
+
+    def clock_fault(self, fault: ClockFault) -> bool:
+        self.server.send_raw(fault.line())
+        return True
 
     def settle(self) -> None:
         """Nothing to wait for: rigsim writes its frames to the pty before it asks for the next sample."""

@@ -1,6 +1,7 @@
 """The plan's estimates as `thermrig plan`, `thermrig run` and `lab plan` give them: the rig's recorded
-runs where they hold one like a run, else the calibrated rig model walked through the plan (built here,
-at the user-interface layer: campaign.model_estimate), else fixed guesses; and a line saying which."""
+runs where they hold one like a run, else the calibrated rig model walked through the plan
+(campaign.model_estimate on testbed.rig_model), kept under the history folder by the campaign's
+content, else fixed guesses; and a line saying which."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from thermrig.campaign.history import History, RunRecord
-from thermrig.campaign.model_estimate import MODEL_SOURCE, model_history
+from thermrig.campaign.model_estimate import MODEL_SOURCE, Progressed, model_history
 from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, GUESS, HISTORY, MODEL, Plan
 from thermrig.errors import ThermrigError
+
+CACHE = ".model-estimates"  # under the history folder: the model's walk per campaign file's content
 
 
 def needs_model(plan: Plan) -> bool:
@@ -24,10 +25,7 @@ def needs_model(plan: Plan) -> bool:
     return any(GUESS in (e.equilibrium_from, e.cooldown_from) for e in map(plan.phases, plan.runs))
 
 
-CACHE = ".model-estimates"  # under the history folder: the model's walk per campaign file's content
-
-
-def _cache_file(plan: Plan, folder: Path) -> Path:
+def cache_file(plan: Plan, folder: Path) -> Path:
     """By the campaign's content (its rules, factors and workloads; not the order: the planner reads the
     walk by transition, so another drawn order of the same campaign is estimated from it too)."""
     text = repr(dataclasses.replace(plan.campaign, seed=None))
@@ -37,16 +35,32 @@ def _cache_file(plan: Plan, folder: Path) -> Path:
 def cached_model(plan: Plan, folder: Path) -> History | None:
     """The rig model's walk a `thermrig plan` of the same campaign left under folder, if any."""
     try:
-        records = json.loads(_cache_file(plan, folder).read_text())
+        records = json.loads(cache_file(plan, folder).read_text())
         return History(plan.campaign.rig_name, tuple(RunRecord(**r) for r in records), MODEL_SOURCE)
     except (OSError, ValueError, TypeError):
         return None
 
 
-def with_model(plan: Plan, folder: Path | None = None, run_model: bool = True) -> Plan:
+def _keep(plan: Plan, folder: Path, model: History) -> None:
+    path = cache_file(plan, folder)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([dataclasses.asdict(r) for r in model.runs], indent=1))
+    except OSError:  # a read-only history folder: the estimate holds, only not kept
+        pass
+
+
+def with_model(
+    plan: Plan,
+    folder: Path | None = None,
+    run_model: bool = True,
+    progressed: Progressed | None = None,
+    failed: Callable[[str], None] | None = None,
+) -> Plan:
     """The plan with the rig model's walk through it where history leaves runs unknown: the walk a plan
-    of the same campaign cached under folder, else (run_model) walked now, progress (runs walked) on
-    stderr, and cached there."""
+    of the same campaign cached under folder, else (run_model) walked now, progressed told the runs
+    walked, and cached there. A model that cannot walk the plan leaves the fixed guesses; failed is told
+    why."""
     if not plan.runs or not needs_model(plan):
         return plan
     if folder is not None and (cached := cached_model(plan, folder)) is not None:
@@ -55,27 +69,14 @@ def with_model(plan: Plan, folder: Path | None = None, run_model: bool = True) -
         return plan
     from thermrig.testbed.rig_model import rig_model  # the simulator: only when it is needed
 
-    with Progress(
-        TextColumn("estimating on the rig model"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("model", total=len(plan.runs))
-        try:
-            model = model_history(plan, rig_model, lambda done, total: bar.update(task, completed=done))
-        except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
-            Console(stderr=True).print(f"[yellow]the rig model could not walk this plan[/] ({exc}): fixed guesses")
-            return plan
+    try:
+        model = model_history(plan, rig_model, progressed)
+    except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
+        if failed is not None:
+            failed(str(exc))
+        return plan
     if folder is not None:
-        path = _cache_file(plan, folder)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps([dataclasses.asdict(r) for r in model.runs], indent=1))
-        except OSError:  # a read-only history folder: the estimate holds, only not kept
-            pass
+        _keep(plan, folder, model)
     return plan.with_model(model)
 
 

@@ -1,0 +1,91 @@
+// The host's side of the Pico's USB CDC port: enumerates the device as rp2040js's USBCDC does, then
+// carries the link. Unlike rp2040js's USBCDC, an OUT transfer the device arms waits until the host has
+// bytes to send, as a real host's does (answering it at once with zero bytes, every 10 us, keeps the core
+// awake handling empty transfers). Bytes the device writes go to `onData`.
+import { DescriptorType, getDescriptorPacket, setDeviceAddressPacket, setDeviceConfigurationPacket, createSetupPacket, DataDirection, SetupType, SetupRecipient } from 'rp2040js';
+
+const CDC_SET_CONTROL_LINE_STATE = 0x22;
+const DTR_RTS = 3;
+const CONFIG_DESCRIPTOR_SIZE = 9;
+const CDC_DATA_CLASS = 10;
+
+function bulkEndpoints(descriptors) {
+  const found = { in: -1, out: -1 };
+  let cdcData = false;
+  for (let i = 0; i + 1 < descriptors.length && descriptors[i] >= 2; i += descriptors[i]) {
+    const len = descriptors[i];
+    const type = descriptors[i + 1];
+    if (type === DescriptorType.Interface && len === 9) {
+      cdcData = descriptors[i + 4] === 2 && descriptors[i + 5] === CDC_DATA_CLASS;
+    }
+    if (cdcData && type === DescriptorType.Endpoint && len === 7 && (descriptors[i + 3] & 3) === 2) {
+      const address = descriptors[i + 2];
+      found[address & 0x80 ? 'in' : 'out'] = address & 0xf;
+    }
+  }
+  return found;
+}
+
+export class CdcHost {
+  constructor(usb) {
+    this.usb = usb;
+    this.tx = []; // bytes for the device, oldest first
+    this.pendingRead = 0; // the size of an OUT transfer the device armed and the host has not answered
+    this.configSize = null;
+    this.descriptors = [];
+    this.endpoints = { in: -1, out: -1 };
+    this.connected = false;
+    this.onData = () => {};
+    this.onConnected = () => {};
+    usb.onUSBEnabled = () => usb.resetDevice();
+    usb.onResetReceived = () => usb.sendSetupPacket(setDeviceAddressPacket(1));
+    usb.onEndpointWrite = (endpoint, buffer) => this.written(endpoint, buffer);
+    usb.onEndpointRead = (endpoint, size) => {
+      if (endpoint === this.endpoints.out) {
+        this.pendingRead = size;
+        this.flush();
+      }
+    };
+  }
+
+  written(endpoint, buffer) {
+    if (endpoint === 0 && buffer.length === 0) {
+      if (this.configSize == null) {
+        this.usb.sendSetupPacket(getDescriptorPacket(DescriptorType.Configration, CONFIG_DESCRIPTOR_SIZE));
+      } else if (!this.connected) {
+        this.connected = true;
+        this.usb.sendSetupPacket(createSetupPacket({
+          dataDirection: DataDirection.HostToDevice, type: SetupType.Class, recipient: SetupRecipient.Device,
+          bRequest: CDC_SET_CONTROL_LINE_STATE, wValue: DTR_RTS, wIndex: 0, wLength: 0,
+        }));
+        this.onConnected();
+      }
+    } else if (endpoint === 0) {
+      if (buffer.length === CONFIG_DESCRIPTOR_SIZE && buffer[1] === DescriptorType.Configration && this.configSize == null) {
+        this.configSize = (buffer[3] << 8) | buffer[2];
+        this.usb.sendSetupPacket(getDescriptorPacket(DescriptorType.Configration, this.configSize));
+      } else if (this.configSize != null && this.descriptors.length < this.configSize) {
+        this.descriptors.push(...buffer);
+      }
+      if (this.configSize != null && this.descriptors.length === this.configSize && this.endpoints.in < 0) {
+        this.endpoints = bulkEndpoints(this.descriptors);
+        this.usb.sendSetupPacket(setDeviceConfigurationPacket(1));
+      }
+    } else if (endpoint === this.endpoints.in) {
+      this.onData(buffer);
+    }
+  }
+
+  /** Bytes from the host: sent in the device's next OUT transfer (now, if it has one armed). */
+  send(bytes) {
+    for (const b of bytes) this.tx.push(b);
+    this.flush();
+  }
+
+  flush() {
+    if (!this.pendingRead || !this.tx.length) return;
+    const chunk = Uint8Array.from(this.tx.splice(0, this.pendingRead));
+    this.pendingRead = 0;
+    this.usb.endpointReadDone(this.endpoints.out, chunk);
+  }
+}

@@ -1,0 +1,97 @@
+"""What a lab flashes onto a Pico, on an emulated RP2040: stock MicroPython v1.28.0 for RPI_PICO (`make
+firmware-pico`) and the board's littlefs image as `thermrig flash --board pico` would leave it (pico_fs.py:
+the checkout's .py files, or a release's .mpy files with `--image RELEASE_DIR`), run by rp2040js through
+the project's Node harness (firmware/micropython/rp2040js), wired to the plant by the rig's pin map. Its
+USB CDC port is the harness's stdin and stdout, connected to the SerialBridge (docs/micropython.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from thermrig.flash.base import FlashError
+from thermrig.flash.pico_fs import board_filesystem
+from thermrig.paths import packaged
+from thermrig.settings import environment, find_tool
+from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
+from thermrig.sim.firmware.bridged import BridgedFirmware
+from thermrig.sim.firmware.micropython import announced_clock
+
+BOOTROM = "rp2040-bootrom-b1.bin"  # beside the uf2 (make firmware-pico copies it from the pinned archive)
+RP2040JS = "1.4.1"
+
+
+def harness_dir() -> Path:
+    """The Node harness (package.json pins rp2040js): the checkout's, or the installed package's copy."""
+    return packaged("micropython") / "rp2040js"
+
+
+def check_harness(node: Path, harness: Path) -> None:
+    """Node and the pinned rp2040js are there, or one line says how to get them."""
+    if not node.exists():
+        raise SimError(
+            "Node.js is not installed (it runs the emulated RP2040): install Node 18 or later "
+            "(`apt-get install nodejs npm`; make setup does), or set THERMRIG_NODE"
+        )
+    package = harness / "node_modules" / "rp2040js" / "package.json"
+    try:
+        version = json.loads(package.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        version = None
+    if version != RP2040JS:
+        found = f"rp2040js {version}" if version else "no rp2040js"
+        raise SimError(
+            f"the RP2040 harness in {harness} has {found}, it needs {RP2040JS}: run `npm ci` there (make setup does)"
+        )
+
+
+class MicroPythonRp2040(BridgedFirmware):
+    name = "micropython-rp2040"
+    serial_on_stdio = True
+
+    def __init__(self, ctx: LaunchContext) -> None:
+        self.node = find_tool("node")
+        self.harness = harness_dir()
+        check_harness(self.node, self.harness)
+        self.uf2 = find_tool("pico-uf2")
+        if not self.uf2.exists():
+            raise SimError(
+                f"{self.uf2} is missing: build stock MicroPython for the Pico with `make firmware-pico` "
+                "(or set THERMRIG_PICO_UF2 to a v1.28.0 RPI_PICO firmware.uf2, with rp2040-bootrom-b1.bin beside it)"
+            )
+        self.bootrom = self.uf2.with_name(BOOTROM)
+        if not self.bootrom.exists():
+            raise SimError(f"{self.bootrom} is missing: `make firmware-pico` puts the RP2040's bootrom beside the uf2")
+        if ctx.ppm or ctx.offset_us:
+            raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated RP2040 keeps its own")
+        self.fs_image = ctx.workdir / "pico-littlefs.img"
+        try:
+            self.version = board_filesystem(self.fs_image, ctx.image)
+        except FlashError as exc:
+            raise SimError(str(exc)) from exc
+        self.stats_path = ctx.workdir / "rp2040-stats.json"
+        self.clock_follows_plant = not ctx.realtime
+        super().__init__(ctx)
+        self.truth = announced_clock(self, "the emulated RP2040")
+
+    def command(self, ctx: LaunchContext, serial_sock: str) -> list[str]:
+        files = ["--uf2", str(self.uf2), "--bootrom", str(self.bootrom), "--fs", str(self.fs_image)]
+        harness = str(self.harness / "harness.mjs")
+        # THERMRIG_RP2040_PROFILE=PATH: where the core's time goes, sampled PCs written there at exit
+        # (bench/bench_rp2040.py names them by the ELF's symbols).
+        profile = environment("THERMRIG_RP2040_PROFILE")
+        extra = ["--profile", profile] if profile else []
+        return [str(self.node), harness, "--plant", ctx.plant_sock, *files, "--stats", str(self.stats_path), *extra]
+
+    def pace(self) -> dict[str, float]:
+        """The emulator's account so far: simulated and wall seconds, their ratio, cycles executed and the
+        time the core slept (skipped), from the harness's stats file (empty before its first step)."""
+        try:
+            stats: dict[str, float] = json.loads(self.stats_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return stats
+
+
+def launch(ctx: LaunchContext) -> Firmware:
+    return MicroPythonRp2040(ctx)

@@ -1,0 +1,129 @@
+"""Stock MicroPython v1.28.0 for the Pico (make firmware-pico) on an emulated RP2040 (rp2040js): the
+`micropython-rp2040` simulated firmware. The board's files are those `thermrig flash --board pico` puts on a
+Pico, in a littlefs image; nothing of the firmware or of MicroPython is simulated, only the chips around the
+RP2040 and the plant. The conformance suite's short form runs here (the whole suite: make conformance-rp2040)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from firmware_release import write_release
+
+from thermrig.conformance.rig_under_test import RigUnderTest
+from thermrig.conformance.runner import ALL_CHECKS, run_check
+from thermrig.dut.pacing import Pacing
+from thermrig.firmware_identity import micropython_firmware_dir
+from thermrig.flash.pico_fs import RPI_PICO, board_filesystem
+from thermrig.link.rig_link import RigLink
+from thermrig.settings import find_tool
+from thermrig.sim.firmware.base import SimError
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+
+pytestmark = pytest.mark.xdist_group("micropython-rp2040")  # one emulated chip at a time: each wants a core
+SHORT_FORM = ("handshake", "telemetry", "fault:tc-open:3", "fault:spi-all-ones:2")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stock_image() -> None:
+    if not find_tool("pico-uf2").is_file():
+        pytest.fail(f"{find_tool('pico-uf2')} is missing: run `make firmware-pico` (make test does)")
+
+
+@contextmanager
+def rp2040(image: Path | None = None, seed: int = 3) -> Iterator[tuple[SimulatedRig, RigLink]]:
+    cfg = SimConfig(pacing=Pacing.stepped(), seed=seed, firmware="micropython-rp2040", image=image)
+    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
+        link.hello()
+        yield sim, link
+
+
+def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
+    """Boot, HELLO, telemetry, one fault and one bus fault, as the whole suite checks them."""
+    checks = {c.name: c for c in ALL_CHECKS}
+    with rp2040(seed=11) as (sim, link):
+        target = RigUnderTest(link, sim)
+        for name in SHORT_FORM:
+            result = run_check(target, checks[name])
+            assert result.passed is True, f"{name}: {result.figure}: {result.detail}"
+
+
+def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> None:
+    release = write_release(tmp_path, "0.0.0")  # its Pico files: the real .mpy files and main.py
+    image = tmp_path / "fs.img"
+    version = board_filesystem(image, release)
+    assert image.stat().st_size == RPI_PICO.block_size * RPI_PICO.block_count
+    with rp2040(release) as (sim, link):
+        assert link.info is not None and link.info.board == "rp2040-pico" and link.info.version == version
+        sim.advance(1.0)
+        assert link.next_telemetry().heater_pct == 0.0
+        boot_s = sim.firmware.pace()["boot_s"]  # type: ignore[attr-defined]
+    assert 0.0 < boot_s < 1.0  # bytecode: no compiling at boot (the checkout's .py files take about 1 s)
+
+
+def telemetry_of(seed: int) -> list[str]:
+    """A scripted run: the frames' text, every field but none of the host's clock."""
+    with rp2040(seed=seed) as (sim, link):
+        link.set(air=4000, heat=1, fan0=400)
+        frames = []
+        for _ in range(3):
+            link.ping()
+            sim.advance(1.0)
+            frames += link.drain_telemetry()
+        frames += link.collect_telemetry(30 - len(frames), timeout=5.0)
+    return [repr((f.uptime_ms, f.readings, f.heater_pct, f.fan_pct, f.faults)) for f in frames]
+
+
+def test_a_stepped_run_is_the_same_run_whatever_the_load() -> None:
+    """The chip runs exactly the cycles of each plant step: two runs of one script read the same frames."""
+    first, second = telemetry_of(5), telemetry_of(5)
+    assert len(first) >= 30
+    assert first == second
+
+
+def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
+    image = tmp_path / "board"
+    shutil.copytree(micropython_firmware_dir(), image, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
+    edit(image)
+    return image
+
+
+def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
+    def edit(image: Path) -> None:
+        path = image / rel
+        text = path.read_text()
+        assert old in text, f"{old!r} is not in {rel}"
+        path.write_text(text.replace(old, new))
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0", "polarity=1, phase=1"), "needs mode 0"),
+        (replace_in("thermrig_fw/hal_pico.py", "FAN_PWM_HZ = 25000", "FAN_PWM_HZ = 1000"), "fan0 PWM (GP6) at 1000 Hz"),
+    ],
+    ids=["spi-mode", "fan-pwm-frequency"],
+)
+def test_a_wiring_mistake_stops_the_board_with_one_line(
+    tmp_path: Path, edit: Callable[[Path], None], says: str
+) -> None:
+    with (
+        pytest.raises(SimError, match="pico board: .*" + re.escape(says)),
+        rp2040(board_files(tmp_path, edit)) as (sim, _),
+    ):
+        sim.advance(0.5)
+
+
+def test_without_node_the_firmware_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("THERMRIG_NODE", str(tmp_path / "no-node"))
+    with (
+        pytest.raises(SimError, match=r"Node\.js is not installed"),
+        SimulatedRig(SimConfig(pacing=Pacing.stepped(), firmware="micropython-rp2040")),
+    ):
+        pass

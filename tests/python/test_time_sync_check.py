@@ -1,0 +1,156 @@
+"""The conformance suite's time-sync check in real time, as `thermrig rig selftest --port` runs it against
+`thermrig sim`: it judges the rig's clock fit, not the host's scheduling. It passes on a healthy rig, beside
+two CPU burners too, and fails on a rig whose clock jumps, changes pace or runs far from its crystal (the
+simulated rig's injected clock faults)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+from thermrig.conformance.checks import CHECKS, DRIFT_MAX_PPM, SYNC_ERROR_MS, SYNC_PINGS
+from thermrig.conformance.clock_lines import clock_lines
+from thermrig.conformance.result import CheckResult, Outcome
+from thermrig.conformance.rig_under_test import RigUnderTest
+from thermrig.conformance.runner import run_check
+from thermrig.dut.faults import FaultKind
+from thermrig.link.timesync import SyncSample
+from thermrig.sim.faults import FaultError
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, Testbed, open_testbed
+
+TIME_SYNC = next(c for c in CHECKS if c.name == "time-sync")
+
+
+@pytest.fixture
+def live_rig() -> Iterator[tuple[SimulatedRig, Testbed]]:
+    """A real-time simulated rig with a crystal 80 ppm slow and an arbitrary uptime, and a testbed on its port
+    as `rig selftest --port` opens it."""
+    with (
+        SimulatedRig(SimConfig(ppm=-80.0, offset_us=123_456_789)) as sim,
+        open_testbed(LocalRig(sim.port), keepalive=False) as bed,
+    ):
+        yield sim, bed
+
+
+def run_time_sync(bed: Testbed, at_ping: int | None = None, fault: Callable[[], None] | None = None) -> CheckResult:
+    """The check on a live rig (no simulation control: what `rig selftest --port` has); `fault` is called
+    as the check's ping number `at_ping` leaves the host, so the pings before it read the healthy clock."""
+    sent = 0
+
+    def count() -> None:
+        nonlocal sent
+        sent += 1
+        if sent == at_ping and fault is not None:
+            fault()
+
+    bed.link.send_listeners.append(count)
+    try:
+        result = run_check(RigUnderTest(bed), TIME_SYNC)
+    finally:
+        bed.link.send_listeners.remove(count)
+    print(f"time-sync: {result.text}")
+    return result
+
+
+def rig_ppm(result: CheckResult) -> tuple[float, float]:
+    found = re.search(r"clock [+-]\d+ ppm \(([+-]\d+) to ([+-]\d+)\)", result.figure)
+    assert found is not None, result.text
+    return float(found[1]), float(found[2])
+
+
+def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    _, bed = live_rig
+    result = run_time_sync(bed)
+    assert result.outcome is Outcome.PASSED, result.text
+    low, high = rig_ppm(result)
+    assert low <= -80 <= high and high - low < 100, result.figure  # the crystal's -80 ppm, found
+
+
+def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    """The host's effect: with both cores of a 2-core machine kept busy the round trips grow, the fit
+    still keeps its promise."""
+    _, bed = live_rig
+    burners = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(2)]
+    try:
+        result = run_time_sync(bed)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert result.outcome is Outcome.PASSED, result.text
+    low, high = rig_ppm(result)
+    assert low <= -80 <= high, result.figure
+
+
+def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_JUMP, value=20.0))
+    assert result.outcome is Outcome.FAILED, result.text
+    assert "no line through the 20 PINGs' round trips" in result.detail and "jumped or changed pace" in result.detail
+
+
+def test_a_clock_that_changes_pace_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    """From half way through the check the MCU runs 5000 ppm fast: 25 ms gained over the last 5 s, which
+    no straight line follows within 2 ms (the best misses the kink by about a quarter of it)."""
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_DRIFT, value=5000))
+    assert result.outcome is Outcome.FAILED, result.text
+    assert "no line through the 20 PINGs' round trips" in result.detail
+
+
+def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    """The MCU runs 3000 ppm fast from before the host's first ping: every stamp fits a line, but not a
+    crystal's."""
+    sim, bed = live_rig
+    sim.faults.inject(FaultKind.CLOCK_DRIFT, value=3000)
+    result = run_time_sync(bed)
+    assert result.outcome is Outcome.FAILED, result.text
+    found = re.search(r"the rig's clock runs ([+-]\d+) ppm against the host's \(.*bound (\d+) ppm\)", result.detail)
+    assert found is not None, result.detail
+    assert abs(int(found[1]) - 2920) < 100 and int(found[2]) == DRIFT_MAX_PPM, result.detail  # 3000 - 80
+
+
+def exchanges(stamp_s: Callable[[float], float], delays: np.ndarray) -> list[SyncSample]:
+    """A PING every 0.5 s for 10 s of host time: the rig stamps it with its clock at stamp_s(true time), the
+    host sends it and reads the reply delays[i] = (out, back) seconds either side of the stamp."""
+    return [
+        SyncSample(t - out, round(stamp_s(t) * 1e6), t + back)
+        for t, (out, back) in zip(np.arange(SYNC_PINGS) * 0.5 + 1000.0, delays, strict=True)
+    ]
+
+
+def test_the_lines_through_round_trips_that_a_busy_host_stretched() -> None:
+    """A steady clock 80 ppm slow, with round trips from 0.1 to 60 ms split unevenly either side of the stamp
+    (a host that sends late or reads late): a line through every one, the rate found. The same clock jumping
+    8 ms half way: no line within 2 ms of every round trip."""
+    rng = np.random.default_rng(54)
+    delays = rng.uniform(0.00005, 0.03, size=(SYNC_PINGS, 2))
+    delays[::3] = 0.00005  # every third exchange a quick one, as a busy host still gives some
+    steady = clock_lines(exchanges(lambda t: 5.0 + t * (1 - 80e-6), delays))
+    assert steady.outside_ms < 1e-6 and steady.ppm_low <= -80 <= steady.ppm_high, steady
+    # The quick round trips 9 s apart at either end, each 0.1 ms wide and the lines' 0.05 ms of slack either
+    # side: (0.2 + 0.2) ms / 9 s, 44 ppm at most.
+    assert steady.ppm_high - steady.ppm_low < 45, steady
+    jumped = clock_lines(exchanges(lambda t: 5.0 + t * (1 - 80e-6) + (0.008 if t >= 1005 else 0), delays))
+    # At most half the jump; less, as the line tilts where the round trips around the jump are wide: still
+    # past the check's bound.
+    assert SYNC_ERROR_MS < jumped.outside_ms <= 4.0, jumped
+    with pytest.raises(ValueError, match="two PINGs at different uptimes"):
+        clock_lines(exchanges(lambda t: 5.0, delays))  # a clock that stands still
+
+
+def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    """The uptime jumps forward only (back, the host takes it for a reset); an emulator or MicroPython's
+    port keeps a clock of its own, and says so."""
+    sim, _ = live_rig
+    with pytest.raises(FaultError, match="forward only"):
+        sim.faults.inject(FaultKind.CLOCK_JUMP, value=-5.0)
+    with pytest.raises(FaultError, match="1 to 100000 ppm"):
+        sim.faults.inject(FaultKind.CLOCK_DRIFT, value=0)
+    with SimulatedRig(SimConfig(firmware="micropython")) as other, pytest.raises(FaultError, match="clock of its own"):
+        other.faults.inject(FaultKind.CLOCK_JUMP)
