@@ -20,8 +20,8 @@ from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.flash.pico_fs import board_filesystem
-from thermrig.pico_files import RPI_PICO
 from thermrig.link.rig_link import RigLink
+from thermrig.pico_files import RPI_PICO
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
