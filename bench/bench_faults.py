@@ -8,14 +8,12 @@ from thermrig.conformance.result import Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import run_all
 from thermrig.dut.pacing import Pacing
-from thermrig.link.rig_link import RigLink
-from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
 def main() -> None:
-    with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=7)) as sim, RigLink(sim.port) as link:
-        link.hello()
-        results = [r for r, _ in run_all(RigUnderTest(link, sim), FAULT_CHECKS)]
+    with open_testbed(SimulatedRigSpec(Pacing.stepped(), seed=7), keepalive=False) as bed:
+        results = [r for r, _ in run_all(RigUnderTest(bed, bed.simulated), FAULT_CHECKS)]
     mark = {Outcome.PASSED: "ok  ", Outcome.NOT_APPLICABLE: "n/a ", Outcome.FAILED: "FAIL"}
     for r in results:
         print(f"  {mark[r.outcome]} {r.name:<24} {r.figure if r.passed else r.detail}")

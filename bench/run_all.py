@@ -37,6 +37,7 @@ BENCHES = [
     "bench_tune",
     "bench_step_landing",
     "bench_lab_campaign",
+    "bench_lab_forward",
     "bench_wheel",
     "bench_make_times",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 from nbd_clients import fio_json
 from sim_helpers import served_port
 
+from thermrig.analysis.published import DEPTH_PP, ONSET_ABS_S, ONSET_REL
 from thermrig.db.settings import InfluxSettings
 from thermrig.firmware_identity import FirmwareVersion, checkout_version
 from thermrig.flash.release import Release, ReleaseFile
@@ -208,4 +210,13 @@ def test_the_installed_agent_runs_a_packaged_example_into_influxdb_and_reads_it_
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     table = installed.run(thermrig, "throttle", "first-virtual-950pro", env=env)
     assert table.returncode == 0, table.stderr
-    assert "underside" in table.stdout and "dual_gpu_load" in table.stdout and "seqwrite" in table.stdout, table.stdout
+    # The one row: the example's own expectation (its comment, as the user reads it), within the tolerance
+    # it states, the calibration's (analysis.published).
+    expect = re.search(r"onset (\d+) s and depth (\d+) %", (REPO / "examples" / first).read_text())
+    assert expect is not None
+    onset_s, depth_pct = float(expect[1]), float(expect[2])
+    [row] = [line.split("│")[1:-1] for line in table.stdout.splitlines() if "│ underside" in line]
+    cells = [c.strip() for c in row]
+    assert cells[:4] == ["underside", "dual_gpu_load", "-", "seqwrite"], table.stdout
+    assert abs(float(cells[6]) - onset_s) <= max(ONSET_REL * onset_s, ONSET_ABS_S), table.stdout
+    assert abs(float(cells[7]) - depth_pct) <= DEPTH_PP, table.stdout

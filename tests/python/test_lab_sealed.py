@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from skips import machine_cannot_if
 from waiting import wait_for
 
 from thermrig.db.local_server import CONFIG, influxd_binary
@@ -28,7 +29,7 @@ from thermrig.lab_world.world import ssh_server
 
 pytestmark = [
     pytest.mark.timeout(300),
-    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    machine_cannot_if(None if os.geteuid() == 0 else "root, for network namespaces (unshare -n)"),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -241,12 +242,12 @@ def test_every_door_refuses_a_stranger(deployed: DeployedLab) -> None:
     assert '"series"' not in written, said  # nothing of the stranger's in the database
 
 
+@pytest.mark.parametrize("deployed", ["sealed"], indirect=True)  # the open setup has no key to try
 def test_the_labs_key_reaches_the_places_through_ssh(deployed: DeployedLab) -> None:
     """What the stranger cannot, the lab's key can: the coordinator through an SSH forward (labgrid-client
     as with -P), the test PC's shell."""
     lab = deployed
-    if not lab.sealed:
-        pytest.skip("the open setup needs no key")
+    assert lab.sealed
     known = lab.folder / "stranger_known_hosts"
     forward = lab.net.stranger.start(["ssh", "-N", "-i", str(lab.lab_key), "-o", "BatchMode=yes", "-o",
                                       f"UserKnownHostsFile={known}", "-o", "StrictHostKeyChecking=accept-new",
@@ -258,3 +259,39 @@ def test_the_labs_key_reaches_the_places_through_ssh(deployed: DeployedLab) -> N
         return PLACE in out.stdout
 
     assert wait_for(listed, 60), forward.output()
+
+
+def ssh_config(lab: DeployedLab, key: Path, name: str) -> dict[str, str]:
+    """An environment whose `ssh` uses this key and the lab's host keys, as a lab user's ~/.ssh/config
+    would say (labgrid's proxy runs plain `ssh HOST`)."""
+    folder = lab.folder / name
+    folder.mkdir()
+    known = folder / "known_hosts"
+    scan = stranger(lab, ["ssh-keyscan", "-t", "ed25519", lab.coordinator.address])
+    known.write_text(scan.stdout)
+    (folder / "config").write_text(
+        f"Host *\n  IdentityFile {key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {known}\n"
+    )
+    (folder / "ssh").write_text(f'#!/bin/sh\nexec /usr/bin/ssh -F {folder / "config"} "$@"\n')
+    (folder / "ssh").chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "LG_PROXY": f"root@{lab.coordinator.address}",
+            "XDG_RUNTIME_DIR": str(folder)}  # fmt: skip
+
+
+@pytest.mark.parametrize("deployed", ["sealed"], indirect=True)  # the open coordinator needs no proxy
+def test_thermrig_reaches_the_coordinator_through_labgrids_proxy_with_the_labs_key_only(deployed: DeployedLab) -> None:
+    """`LG_PROXY=HOST thermrig lab status -x 127.0.0.1:20408`: labgrid's client session forwards the
+    coordinator's loopback port over SSH; a key that is not the lab's reaches no place."""
+    lab = deployed
+    assert lab.sealed
+    status = [sys.executable, "-m", "thermrig.cli", "lab", "status", "-x", "127.0.0.1:20408"]
+    ours = lab.net.stranger.run(status, env=ssh_config(lab, lab.lab_key, "lab"), check=False, timeout=120)
+    print("thermrig lab status through LG_PROXY with the lab's key:", ours.stdout.strip().splitlines()[-1:])
+    assert ours.returncode == 0 and PLACE in ours.stdout, ours.stdout + ours.stderr
+    theirs = lab.net.stranger.run(status, env=ssh_config(lab, lab.stranger_key, "other"), check=False, timeout=120)
+    print("... with another key:", (theirs.stdout + theirs.stderr).strip().splitlines()[-1:])
+    assert theirs.returncode == 1 and PLACE not in theirs.stdout, theirs.stdout
+    assert theirs.stderr.strip().splitlines() == [
+        "error: no labgrid coordinator at 127.0.0.1:20408: ssh to the proxy "
+        f"root@{lab.coordinator.address} failed: root@{lab.coordinator.address}: Permission denied (publickey)."
+    ], theirs.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-TESTS = '''
+TESTS = """
 import pytest
 from skips import elsewhere_unless, machine_cannot, machine_cannot_if
 
@@ -42,7 +42,7 @@ def test_minutes():
 @pytest.mark.xfail(strict=True, reason="a known fault")
 def test_known():
     assert False
-'''
+"""
 
 
 def run(tmp_path: Path, *options: str) -> subprocess.CompletedProcess[str]:

@@ -5,6 +5,7 @@ simulated rig's injected clock faults)."""
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 from collections.abc import Callable, Iterator
@@ -18,23 +19,26 @@ from thermrig.conformance.result import CheckResult, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
-from thermrig.link.rig_link import RigLink
 from thermrig.link.timesync import SyncSample
 from thermrig.sim.faults import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import LocalRig, Testbed, open_testbed
 
 TIME_SYNC = next(c for c in CHECKS if c.name == "time-sync")
 
 
 @pytest.fixture
-def live_rig() -> Iterator[tuple[SimulatedRig, RigLink]]:
-    """A real-time simulated rig with a crystal 80 ppm slow and an arbitrary uptime, and a link to it."""
-    with SimulatedRig(SimConfig(ppm=-80.0, offset_us=123_456_789)) as sim, RigLink(sim.port) as link:
-        link.hello()
-        yield sim, link
+def live_rig() -> Iterator[tuple[SimulatedRig, Testbed]]:
+    """A real-time simulated rig with a crystal 80 ppm slow and an arbitrary uptime, and a testbed on its port
+    as `rig selftest --port` opens it."""
+    with (
+        SimulatedRig(SimConfig(ppm=-80.0, offset_us=123_456_789)) as sim,
+        open_testbed(LocalRig(sim.port), keepalive=False) as bed,
+    ):
+        yield sim, bed
 
 
-def run_time_sync(link: RigLink, at_ping: int | None = None, fault: Callable[[], None] | None = None) -> CheckResult:
+def run_time_sync(bed: Testbed, at_ping: int | None = None, fault: Callable[[], None] | None = None) -> CheckResult:
     """The check on a live rig (no simulation control: what `rig selftest --port` has); `fault` is called
     as the check's ping number `at_ping` leaves the host, so the pings before it read the healthy clock."""
     sent = 0
@@ -45,11 +49,11 @@ def run_time_sync(link: RigLink, at_ping: int | None = None, fault: Callable[[],
         if sent == at_ping and fault is not None:
             fault()
 
-    link.send_listeners.append(count)
+    bed.link.send_listeners.append(count)
     try:
-        result = run_check(RigUnderTest(link), TIME_SYNC)
+        result = run_check(RigUnderTest(bed), TIME_SYNC)
     finally:
-        link.send_listeners.remove(count)
+        bed.link.send_listeners.remove(count)
     print(f"time-sync: {result.text}")
     return result
 
@@ -60,21 +64,21 @@ def rig_ppm(result: CheckResult) -> tuple[float, float]:
     return float(found[1]), float(found[2])
 
 
-def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, RigLink]) -> None:
-    _, link = live_rig
-    result = run_time_sync(link)
+def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    _, bed = live_rig
+    result = run_time_sync(bed)
     assert result.outcome is Outcome.PASSED, result.text
     low, high = rig_ppm(result)
     assert low <= -80 <= high and high - low < 100, result.figure  # the crystal's -80 ppm, found
 
 
-def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The host's effect: with both cores of a 2-core machine kept busy the round trips grow, the fit
     still keeps its promise."""
-    _, link = live_rig
+    _, bed = live_rig
     burners = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(2)]
     try:
-        result = run_time_sync(link)
+        result = run_time_sync(bed)
     finally:
         for burner in burners:
             burner.kill()
@@ -84,28 +88,28 @@ def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRi
     assert low <= -80 <= high, result.figure
 
 
-def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
-    sim, link = live_rig
-    result = run_time_sync(link, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_JUMP, value=20.0))
+def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_JUMP, value=20.0))
     assert result.outcome is Outcome.FAILED, result.text
     assert "no line through the 20 PINGs' round trips" in result.detail and "jumped or changed pace" in result.detail
 
 
-def test_a_clock_that_changes_pace_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_clock_that_changes_pace_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """From half way through the check the MCU runs 5000 ppm fast: 25 ms gained over the last 5 s, which
     no straight line follows within 2 ms (the best misses the kink by about a quarter of it)."""
-    sim, link = live_rig
-    result = run_time_sync(link, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_DRIFT, value=5000))
+    sim, bed = live_rig
+    result = run_time_sync(bed, SYNC_PINGS // 2, lambda: sim.faults.inject(FaultKind.CLOCK_DRIFT, value=5000))
     assert result.outcome is Outcome.FAILED, result.text
     assert "no line through the 20 PINGs' round trips" in result.detail
 
 
-def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The MCU runs 3000 ppm fast from before the host's first ping: every stamp fits a line, but not a
     crystal's."""
-    sim, link = live_rig
+    sim, bed = live_rig
     sim.faults.inject(FaultKind.CLOCK_DRIFT, value=3000)
-    result = run_time_sync(link)
+    result = run_time_sync(bed)
     assert result.outcome is Outcome.FAILED, result.text
     found = re.search(r"the rig's clock runs ([+-]\d+) ppm against the host's \(.*bound (\d+) ppm\)", result.detail)
     assert found is not None, result.detail
@@ -113,11 +117,11 @@ def test_a_clock_far_from_its_crystal_fails(live_rig: tuple[SimulatedRig, RigLin
 
 
 def exchanges(stamp_s: Callable[[float], float], delays: np.ndarray) -> list[SyncSample]:
-    """A PING every 0.5 s for 10 s of host time: the rig stamps it with its clock at stamp_s(true time), the
-    host sends it and reads the reply delays[i] = (out, back) seconds either side of the stamp."""
+    """A PING about every 0.5 s for 10 s of host time: the rig stamps it with its clock at stamp_s(true time),
+    the host sends it and reads the reply delays[i] = (out, back) seconds either side of the stamp."""
+    start = np.arange(SYNC_PINGS) * 0.5 + np.linspace(0, 0.0123457, SYNC_PINGS) + 1000.0
     return [
-        SyncSample(t - out, round(stamp_s(t) * 1e6), t + back)
-        for t, (out, back) in zip(np.arange(SYNC_PINGS) * 0.5 + 1000.0, delays, strict=True)
+        SyncSample(t - out, round(stamp_s(t) * 1e6), t + back) for t, (out, back) in zip(start, delays, strict=True)
     ]
 
 
@@ -133,13 +137,19 @@ def test_the_lines_through_round_trips_that_a_busy_host_stretched() -> None:
     # The quick round trips 9 s apart at either end, each 0.1 ms wide and the lines' 0.05 ms of slack either
     # side: (0.2 + 0.2) ms / 9 s, 44 ppm at most.
     assert steady.ppm_high - steady.ppm_low < 45, steady
-    jumped = clock_lines(exchanges(lambda t: 5.0 + t * (1 - 80e-6) + (0.008 if t >= 1005 else 0), delays))
+    jumped = clock_lines(exchanges(lambda t: 5.0 + t * (1 - 80e-6) + (0.008 if t >= 1005.1 else 0), delays))
     # At most half the jump; less, as the line tilts where the round trips around the jump are wide: still
     # past the check's bound.
     assert SYNC_ERROR_MS < jumped.outside_ms <= 4.0, jumped
+    # A clock that counts in 10 ms ticks (Zephyr in QEMU) stamps the tick a PING arrived in, up to 10 ms
+    # before it: the stretch to the next tick meets every round trip.
+    ticked = clock_lines(exchanges(lambda t: math.floor((5.0 + t * (1 - 80e-6)) * 100) / 100, delays))
+    assert ticked.tick_us == 10_000 and ticked.outside_ms < 1e-6, ticked
+    with pytest.raises(ValueError, match="two PINGs at different uptimes"):
+        clock_lines(exchanges(lambda t: 5.0, delays))  # a clock that stands still
 
 
-def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, RigLink]) -> None:
+def test_clock_faults_are_what_a_clock_can_do(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     """The uptime jumps forward only (back, the host takes it for a reset); an emulator or MicroPython's
     port keeps a clock of its own, and says so."""
     sim, _ = live_rig

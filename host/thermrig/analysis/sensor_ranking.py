@@ -41,6 +41,13 @@ class SensorRank:
         """It heats with the drive: its rise to the onset stands out of its spread (ambient does not)."""
         return self.rise_c >= max(MIN_RISE_C, 3 * self.mad_c)
 
+    def as_predictor(self) -> str:
+        """How `thermrig analyze` says it predicts the onset (of the best: "best onset predictor: ...")."""
+        return (
+            f"{self.label}, {self.median_c:.1f} °C at onset (spread {self.spread_c:.2f} °C), "
+            f"onset timed within {self.error_s or 0:.1f} s (median)"
+        )
+
     def key(self) -> tuple[bool, float, float]:
         """Ranking: sensors that follow the drive first, then by the spread at onset, then the plain sd."""
         return (not self.follows, self.spread_c, self.sd_c if self.sd_c is not None else float("inf"))

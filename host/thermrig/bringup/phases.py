@@ -103,7 +103,7 @@ def heater_off(frames: Frames) -> Step:
     safe state included (its PWM declared inverted, or a welded switch). Found before anything heats."""
     seen = frames.over(HEATER_OFF_WATCH_S)
     key = frames.last.channels.key_of(AIR)
-    if any(f.named(AIR).status & ~ChannelStatus.RANGE for f in seen):
+    if any(f.named(AIR).status for f in seen):
         return not_run("heater off", f"{AIR} ({key}) does not read steadily (the room temperature step says why)")
     commanded = max(f.heater_pct for f in seen)
     first, last = _mean(seen[:5], AIR), _mean(seen[-5:], AIR)
@@ -128,7 +128,7 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
     # Without the ambient sensor (its own step says why) the beads are held to their median instead.
     amb = _mean(seen, "ambient_t") if amb_ok else statistics.median(_mean(seen, n) for n in names)
     reference = "ambient" if amb_ok else "the thermocouples' median (no ambient reading)"
-    bad, far, unstable, silent = [], [], [], []
+    bad, far, unstable, silent, absurd = [], [], [], [], []
     wiring = ChannelStatus.OPEN | ChannelStatus.SHORT_GND | ChannelStatus.SHORT_VCC
     for name in names:
         key = frames.last.channels.key_of(name)
@@ -137,7 +137,9 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
             status |= f.named(name).status
         values = [f.named(name).value for f in seen]
         statuses = {f.named(name).status & wiring for f in seen}
-        if status & ChannelStatus.JUMP or len(statuses) > 1 or max(values) - min(values) >= UNSTABLE_C:
+        if all(f.named(name).status & ChannelStatus.RANGE for f in seen):
+            absurd.append(f"{key} ({name}) reads {_mean(seen, name):.1f} °C")
+        elif status & ChannelStatus.JUMP or len(statuses) > 1 or max(values) - min(values) >= UNSTABLE_C:
             unstable.append(f"{name} ({key}) {min(values):.1f} to {max(values):.1f} °C, {flag_names(status)}")
         elif status == ChannelStatus.OPEN:
             silent.append((name, key))
@@ -146,7 +148,8 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
         elif abs(_mean(seen, name) - amb) > ROOM_BAND_C:
             far.append(f"{name} {_mean(seen, name):.1f} °C")
     measured = f"{reference} {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in names)
-    unreadable = [n for n in names if any(f.named(n).status & (wiring | ChannelStatus.JUMP) for f in seen)]
+    unusable = wiring | ChannelStatus.JUMP | ChannelStatus.RANGE
+    unreadable = [n for n in names if any(f.named(n).status & unusable for f in seen)]
     if unstable:
         step = Step(
             "room temperature",
@@ -155,6 +158,15 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
             f"{'; '.join(unstable)}: unstable readings with the rig cold (bits that change from read to"
             " read): check the SPI clock of those chips (the MAX31855 takes up to 5 MHz:"
             " spi-max-frequency) and their SCK and SO wires",
+        )
+        return step, unreadable
+    if absurd:
+        step = Step(
+            "room temperature",
+            False,
+            measured,
+            f"{'; '.join(absurd)}, no temperature at all, steadily: its word arrives garbled the same way each"
+            " read: check the SPI mode (0) and the bit order (MSB first) it is read with",
         )
         return step, unreadable
     if silent:
@@ -195,14 +207,21 @@ def ambient(frames: Frames) -> Step:
     measured = f"ambient {r.value:.1f} °C, {frames.last.humidity.value:.0f} % RH ({flag_names(r.status)})"
     if r.status & ChannelStatus.NO_DATA:
         return Step(
-            "ambient sensor", False, measured, "the SHT31 does not answer: check SDA/SCL, its 3.3 V and address 0x44"
+            "ambient sensor",
+            False,
+            measured,
+            (
+                "the SHT31 does not answer: check SDA/SCL, its 3.3 V, address 0x44 and the bus clock"
+                " (it takes up to 1 MHz)"
+            ),
         )
     return Step("ambient sensor", True, measured)
 
 
-def touch(frames: Frames, operator: Operator, name: str) -> Step:
+def touch(frames: Frames, operator: Operator, name: str, unreadable: tuple[str, ...] = ()) -> Step:
+    """The operator holds one bead: its own channel must rise, no other (of those that read at all)."""
     channels = frames.last.channels
-    names = thermocouples(frames)
+    names = [n for n in thermocouples(frames) if n not in unreadable]
     seen = frames.over(2.0)
     base = {n: _mean(seen, n) for n in names}
     frames.catch_up()
@@ -282,6 +301,34 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
     return out
 
 
+REFUSED_PWM = (
+    "the PWM driver refuses an output's duty: check each PWM's frequency in the board's overlay against its"
+    " timer (the Nucleo's fan timer is 16-bit at 96 MHz: 1465 Hz at the least; fans take 25 kHz,"
+    " PWM_HZ(25000))"
+)
+
+
+def stalled_fans(frames: Frames) -> list[Step]:
+    """A fan stall latched before the fan steps: the firmware's safe state runs every fan full, and a fan
+    that stands still at full duty latches it. The stall stays latched while the fan stands (CLEAR
+    latches it again on the next tick), so its cause cannot be narrowed down by trying another duty; the
+    other fans are not judged."""
+    keys = list(frames.catch_up().rpm)
+    stalled = [i for i, key in enumerate(keys) if frames.last.rpm[key].status & ChannelStatus.STALL]
+    out = []
+    for i in range(len(keys)):
+        if i not in stalled:
+            out.append(not_run(f"fan{i}", f"{', '.join(f'fan{j}' for j in stalled)} stands still at full duty"))
+            continue
+        fix = (
+            f"fan{i} stands still at full duty: its PWM is inverted (PWM_POLARITY_NORMAL in the board's overlay;"
+            " full duty stops an inverted fan, the safe state's too), the fan is seized, or its tach wire or"
+            " pull-up is missing"
+        )
+        out.append(Step(f"fan{i}", False, f"fan{i} 0 rpm at 100 %: FAN_STALL latched", fix))
+    return out
+
+
 def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
     if not operator.go_ahead("Heat for up to 40 s (chassis air +5 °C)? The heater must be connected through its fuse."):
         return Step("heater pulse", None, "skipped by the operator")
@@ -298,7 +345,10 @@ def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
     finally:
         link.set(heat=0)
     if first is None:
-        fix = "the heater does not heat: check its supply, the thermal fuse and the switch on the heater pin"
+        fix = (
+            "the heater does not heat: check its supply, the thermal fuse, the switch on the heater pin and"
+            " the PWM that drives it (its channel, and a frequency the switch follows: 1 kHz at most)"
+        )
         return Step("heater pulse", False, f"nothing rose {PULSE_RISE_C:g} °C in {PULSE_MAX_S:g} s of heat", fix)
     risen = [n for n in names if first.named(n).value - base[n] >= PULSE_RISE_C]
     measured = f"first to rise: {', '.join(risen)} (+{max(first.named(n).value - base[n] for n in risen):.1f} °C)"
@@ -338,14 +388,20 @@ def bringup(link: RigLink, operator: Operator, report: Callable[[Step], None] | 
                 key = frames.last.channels.key_of(name)
                 add(not_run(f"touch {name}", f"{key} does not read (room temperature step)"))
             else:
-                add(touch(frames, operator, name))
+                add(touch(frames, operator, name, tuple(unreadable)))
         held = frames.catch_up().faults
         if Fault.HEATER_STUCK in held and AIR not in unreadable:
             # The touch of the air bead warms it with the heater off, which the firmware's stuck-on
             # check reads as a welded heater (the heater off step found none): cleared once more.
             link.command("CLEAR")
             held = frames.over(0.5)[-1].faults
-        if held:
+        if Fault.OUTPUT_ERROR in held:
+            add(Step("PWM outputs", False, f"{flag_names(held)} latched", REFUSED_PWM))
+        if held == Fault.FAN_STALL:
+            for step in stalled_fans(frames):
+                add(step)
+            add(not_run("heater pulse", "a fan stalls at full duty (the fan steps)"))
+        elif held:
             why = f"{flag_names(held)} latched (the steps above), which holds the fans at full and the heater off"
             for i in range(len(frames.last.rpm)):
                 add(not_run(f"fan{i}", why))

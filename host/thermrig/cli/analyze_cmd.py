@@ -67,12 +67,7 @@ def analyze(
         title += f" ({len(a.pending)} left as they are: points still spooled)"
     out.print(fitted(runs_table(a.summaries, title), out, label=0))
     if a.ranking:
-        best = a.ranking[0]
-        out.print(
-            f"best onset predictor: {best.label}, {best.median_c:.1f} °C at onset (spread {best.spread_c:.2f} °C), "
-            f"onset timed within {best.error_s or 0:.1f} s (median)",
-            markup=False,
-        )
+        out.print(f"best onset predictor: {a.ranking[0].as_predictor()}", markup=False)
     out.print(
         f"campaign_summary: {len(a.cells)} cells; campaign_effect: {len(a.effects)} effects; "
         f"sensor_rank: {len(a.ranking)} sensors",

@@ -83,7 +83,7 @@ def demo(
         root = folder or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-lab-demo-")))
         root.mkdir(parents=True, exist_ok=True)
         console.print(f"starting a lab of {places} simulated places in {root} ...")
-        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG))
+        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG, sealed=not insecure))
         for name in names:
             lab.add_place(name, TAGS)
             console.print(f"  place {name}: rig on {lab.rigs[name].port}, test PC fio :{lab.ports[name][0]}, "

@@ -4,10 +4,8 @@ RFC 2217 port, its test PC checked, or held until Ctrl-C."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import ModuleType
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -16,78 +14,41 @@ from rich.markup import escape
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import CoordOpt, labgrid_modules, named_stale, pairs
 from thermrig.cli.view import info_table
-from thermrig.errors import ThermrigError
-from thermrig.lab.errors import LabError
 from thermrig.lab.rig_place import tag_value
-from thermrig.link.rig_link import RigLink
-from thermrig.testbed import LocalRig, open_testbed
 from thermrig.testbed.signals import sigterm_interrupts
-
-if TYPE_CHECKING:
-    from thermrig.lab.acquired import HeldPlace  # needs labgrid: imported on use below
-
-
-@contextmanager
-def _rig(held: HeldPlace) -> Iterator[RigLink]:
-    """The place's rig, greeted; its errors name the place."""
-    try:
-        with open_testbed(LocalRig(held.serial_url), keepalive=False, leave_as_is=True) as bed:
-            yield bed.link
-    except LabError:
-        raise
-    except ThermrigError as exc:
-        raise LabError(f"place {held.name}: {exc}") from exc
 
 
 @user_errors
 def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
     """Acquire a place, say hello to its rig through the place's RFC 2217 port, print what it is, release."""
     lab = labgrid_modules()
-    with lab.acquired.held_place(coordinator, place, "rig info", on_stale=named_stale) as held, _rig(held) as link:
+    from thermrig.lab.place_check import place_rig
+
+    with lab.acquired.held_place(coordinator, place, "rig info", on_stale=named_stale) as held, place_rig(held) as link:
         Console().print(info_table(link.info, f"{held.name} ({held.serial_url})"))
 
 
 @user_errors
-def check(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+def check(
+    coordinator: CoordOpt,
+    place: Annotated[str, typer.Option("--place", "-p", help="The place.")],
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="The fio server straight over the network, not through SSH.")
+    ] = False,
+) -> None:
     """Acquire a place and check its rig, its test PC's fio server and SSH, one line each; release it.
 
-    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server and SSH
-    must answer. Exit status 1 naming each that does not."""
-    from thermrig.fio.runner import FioError
-    from thermrig.firmware_identity import checkout_verdict, checkout_version
-    from thermrig.lab.remote_fio import check_fio_server
-    from thermrig.lab.services import check_ssh
-
-    failed = []
+    The rig must answer HELLO (its firmware is compared with this checkout's), the fio server (through
+    an SSH forward with $THERMRIG_LAB_SSH_KEY or ssh's own key) and SSH must answer. Exit status 1 naming
+    each that does not."""
     lab = labgrid_modules()
+    from thermrig.lab.place_check import check_place
+
     with (
         lab.client.LabClient(coordinator) as client,
         lab.acquired.holding(client, "check", places=[place], on_stale=named_stale) as (held,),
     ):
-        try:
-            with _rig(held) as link:
-                assert link.info is not None
-                lab.acquired.note_firmware(client, place, link.info.version)  # `lab status` shows it
-                _, verdict = checkout_verdict(link.info.version, checkout_version())
-                typer.echo(f"rig: {link.info.firmware} {link.info.version} on {held.serial_url}; current: {verdict}")
-        except LabError as exc:
-            failed.append(str(exc))
-        if held.fio is None:
-            failed.append(f"place {place}: no fio server in its resources")
-        else:
-            try:
-                check_fio_server(held.fio, place)
-                typer.echo(f"fio server: {held.fio.host},{held.fio.port} answers")
-            except FioError as exc:
-                failed.append(str(exc))
-        if held.ssh is None:
-            failed.append(f"place {place}: no SSH in its resources")
-        else:
-            try:
-                banner = check_ssh(held.ssh, place)
-                typer.echo(f"ssh: {held.ssh.user}@{held.ssh.host}:{held.ssh.port} answers ({banner})")
-            except LabError as exc:
-                failed.append(str(exc))
+        failed = check_place(client, held, typer.echo, insecure=insecure)
     for line in failed:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(line)}", soft_wrap=True)
     if failed:

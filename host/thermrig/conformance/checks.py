@@ -139,7 +139,10 @@ def time_sync(t: RigUnderTest) -> str:
     for _ in range(SYNC_PINGS):
         samples.append(t.link.ping())
         t.run_for(0.5, heartbeat=False)
-    lines = clock_lines(samples)
+    try:
+        lines = clock_lines(samples)
+    except ValueError as exc:  # the uptime stood still over 10 s
+        raise CheckFailed(f"the rig's clock cannot be fitted: {exc}") from exc
     rtt = np.array([s.rtt for s in samples]) * 1e3
     expect(
         lines.outside_ms <= SYNC_ERROR_MS,
@@ -156,7 +159,8 @@ def time_sync(t: RigUnderTest) -> str:
     at = [t.link.sync.to_utc(s.mcu_us) for s in samples]
     fit_outside = max(max(0.0, s.host_send - u, u - s.host_recv) for s, u in zip(samples, at, strict=True)) * 1e3
     return (
-        f"rtt p50 {np.median(rtt):.2f} ms, max {rtt.max():.1f} ms; clock {lines.ppm:+.0f} ppm "
+        f"rtt p50 {np.median(rtt):.2f} ms, max {rtt.max():.1f} ms; stamps in {lines.tick_us} us ticks, "
+        f"clock {lines.ppm:+.0f} ppm "
         f"({lines.ppm_low:+.0f} to {lines.ppm_high:+.0f}), a line within {lines.outside_ms:.3f} ms of every "
         f"round trip; the link's fit within {fit_outside:.3f} ms"
     )
@@ -228,7 +232,7 @@ _WIRING = ChannelStatus.OPEN | ChannelStatus.SHORT_GND | ChannelStatus.SHORT_VCC
 def _heater_heats_at_zero(frames: list[Telemetry]) -> str | None:
     """With the heater at 0 % the chassis air must not warm: one that does is driven full at 0 %, its PWM
     inverted (or its switch welded). None when it stays cold, or when the air bead does not read."""
-    if any(f.named(AIR).status & ~ChannelStatus.RANGE for f in frames) or max(f.heater_pct for f in frames):
+    if any(f.named(AIR).status for f in frames) or max(f.heater_pct for f in frames):
         return None
     first = statistics.fmean(f.named(AIR).value for f in frames[:5])
     last = statistics.fmean(f.named(AIR).value for f in frames[-5:])
@@ -251,7 +255,12 @@ def _unreadable(frames: list[Telemetry], tcs: list[str]) -> list[str]:
         status = ChannelStatus(0)
         for f in frames:
             status |= f.named(name).status
-        if (
+        if all(f.named(name).status & ChannelStatus.RANGE for f in frames):
+            found.append(
+                f"{key} ({name}) reads {values[-1]:.1f} C, no temperature at all, steadily: its word arrives"
+                " garbled the same way each read: check the SPI mode (0) and the bit order (MSB first)"
+            )
+        elif (
             status & ChannelStatus.JUMP
             or len({f.named(name).status & _WIRING for f in frames}) > 1
             or (max(values) - min(values) >= UNSTABLE_C)
@@ -284,29 +293,45 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
     if heater is not None:
         return [heater], "the heater heats at 0 % (wiring)"
     if not frames[-1].named("ambient_t").ok:
-        found.append("the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL and 3.3 V")
+        found.append(
+            "the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL, 3.3 V"
+            " and the bus clock (up to 1 MHz)"
+        )
     tcs = [c.name for c in channels.of_kind(ChannelKind.THERMOCOUPLE)]
     dead = _unreadable(frames[-10:], tcs)
     found += dead
-    for name in tcs:
-        if any(line.startswith(f"{channels.key_of(name)} (") for line in dead):
-            continue  # a bead that does not read tells nothing when touched
+    reading = [n for n in tcs if not any(line.startswith(f"{channels.key_of(n)} (") for line in dead)]
+    for name in reading:  # a bead that does not read tells nothing when touched
         base = {n: frames[-1].named(n).value for n in tcs}
         t.sim.touch(name)
         try:
             frames = t.run_for(TOUCH_S)
         finally:
             t.sim.touch(name, held=False)
-        risen = [n for n in tcs if frames[-1].named(n).value - base[n] >= TOUCH_RISE_C]
+        risen = [n for n in reading if frames[-1].named(n).value - base[n] >= TOUCH_RISE_C]
         if risen != [name]:
             shown = ", ".join(f"{n} ({channels.key_of(n)})" for n in risen) or "no channel"
             found.append(f"the {name} bead ({channels.key_of(name)}) raised {shown}: chip selects swapped?")
         frames = t.run_for(TOUCH_S)  # the bead cools back before the next touch
     # A touched air bead with the heater off reads as a stuck heater, latched with fans full: cleared.
     t.link.command("CLEAR")
-    held = t.run_for(0.5)[-1].faults
-    if held:
+    last = t.run_for(0.5)[-1]
+    held = last.faults
+    if held == Fault.FAN_STALL:  # from power-up: the safe state's full duty stops the fan
+        for i, key in enumerate(last.rpm):
+            if last.rpm[key].status & ChannelStatus.STALL:
+                found.append(
+                    f"fan{i} stands still at full duty (FAN_STALL latched): its PWM is inverted"
+                    " (PWM_POLARITY_NORMAL), the fan is seized, or its tach wire or pull-up is missing"
+                )
+    elif held:
+        if Fault.OUTPUT_ERROR in held:
+            found.append(
+                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's frequency"
+                " against its timer (a 16-bit timer at 96 MHz holds 1465 Hz at the least)"
+            )
         found.append(f"the fans not judged: {flag_names(held)} latched holds them at full")
+    if held:
         return found, f"{flag_names(held)} latched (wiring)"
     keys = [c.key for c in channels.of_kind(ChannelKind.FAN_RPM)]
     for i, key in enumerate(keys):
@@ -324,7 +349,34 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
                 f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): check its PWM"
                 " wire and the PWM's frequency (a 4-wire fan takes 21-28 kHz; outside that it runs full)"
             )
+    t.link.set(fan0=1000, fan1=1000)
+    heater = _heater_pulse(t)
+    if heater is not None:
+        found.append(heater)
+        return found, "the heater does not heat (wiring)"
     return found, None
+
+
+PULSE_RISE_C = 1.0  # a heater pulse: the chassis air rises this much ...
+PULSE_MAX_S = 40.0  # ... within this long (the bring-up's pulse)
+
+
+def _heater_pulse(t: RigUnderTest) -> str | None:
+    """Heat toward the chassis air +5 C: the air must rise PULSE_RISE_C within PULSE_MAX_S. None when it
+    does; else what to check (the heater's supply, switch and the PWM that drives it)."""
+    start = t.run_for(0.5)[-1].named(AIR).value
+    t.link.set(air=round((start + 5.0) * 100), hlim=1000, heat=1)
+    try:
+        for _ in range(round(PULSE_MAX_S)):
+            if t.run_for(1.0)[-1].named(AIR).value - start >= PULSE_RISE_C:
+                return None
+    finally:
+        t.link.set(heat=0)
+    return (
+        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): check its"
+        " supply, the switch on the heater pin and the PWM that drives it (its channel, and a frequency the"
+        " switch follows: 1 kHz at most)"
+    )
 
 
 def wiring(t: RigUnderTest) -> str:
@@ -335,7 +387,10 @@ def wiring(t: RigUnderTest) -> str:
         t.link.command("CLEAR")
     t.blocked = blocks
     expect(not found, "; ".join(found))
-    return "each bead raises its own channel, the ambient sensor answers, each tach follows its own fan"
+    return (
+        "each bead raises its own channel, the ambient sensor answers, each tach follows its own fan, the"
+        " heater warms the air"
+    )
 
 
 def latch_and_clear(t: RigUnderTest) -> str:
@@ -358,7 +413,8 @@ CHECKS = [
     Check("telemetry", "10 Hz telemetry for 10 s, no sequence gaps", telemetry),
     Check(
         "wiring",
-        "each bead raises its own channel, the SHT3x answers, each tach follows its own fan",
+        "the heater cold at 0 % and warming the air when on, each bead raises its own channel, the SHT3x answers,"
+        " each tach follows its own fan",
         wiring,
         needs_sim=True,
     ),

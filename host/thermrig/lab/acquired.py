@@ -15,6 +15,7 @@ from thermrig.lab.client import Endpoint, LabClient
 from thermrig.lab.errors import NoSuchPlace
 from thermrig.lab.locks import LockBook, LockRecord
 from thermrig.lab.rig_place import FIO_RESOURCE, SERIAL_RESOURCE, SSH_RESOURCE, tag_value
+from thermrig.lab.ssh_forward import SshForward
 
 POLL_S = 1.0  # how often a waiting reservation is polled (it expires 60 s after the last poll)
 
@@ -64,7 +65,9 @@ def _has(client: LabClient, place: str, resource: str) -> bool:
 
 
 @contextmanager
-def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterator[HeldPlace]:
+def _held(client: LabClient, book: LockBook, place: str, purpose: str, ssh_key: str = "") -> Iterator[HeldPlace]:
+    """The place acquired; an isolated exporter's serial port (its ser2net on the exporter's loopback; the
+    exporter runs on the test PC) reached through an SSH forward to the test PC while it is held."""
     client.acquire(place)
     record = book.write(client.address, place, client.identity(), purpose)
     try:
@@ -74,7 +77,11 @@ def _held(client: LabClient, book: LockBook, place: str, purpose: str) -> Iterat
         ssh = client.endpoint(place, SSH_RESOURCE) if _has(client, place, SSH_RESOURCE) else None
         tags = client.place(place).tags
         rig = next((p[0] for p in client.session.places[place].acquired_resources if p[3] == SERIAL_RESOURCE), "")
-        yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig)
+        with ExitStack() as forwards:
+            if ssh is not None and client.isolated(place, SERIAL_RESOURCE):
+                what = f"place {place}: its rig's serial port at {serial.host}:{serial.port}"
+                serial = forwards.enter_context(SshForward(ssh, serial.port, what, ssh_key)).local
+            yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig)
     finally:
         try:
             client.set_comment(place, "")
@@ -147,11 +154,13 @@ def held_places(
     book: LockBook | None = None,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
     on_wait: Callable[[str], None] = lambda message: None,
+    ssh_key: str = "",
 ) -> Iterator[HeldPlaces]:
-    """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held."""
+    """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held.
+    ssh_key: what logs in to the test PCs, for an isolated exporter's serial port ("": ssh's own)."""
     with (
         LabClient(coordinator) as client,
-        holding(client, purpose, places, tags, count, book, on_stale, on_wait) as held,
+        holding(client, purpose, places, tags, count, book, on_stale, on_wait, ssh_key) as held,
     ):
         yield held
 
@@ -166,6 +175,7 @@ def holding(
     book: LockBook | None = None,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
     on_wait: Callable[[str], None] = lambda message: None,
+    ssh_key: str = "",
 ) -> Iterator[HeldPlaces]:
     """held_places through a client the caller keeps (to tag and comment the places it holds, from the
     thread that opened it)."""
@@ -184,7 +194,7 @@ def holding(
             one = held.stacks[name] = stack.enter_context(ExitStack())
             if token := reserved.pop(name):
                 one.callback(client.cancel, token)
-            held.places.append(one.enter_context(_held(client, book, name, purpose)))
+            held.places.append(one.enter_context(_held(client, book, name, purpose, ssh_key)))
         yield held
 
 

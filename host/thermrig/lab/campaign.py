@@ -225,7 +225,7 @@ class LabCampaign:
             try:
                 with holding(
                     client, self.purpose, tags=self.request.tags, count=self.request.places, on_stale=stale,
-                    on_wait=self.events.note,
+                    on_wait=self.events.note, ssh_key=self.request.ssh_key,
                 ) as held:  # fmt: skip
                     yield held
             finally:

@@ -7,12 +7,15 @@ process abort on its way out)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import time
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import grpc
+from labgrid.driver.exception import ExecutionError
 from labgrid.remote.client import ClientSession, Error, start_session
 from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
@@ -20,6 +23,13 @@ from thermrig.lab.errors import CoordinatorUnreachable, LabError, NoSuchPlace, P
 from thermrig.testbed.signals import signals_held
 
 RECONNECT_PAUSE_S = 0.5  # between attempts to start a session again with a coordinator that dropped ours
+
+
+def proxy_failure(message: str) -> str:
+    """ssh's own words from labgrid's ExecutionError for a proxy that did not connect (its stderr, last)."""
+    said = re.search(r",b'(.*)'$", message.strip())
+    text = said.group(1).replace("\\r", "").replace("\\n", "\n").strip() if said else message
+    return text.splitlines()[-1] if text else message
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,12 @@ class LabClient:
         except Error as exc:
             self._close_loop()
             raise CoordinatorUnreachable(f"no labgrid coordinator at {self.address}: {exc}") from exc
+        except ExecutionError as exc:  # labgrid's SSH proxy (LG_PROXY) did not connect
+            self._close_loop()
+            raise CoordinatorUnreachable(
+                f"no labgrid coordinator at {self.address}: ssh to the proxy {os.environ.get('LG_PROXY', '')} "
+                f"failed: {proxy_failure(str(exc))}"
+            ) from exc
         except BaseException:
             self.__exit__()  # a session started before the signal held back is closed, not left to exit
             raise
@@ -228,6 +244,14 @@ class LabClient:
             if rname == resource:
                 return self.session.resources.get(exporter, {}).get(group, {}).get(rname)
         return None
+
+    def isolated(self, name: str, resource: str) -> bool:
+        """Whether an acquired place's resource comes from an isolated exporter (`--isolated`: reached
+        only through SSH to the exporter's host)."""
+        self.sync()
+        entry = self._acquired_resource(name, resource)
+        extra = entry.params.get("extra") if entry is not None else None
+        return bool(extra and extra.get("proxy_required"))
 
     def endpoint(self, name: str, resource: str) -> Endpoint:
         """Where an acquired place's resource answers, once its exporter has it ready (ser2net started)."""

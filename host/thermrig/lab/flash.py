@@ -162,7 +162,10 @@ def flash_place(
     board = view.tags.get("board", "")
     say(f"building the {board} firmware" if image is None and release is None else f"sending {image or release}")
     upload = prepare(board, place, image, release)
-    with LabClient(coordinator) as client, holding(client, "flash", places=[place], on_stale=on_stale) as (held,):
+    with (
+        LabClient(coordinator) as client,
+        holding(client, "flash", places=[place], on_stale=on_stale, ssh_key=key) as (held,),
+    ):
         _safe(held.serial_url)
         say(f"uploading {upload.version} on test PC {held.ssh.host if held.ssh else '-'} ({board})")
         send(upload, held, key)

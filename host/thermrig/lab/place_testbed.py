@@ -1,6 +1,5 @@
 """A lab place as a kind of testbed (thermrig.testbed): the place's rig through its RFC 2217 port (an
-isolated exporter's ser2net on the test PC's loopback, through an SSH forward: the exporter runs on the
-test PC, docs/lab.md), the
+isolated exporter's through the SSH forward its HeldPlace holds), the
 drive in its test PC (fio in client/server mode, its fio server on the test PC's loopback reached
 through an SSH forward open while the testbed is, or straight with `insecure`, checked first; its
 smart-log read over SSH), the drive's identity, and the tags every point recorded there carries (the rig, the place, the
@@ -58,15 +57,12 @@ class PlaceTestbed:
         if held.fio is None:
             raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
         forward = self._fio_forward(stack)
-        serial_url = held.serial_url
-        if not self.insecure and held.ssh is not None:  # an isolated exporter: its ser2net on the test PC's loopback
-            what = f"place {held.name}: its rig's serial port at {held.serial.host}:{held.serial.port}"
-            serial = stack.enter_context(SshForward(held.ssh, held.serial.port, what, self.ssh_key))
-            serial_url = f"rfc2217://127.0.0.1:{serial.local_port}?ign_set_control"
         smart = None
         if held.ssh is not None:
             smart = SmartOverSsh(held.ssh, controller(self.drive.target), held.name, self.ssh_key).start()
             stack.callback(smart.stop)
         drive = TestPcDrive(held.name, self.drive, held.fio, smart.telemetry() if smart else None, forward)
         identity = drive_identity(self.drive)
-        return RigEnd(held.name, serial_url, drive, identity=identity, tags=lambda info: held.point_tags(info.version))
+        return RigEnd(
+            held.name, held.serial_url, drive, identity=identity, tags=lambda info: held.point_tags(info.version)
+        )

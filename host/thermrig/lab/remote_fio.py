@@ -28,6 +28,15 @@ def check_fio_server(server: Endpoint, place: str, timeout: float = 5.0) -> None
                        f"({why})")  # fmt: skip
 
 
+def check_fio_through_ssh(server: Endpoint, ssh: Endpoint, place: str, key: str = "") -> None:
+    """A sealed test PC's fio server (on its loopback) answers through an SSH forward, opened and closed
+    here; LabError naming the place and the address when not."""
+    from thermrig.lab.ssh_forward import SshForward
+
+    with SshForward(ssh, server.port, f"place {place}: its test PC's fio server at {server.host},{server.port}", key):
+        pass
+
+
 def run_remote_fio(job_text: str, workdir: Path, server: Endpoint, place: str) -> FioResult:
     """Run the job on the place's test PC (its log prefix should be workdir/"fio"): job.fio and fio.json
     stay in workdir with the logs. The result's JSON is fio's, with the client's per-host stats as jobs."""

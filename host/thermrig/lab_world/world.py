@@ -145,6 +145,7 @@ class Lab:
     fio_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's fio server
     ssh_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's sshd
     ssh_key: str = ""  # the campaign machine's key, which every simulated test PC takes
+    sealed: bool = True  # exporters --isolated, their ser2net on loopback (reached through the test PC's SSH)
     stopping: threading.Event = field(default_factory=threading.Event)  # ends the smart-log writers
 
     def restart_coordinator(self) -> None:
@@ -157,9 +158,11 @@ class Lab:
         expect(listening, f"the coordinator did not listen again:\n{self.coordinator.output()}")
 
     def start_exporter(self, name: str, resources: Path, group: str) -> Proc:
-        cmd = [str(BIN / "labgrid-exporter"), "--isolated", "-c", self.address, "-n", name, "--hostname", "127.0.0.1",
+        isolated = ["--isolated"] if self.sealed else []
+        cmd = [str(BIN / "labgrid-exporter"), *isolated, "-c", self.address, "-n", name, "--hostname", "127.0.0.1",
                str(resources)]  # fmt: skip
-        env = {**os.environ, "PATH": f"{SER2NET_LOOPBACK}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        path = os.environ.get("PATH", "/usr/bin:/bin")
+        env = {**os.environ, "PATH": f"{SER2NET_LOOPBACK}:{path}" if self.sealed else path}
         proc = self.exporters[name] = Proc.start(cmd, self.folder, env)
         with LabClient(self.address) as client:
 
@@ -285,12 +288,12 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 
 
 @contextmanager
-def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None) -> Iterator[Lab]:
+def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None, sealed: bool = True) -> Iterator[Lab]:
     """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
-    and test PCs that tests add are stopped at the end."""
+    and test PCs that tests add are stopped at the end. sealed: exporters isolated (serial through SSH)."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
-        lab = Lab(address, folder, proc)
+        lab = Lab(address, folder, proc, sealed=sealed)
         for name in names:
             config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
             lab.rigs[name] = stack.enter_context(SimulatedRig(config))
