@@ -1,6 +1,6 @@
 """What a sealed lab's SSH forward costs fio: the same short job on a test PC's fio server (loopback, a
 file as the drive) run straight (`fio --client=HOST,PORT`, the open setup) and through the forward a
-place's testbed opens (`ssh -N -L` to the test PC's sshd, with the lab's key), alternating, three times
+place's testbed opens (`ssh -N -L` to the test PC's sshd, with the lab's key), alternating, five times
 each: write throughput and mean completion latency as fio reports them, and the wall time of a job
 (connection, job, results and logs back). The forward carries fio's own protocol only; the I/O is the
 test PC's."""
@@ -21,7 +21,7 @@ from thermrig.lab.remote_fio import fio_answers, run_remote_fio
 from thermrig.lab.ssh_forward import SshForward
 from thermrig.lab_world.world import Proc, ssh_server
 
-ROUNDS = 3
+ROUNDS = 5
 RUNTIME_S = 5
 
 

@@ -115,6 +115,35 @@ def test_a_campaign_spreads_over_three_places_every_point_tagged(
     assert set(holders(lab).values()) == {None}
 
 
+def recorded(influx: InfluxSettings, name: str) -> dict[str, set[str]]:
+    """measurement -> the fields and tags any point of the campaign carries."""
+    found: dict[str, set[str]] = {}
+    for measurement in ("rig_telemetry", "fio_interval", "run_summary", "drive_smart", "phase"):
+        for s in influxql(influx, f"SELECT * FROM {measurement} WHERE \"campaign\" = '{name}'"):
+            columns = {c for i, c in enumerate(s.columns) if any(row[i] is not None for row in s.values)}
+            found.setdefault(measurement, set()).update(columns - {"time"})
+    return found
+
+
+def test_a_sealed_campaign_records_what_an_open_one_does(
+    lab: Lab, tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+) -> None:
+    """The same three runs with fio reached through the SSH forwards (the default) and straight (insecure):
+    the same measurements, fields and tags in InfluxDB, the same manifest entries."""
+    kept: dict[str, tuple[dict[str, set[str]], set[str]]] = {}
+    for name, insecure in (("sealed", False), ("open", True)):
+        path = campaign(tmp_path, name, lab.address, runs=3, ssh_key=lab.ssh_key, insecure=insecure)
+        out = tmp_path / name
+        done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=400)  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        runs = manifests(out)
+        kept[name] = (recorded(influx, name), {k for m in runs.values() for k in m})
+    sealed, opened = kept["sealed"], kept["open"]
+    assert sealed[0]["fio_interval"] and sealed[0]["drive_smart"], sealed
+    assert sealed == opened
+
+
 def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
     lab: Lab, tmp_path: Path, influx_env: dict[str, str]
 ) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from skips import machine_cannot_if
 from waiting import wait_for
 
 from thermrig.db.local_server import CONFIG, influxd_binary
@@ -28,7 +29,7 @@ from thermrig.lab_world.world import ssh_server
 
 pytestmark = [
     pytest.mark.timeout(300),
-    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    machine_cannot_if(None if os.geteuid() == 0 else "root, for network namespaces (unshare -n)"),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -277,12 +278,12 @@ def ssh_config(lab: DeployedLab, key: Path, name: str) -> dict[str, str]:
             "XDG_RUNTIME_DIR": str(folder)}  # fmt: skip
 
 
+@pytest.mark.parametrize("deployed", ["sealed"], indirect=True)  # the open coordinator needs no proxy
 def test_thermrig_reaches_the_coordinator_through_labgrids_proxy_with_the_labs_key_only(deployed: DeployedLab) -> None:
     """`LG_PROXY=HOST thermrig lab status -x 127.0.0.1:20408`: labgrid's client session forwards the
     coordinator's loopback port over SSH; a key that is not the lab's reaches no place."""
     lab = deployed
-    if not lab.sealed:
-        pytest.skip("the open setup's coordinator needs no proxy")
+    assert lab.sealed
     status = [sys.executable, "-m", "thermrig.cli", "lab", "status", "-x", "127.0.0.1:20408"]
     ours = lab.net.stranger.run(status, env=ssh_config(lab, lab.lab_key, "lab"), check=False, timeout=120)
     print("thermrig lab status through LG_PROXY with the lab's key:", ours.stdout.strip().splitlines()[-1:])
