@@ -10,26 +10,15 @@
 #include "rig_hal.h"
 #include "rig_wires.h"
 #include "rig_wires_client.h"
+#include "uart_rx.h"
 
 static const struct device *const WIRES = DEVICE_DT_GET(DT_CHOSEN(thermrig_wires));
 
 RING_BUF_DECLARE(wires_ring, 256);
-static struct k_sem *wake_main;
+static uart_rx_t wires_rx = {.ring = &wires_ring}; /* .wake: main()'s, given at init */
 static wires_client_t plant;
 static rig_outputs_t outputs; /* main() puts the safe outputs here first (rig_hal_safe) */
 static int64_t next_tick_ms;
-
-static void wires_isr(const struct device *dev, void *user_data)
-{
-    ARG_UNUSED(user_data);
-    while (uart_irq_update(dev) && uart_irq_rx_ready(dev)) {
-        uint8_t byte;
-        while (uart_fifo_read(dev, &byte, 1) == 1) {
-            (void)ring_buf_put(&wires_ring, &byte, 1);
-        }
-    }
-    k_sem_give(wake_main);
-}
 
 static void send_line(const char *s)
 {
@@ -62,11 +51,11 @@ static void pump_lines(void)
 
 int rig_hal_init(struct k_sem *wake)
 {
-    wake_main = wake;
+    wires_rx.wake = wake;
     if (!device_is_ready(WIRES)) {
         return -ENODEV;
     }
-    uart_irq_callback_user_data_set(WIRES, wires_isr, NULL);
+    uart_irq_callback_user_data_set(WIRES, uart_rx_isr, &wires_rx);
     uart_irq_rx_enable(WIRES);
     char boot[4];
     textbuf_t tb;
