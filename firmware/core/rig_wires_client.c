@@ -43,7 +43,10 @@ wires_kind_t wires_client_line(wires_client_t *c, const char *line)
     return kind;
 }
 
-uint64_t wires_client_plant_uptime_us(const wires_client_t *c)
+uint64_t wires_client_uptime_us(const wires_client_t *c, uint64_t clock_us)
 {
+    if (c->realtime) {
+        return clock_us;
+    }
     return c->have_base ? c->plant_us - c->base_us : 0u;
 }

@@ -36,7 +36,8 @@ const char *wires_client_byte(wires_client_t *c, char byte);
  * reboots with the cause the plant tells the new boot; the rest are not a board's). */
 wires_kind_t wires_client_line(wires_client_t *c, const char *line);
 
-/* Paced uptime: the plant's time since the first sample of this boot, 0 before it. */
-uint64_t wires_client_plant_uptime_us(const wires_client_t *c);
+/* The MCU's uptime: clock_us (the board's own clock) in real time; paced, the plant's time since the
+ * first sample of this boot, 0 before it. */
+uint64_t wires_client_uptime_us(const wires_client_t *c, uint64_t clock_us);
 
 #endif

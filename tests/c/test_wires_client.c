@@ -1,5 +1,5 @@
 /* A firmware's end of the virtual wires (firmware/core/rig_wires_client.c): lines assembled byte by byte
- * with an overlong one dropped whole, the plant's mode, its samples and the paced uptime they give. */
+ * with an overlong one dropped whole, the plant's mode, its samples and the uptime they give. */
 #include <string.h>
 
 #include "check.h"
@@ -46,6 +46,7 @@ static void test_lines(void)
     CHECK_INT(feed("M 1 1024\n"), WIRES_MODE);
     CHECK(c.configured && c.realtime);
     CHECK_INT(c.boot_cause, 1024);
+    CHECK_INT(wires_client_uptime_us(&c, 42u), 42); /* in real time, the board's own clock */
 }
 
 static void test_samples(void)
@@ -53,22 +54,22 @@ static void test_samples(void)
     memset(&c, 0, sizeof c);
     CHECK_INT(feed("M 0 0\n"), WIRES_MODE);
     CHECK(c.configured && !c.realtime);
-    CHECK_INT(wires_client_plant_uptime_us(&c), 0);
+    CHECK_INT(wires_client_uptime_us(&c, 42u), 0);
     c.requested = true;
     CHECK_INT(feed("S 5000000 00C80190 019000F0 0FFF0001 00640000 - 7 0\n"), WIRES_SAMPLE);
     CHECK(c.sample_ready && !c.requested);
     CHECK_INT(c.sample.tc_word[0], 0x00C80190);
     CHECK_INT(c.sample.tach_pulses[0], 7);
-    CHECK_INT(wires_client_plant_uptime_us(&c), 0); /* uptime starts at the first sample of the boot */
+    CHECK_INT(wires_client_uptime_us(&c, 42u), 0); /* uptime starts at the first sample of the boot */
     CHECK_INT(feed("S 5100000 00C80190 019000F0 0FFF0001 00640000 - 0 3\n"), WIRES_SAMPLE);
-    CHECK_INT(wires_client_plant_uptime_us(&c), 100000);
+    CHECK_INT(wires_client_uptime_us(&c, 42u), 100000);
     CHECK_INT(c.sample.tach_pulses[1], 3);
     /* What is not the board's leaves its state as it was. */
     c.sample_ready = false;
     CHECK_INT(feed("Q 5000\n"), WIRES_SILENCE);
     CHECK_INT(feed("S 1\n"), WIRES_BAD);
     CHECK(!c.sample_ready);
-    CHECK_INT(wires_client_plant_uptime_us(&c), 100000);
+    CHECK_INT(wires_client_uptime_us(&c, 42u), 100000);
 }
 
 int main(void)

@@ -79,10 +79,7 @@ uint32_t rig_hal_reset_cause(void)
 
 uint64_t rig_hal_uptime_us(void)
 {
-    if (plant.realtime) {
-        return k_ticks_to_us_floor64(k_uptime_ticks());
-    }
-    return wires_client_plant_uptime_us(&plant);
+    return wires_client_uptime_us(&plant, k_ticks_to_us_floor64(k_uptime_ticks()));
 }
 
 k_timeout_t rig_hal_tick_timeout(void)
