@@ -29,3 +29,4 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
 if "micropython-rp2040" in FIRMWARES:
     # The RP2040's PWM slices are the emulated chip's own hardware: nothing makes MicroPython's driver fail.
     NOT_APPLICABLE["micropython-rp2040"] = {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"}
+NOT_APPLICABLE = {firmware: checks for firmware, checks in NOT_APPLICABLE.items() if firmware in FIRMWARES}
