@@ -258,9 +258,12 @@ firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
 # The whole conformance suite and fault matrix on micropython-rp2040 (tens of minutes: make test runs its
-# short form, tests/python/test_micropython_rp2040.py), its wall time printed at the end.
+# short form, tests/python/test_micropython_rp2040.py), its wall time printed at the end. A check may take
+# minutes of wall time here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
+RP2040_CHECK_TIMEOUT ?= 1200
 conformance-rp2040: venv rp2040js firmware-pico
 	@start=$$(date +%s); rc=0; \
-	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider || rc=$$?; \
+	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
+		--timeout $(RP2040_CHECK_TIMEOUT) || rc=$$?; \
 	echo "make conformance-rp2040: the whole suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
