@@ -256,3 +256,11 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 .PHONY: firmware-pico conformance-rp2040
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
+
+# The whole conformance suite and fault matrix on micropython-rp2040 (tens of minutes: make test runs its
+# short form, tests/python/test_micropython_rp2040.py), its wall time printed at the end.
+conformance-rp2040: venv rp2040js firmware-pico
+	@start=$$(date +%s); rc=0; \
+	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider || rc=$$?; \
+	echo "make conformance-rp2040: the whole suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
+	exit $$rc

@@ -187,6 +187,16 @@ def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
     return image
 
 
+def chip_selects_inverted(image: Path) -> None:
+    """The MAX31855 driver selects with a high line and rests low: every other chip answers each read."""
+    path = image / "thermrig_fw" / "max31855.py"
+    text = path.read_text()
+    assert "self.cs(0)" in text and "self.cs(1)" in text
+    path.write_text(
+        text.replace("self.cs(0)", "self.cs(H)").replace("self.cs(1)", "self.cs(0)").replace("self.cs(H)", "self.cs(1)")
+    )
+
+
 def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
     def edit(image: Path) -> None:
         path = image / rel
@@ -206,6 +216,8 @@ def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
         (replace_in("main.py", '"spi": (18, 16)', '"spi": (18, 20)'), "SO are on GP18 and GP16"),
         (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (8, 9)'), "SDA and SCL are on GP4 and GP5"),
         (replace_in("thermrig_fw/hal_pico.py", "SPI(0, baudrate", "SPI(1, baudrate"), "on SPI0, not SPI1"),
+        (replace_in("main.py", '"spi": (18, 16)', '"spi": (19, 16)'), "SPI0 has no SCK on GP19 or RX on GP16"),
+        (replace_in("main.py", '"i2c": (4, 5)', '"i2c": (4, 6)'), "I2C0 has no SDA on GP4 or SCL on GP6"),
         (
             replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0,", "polarity=0, phase=0, firstbit=SPI.LSB,"),
             "firstbit=1: the MAX31855 sends its word MSB first",
@@ -224,6 +236,8 @@ def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
         "spi-pins",
         "i2c-pins",
         "spi-bus",
+        "spi-pin-function",
+        "i2c-pin-function",
         "spi-bit-order",
         "i2c-bus",
         "i2c-clock",
@@ -260,6 +274,15 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         ),
         # The heater on GP11 (a PWM channel the heater stage is not wired to): it never heats.
         (replace_in("main.py", '"heater": 10', '"heater": 11'), "never-heats"),
+        # A fan's PWM inverted: full duty (the boot's and the safe state's) stops it: a stall.
+        (
+            replace_in(
+                "thermrig_fw/hal_pico.py",
+                "freq=FAN_PWM_HZ, duty_u16=65535)",
+                "freq=FAN_PWM_HZ, duty_u16=65535, invert=True)",
+            ),
+            "no-tach",
+        ),
         # The SHT31's measurement with clock stretching (0x2C06), which the board's bus does not do: a NAK.
         (replace_in("thermrig_fw/sht3x.py", 'b"\\x24\\x00"', 'b"\\x2c\\x06"'), "no-ambient"),
         # Each fan's tach read on the other fan's pin, or each fan's PWM on the other fan: crossed.
@@ -272,6 +295,7 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         "tach-pull-up",
         "heater-pwm-inverted",
         "heater-pin",
+        "fan-pwm-inverted",
         "sht31-clock-stretching",
         "tach-swapped",
         "fan-pwm-swapped",
@@ -300,16 +324,24 @@ def test_a_miswired_firmware_reads_wrong_on_the_board(tmp_path: Path, edit: Call
             assert wait_for(lambda: stalled(link)), f"no fan stall: {link.latest}"
 
 
-def test_a_chip_select_left_low_stops_the_board_at_the_next_read(tmp_path: Path) -> None:
-    """A MAX31855 driver that never raises its chip select again: the next read has two chips on MISO, and
-    the board stops there with one line (the run-time wiring check; the others stop it at set-up)."""
-    edit = replace_in("thermrig_fw/max31855.py", "finally:\n            self.cs(1)", "finally:\n            pass")
+@pytest.mark.parametrize(
+    "edit",
+    [
+        replace_in("thermrig_fw/max31855.py", "finally:\n            self.cs(1)", "finally:\n            pass"),
+        chip_selects_inverted,
+    ],
+    ids=["chip-select-left-low", "chip-select-polarity"],
+)
+def test_a_chip_select_driven_wrong_stops_the_board_at_a_read(tmp_path: Path, edit: Callable[[Path], None]) -> None:
+    """A MAX31855 driver that never raises its chip select again, or selects with a high line: a read has
+    two or more chips on MISO, and the board stops there with one line (checked at run time; the other
+    wiring checks stop it at set-up)."""
     with pico(board_files(tmp_path, edit)) as (sim, link):
         sim.advance(0.5)
         assert sim.proc.wait(timeout=30) != 0 and link.latest is None
         assert sim.proc.stderr is not None
         err = sim.proc.stderr.read()
-        assert re.search(r"pico board: chip selects of thermocouples \[[01], [01]\] low at once", err), err
+        assert re.search(r"pico board: chip selects of thermocouples \[[0-3](, [0-3])+\] low at once", err), err
 
 
 @contextmanager

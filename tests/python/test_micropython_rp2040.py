@@ -14,15 +14,18 @@ from pathlib import Path
 import pytest
 from firmware_release import write_release
 
+from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import micropython_firmware_dir
-from thermrig.flash.pico_fs import RPI_PICO, board_filesystem
+from thermrig.flash.pico_fs import board_filesystem
 from thermrig.link.rig_link import RigLink
+from thermrig.pico_files import RPI_PICO
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 pytestmark = pytest.mark.xdist_group("micropython-rp2040")  # one emulated chip at a time: each wants a core
 SHORT_FORM = ("handshake", "telemetry", "fault:tc-open:3", "fault:spi-all-ones:2")
@@ -45,11 +48,12 @@ def rp2040(image: Path | None = None, seed: int = 3) -> Iterator[tuple[Simulated
 def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
     """Boot, HELLO, telemetry, one fault and one bus fault, as the whole suite checks them."""
     checks = {c.name: c for c in ALL_CHECKS}
-    with rp2040(seed=11) as (sim, link):
-        target = RigUnderTest(link, sim)
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
+    with open_testbed(spec, keepalive=False) as bed:  # as the conformance suite opens its rigs
+        target = RigUnderTest(bed, bed.simulated)
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
-            assert result.passed is True, f"{name}: {result.figure}: {result.detail}"
+            assert result.outcome is Outcome.PASSED, result.text
 
 
 def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> None:
@@ -57,7 +61,7 @@ def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> N
     image = tmp_path / "fs.img"
     version = board_filesystem(image, release)
     assert image.stat().st_size == RPI_PICO.block_size * RPI_PICO.block_count
-    with rp2040(release) as (sim, link):
+    with rp2040(image) as (sim, link):
         assert link.info is not None and link.info.board == "rp2040-pico" and link.info.version == version
         sim.advance(1.0)
         assert link.next_telemetry().heater_pct == 0.0
@@ -127,3 +131,36 @@ def test_without_node_the_firmware_says_what_to_install(monkeypatch: pytest.Monk
         SimulatedRig(SimConfig(pacing=Pacing.stepped(), firmware="micropython-rp2040")),
     ):
         pass
+
+
+def test_every_byte_value_as_line_noise_resets_the_rig_into_a_safe_restart() -> None:
+    """0x00-0xFF in one burst while heating: the Ctrl-C (0x03) in it stops main.py (KeyboardInterrupt, outputs
+    safe), the Ctrl-D (0x04) after it soft-resets MicroPython, which runs main.py again: the rig is back
+    within a second, heater off, its reset seen by the host."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        sim.advance(1.0)
+        assert sim.actuators()[0] > 0
+        link.write_raw(bytes(range(256)))
+        sim.advance(2.0)
+        link.drain_telemetry()
+        sim.advance(1.0)
+        frames = link.drain_telemetry() + link.collect_telemetry(10, timeout=5.0)
+        assert len(frames) >= 10, f"{len(frames)} frames in the second after the noise"
+        assert link.stats.mcu_resets == 1
+        assert sim.actuators() == (0.0, [1.0, 1.0]) and frames[-1].heater_pct == 0
+
+
+def test_a_lone_ctrl_c_parks_the_rig_at_the_repl_with_its_outputs_safe() -> None:
+    """What mpremote sends to flash: KeyboardInterrupt, main.py leaves the outputs safe and a timer feeds the
+    watchdog, so the REPL stays up (no telemetry, no reset) for as long as someone uses it."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        sim.advance(1.0)
+        link.write_raw(b"\x03")
+        sim.advance(0.5)
+        assert sim.actuators() == (0.0, [1.0, 1.0])
+        link.drain_telemetry()
+        sim.advance(10.0)  # five watchdog timeouts
+        assert link.drain_telemetry() == []
+        assert link.stats.mcu_resets == 0 and sim.firmware.pace()["resets"] == 0  # type: ignore[attr-defined]

@@ -204,6 +204,7 @@ async function paced(pico, wires) {
   let grantUntil = 0;
   let lastOut = -1;
   let waiting = false;
+  let lastStats = -Infinity;
   const held = []; // host bytes that came during a grant: the chip gets them when it ends, at a known time
   const chipOut = pico.onOutput;
   pico.onOutput = () => {
@@ -281,12 +282,14 @@ async function paced(pico, wires) {
     pico.sample(parts, TICK_NS);
     if (base === null) {
       // Power-on: the chip boots with the plant's first sample held, up to its first telemetry frame, as a
-      // Pico is plugged in before the host opens its port; its clock is that far ahead of the plant's from
-      // then on. The clock is announced once the rig answers.
+      // Pico is plugged in before the host opens its port; its clock is ahead of the plant's from then on.
+      // The clock is announced once the rig answers.
       while (pico.firstTelNs === null && pico.runner.nanos < BOOT_LIMIT_NS && !pico.watchdogBit) {
         pico.runner.runUntil(pico.runner.nanos + SLICE_NS);
       }
-      base = plantNs - pico.runner.nanos;
+      // Its ticks then fall mid-step (half a step before each sample's time), not on the samples' edges,
+      // where the work of a busier tick would push a frame from one step into the next.
+      base = plantNs - pico.runner.nanos + TICK_NS / 2;
       pico.board.outputs(); // the PWM outputs as the plant will read them: a wiring mistake stops us here
       pico.profile?.clear(); // the profile is of the running firmware, not of its boot
       pico.announce();
@@ -299,7 +302,10 @@ async function paced(pico, wires) {
         base = at;
       }
     }
-    pico.writeStats();
+    if (plantNs - lastStats >= 1e9) {
+      lastStats = plantNs;
+      pico.writeStats(); // once a simulated second: a file write per step costs the step's time
+    }
   }
 }
 

@@ -12,7 +12,6 @@ from rich.table import Table
 from thermrig.cli.campaign_cmds import HistoryOpt, SeedOpt
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules, pairs
-from thermrig.lab.errors import LabError
 from thermrig.lab.rig_place import tag_value
 
 
@@ -51,30 +50,25 @@ def plan(
     from thermrig.campaign.plan_estimate import sources
     from thermrig.campaign.spec import load_campaign
     from thermrig.cli.estimate_bar import estimated
-    from thermrig.lab.assign import PlaceHardware, RunNeed, assign
 
     c = load_campaign(campaign_file)
     p = estimated(make_plan(c, seed, history=History.read(history, c.rig_name)), history, model)
-    runs = [RunNeed(r.run_id, {k: str(v) for k, v in r.physical.items()}, p.estimate_s(r)) for r in p.runs]
+    wanted = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()} if coordinator else {}
     if coordinator:
-        wanted = {k: tag_value(v) for k, v in pairs(tag, "--tag", "board=sim").items()}
-        with labgrid_modules().client.LabClient(coordinator) as client:
-            names = client.matching(wanted)
-            lab = [PlaceHardware(n, client.place(n).tags) for n in names]
-        if not lab:
-            raise LabError(f"no place at {coordinator} matches the tags")
-    else:
-        lab = [PlaceHardware(f"place-{i + 1}", {}) for i in range(places)]
-    split = assign(runs, lab)
-    one = sum(r.estimate_s for r in runs)
-    table = Table(title=f"{p.campaign.name}: {len(runs)} runs on {len(lab)} places")
+        labgrid_modules()  # says how to install the lab extra when labgrid is missing
+    from thermrig.lab.plan_places import plan_places
+
+    planned = plan_places(p, coordinator, wanted, places)
+    split = planned.assignment
+    table = Table(title=f"{p.campaign.name}: {len(p.runs)} runs on {len(planned.places)} places")
     for column in ("place", "fixed", "runs", "operator prompts", "planned"):
         table.add_column(column)
-    for hw, lane in zip(lab, split.lanes, strict=True):
-        fixed = " ".join(f"{k}={v}" for k, v in sorted(hw.tags.items()) if k in ("slot", "heatsink", "airflow"))
-        table.add_row(lane.place, fixed or "-", str(len(lane.runs)), str(len(lane.prompts)), _hms(lane.busy_s))
+    for hw, lane in zip(planned.places, split.lanes, strict=True):
+        fixed = planned.fixed(hw) or "-"
+        table.add_row(lane.place, fixed, str(len(lane.runs)), str(len(lane.prompts)), _hms(lane.busy_s))
     Console(width=200).print(table)
+    one = planned.one_place_s
     typer.echo(
-        f"planned {_hms(one)} on one place, {_hms(split.makespan_s)} on {len(lab)} places "
+        f"planned {_hms(one)} on one place, {_hms(split.makespan_s)} on {len(planned.places)} places "
         f"({one / split.makespan_s:.2f}x); {sources(p)}"
     )

@@ -48,7 +48,8 @@ def sim(
         str,
         typer.Option(
             help=f"Firmware run against the plant: {', '.join(FIRMWARES)} (zephyr: in QEMU; zephyr-board: the "
-            "Nucleo's HAL on native_sim; micropython-pico: the Pico's HAL on the unix port)."
+            "Nucleo's HAL on native_sim; micropython-pico: the Pico's HAL on the unix port; micropython-rp2040: "
+            "stock MicroPython on an emulated RP2040, make firmware-pico)."
         ),
     ] = "rigsim",
     chassis: Annotated[

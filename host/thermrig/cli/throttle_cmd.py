@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -12,8 +12,8 @@ from rich.table import Table
 
 from thermrig.analysis.published import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
-from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
-from thermrig.campaign.rundir import unsent_runs
+from thermrig.analysis.throttle_table import ThrottleRow
+from thermrig.campaign.throttle_rows import campaign_throttle
 from thermrig.cli.errors import user_errors
 from thermrig.cli.late import say_incomplete
 from thermrig.cli.tables import fitted
@@ -22,16 +22,6 @@ from thermrig.db.local_server import resolve_settings
 
 def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
-
-
-def _unsent_row(run: str, manifest: dict[str, Any]) -> ThrottleRow:
-    """A run with no fio data in InfluxDB yet: its factors from the manifest, no figures."""
-    f = manifest.get("factors", {})
-    workload = manifest.get("workload", {}).get("name", "-")
-    model = manifest.get("drive", {}).get("model", "-")
-    return ThrottleRow(
-        run, f.get("slot", "-"), f.get("heatsink", "-"), f.get("profile", "-"), workload, model, 0, None, None, None
-    )
 
 
 def render(rows: list[ThrottleRow], compare: bool, title: str, incomplete: frozenset[str] = frozenset()) -> Table:
@@ -96,20 +86,15 @@ def throttle(
     settings = resolve_settings(start_local=False)
     console = Console() if sys.stdout.isatty() else Console(width=160)  # a pipe or a log keeps whole lines
     say_incomplete(console, campaign)  # reading writes nothing: `thermrig analyze` completes them
-    rows = throttle_table(settings, campaign)
-    unsent = unsent_runs(campaign)  # runs whose points wait in a spool: marked, never left out
-    if runs_from is not None:
-        if not (runs_from / "state.json").exists():
-            raise typer.BadParameter(f"{runs_from} is not a campaign folder (no state.json)")
-        mine = {p.parent.name for p in runs_from.glob("*/manifest.json")}
-        rows = [r for r in rows if r.run in mine]
-        unsent = {run: m for run, m in unsent.items() if run in mine}
-    rows += [_unsent_row(run, m) for run, m in unsent.items() if run not in {r.run for r in rows}]
+    if runs_from is not None and not (runs_from / "state.json").exists():
+        raise typer.BadParameter(f"{runs_from} is not a campaign folder (no state.json)")
+    found = campaign_throttle(settings, campaign, runs_from)
+    rows, unsent = found.rows, found.unsent
     if not rows:
         console.print(f"no fio data for campaign {campaign!r} in InfluxDB", markup=False)
         raise typer.Exit(1)
     title = f"{campaign}: throttle onset and depth (fio_interval, InfluxDB)"
-    console.print(fitted(render(rows, compare, title, frozenset(unsent)), console))
+    console.print(fitted(render(rows, compare, title, unsent), console))
     if unsent:
         console.print(
             f"incomplete: {', '.join(sorted(unsent))}: points still in their spools, not all in InfluxDB; "
@@ -117,6 +102,11 @@ def throttle(
             markup=False,
             soft_wrap=True,
         )
+    console.print(_note(compare), markup=False)
+
+
+def _note(compare: bool) -> str:
+    """What onset, cause and depth mean (and the tolerances, with --compare)."""
     note = (
         f"onset: first of {SUSTAIN} seconds in a row {DROP:.0%} under the plateau, and still under it after, "
         "that is not a host stall; cause: thermal (the drive's account moved), cache (it did not, the host "
@@ -128,4 +118,4 @@ def throttle(
             f"; tolerances: onset +-25 % or +-5 s, depth +-{DEPTH_PP:g} pp (depth judged on "
             f"{PUGET_RUNTIME_S} s writes, as calibrated)"
         )
-    console.print(note, markup=False)
+    return note

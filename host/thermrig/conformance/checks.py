@@ -159,7 +159,8 @@ def time_sync(t: RigUnderTest) -> str:
     at = [t.link.sync.to_utc(s.mcu_us) for s in samples]
     fit_outside = max(max(0.0, s.host_send - u, u - s.host_recv) for s, u in zip(samples, at, strict=True)) * 1e3
     return (
-        f"rtt p50 {np.median(rtt):.2f} ms, max {rtt.max():.1f} ms; clock {lines.ppm:+.0f} ppm "
+        f"rtt p50 {np.median(rtt):.2f} ms, max {rtt.max():.1f} ms; stamps in {lines.tick_us} us ticks, "
+        f"clock {lines.ppm:+.0f} ppm "
         f"({lines.ppm_low:+.0f} to {lines.ppm_high:+.0f}), a line within {lines.outside_ms:.3f} ms of every "
         f"round trip; the link's fit within {fit_outside:.3f} ms"
     )

@@ -4,17 +4,16 @@ mpremote and resets the board; the rig then answers on the same USB serial port 
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
-from thermrig.firmware_identity import checkout_version, micropython_firmware_dir, stamp_micropython_version
+from thermrig.firmware_identity import checkout_version, micropython_firmware_dir
 from thermrig.flash.base import Flasher, FlashError, run_tool
+from thermrig.pico_files import BOARD_FILES, SIM_ONLY, stage
 from thermrig.settings import find_tool
 
-BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
-SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
+__all__ = ["BOARD_FILES", "SIM_ONLY", "PicoFlasher", "mpremote_binary"]
 
 
 def mpremote_binary() -> str:
@@ -58,17 +57,7 @@ class PicoFlasher(Flasher):
     def build(self) -> str:
         """Stage what goes onto the board, stamped with this checkout's version (a release's files are
         staged as they are); returns the stamp."""
-        for name in self.files:
-            src, dest = self.source / name, self.staged / name
-            if src.is_dir():
-                shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*SIM_ONLY), dirs_exist_ok=True)
-            else:
-                shutil.copy2(src, dest)
-        if self.version is not None:
-            return self.version
-        version = checkout_version()
-        stamp_micropython_version(self.staged, version)
-        return version
+        return stage(self.source, self.staged, self.files, self.version)
 
     def upload(self, port: str) -> None:
         run_tool(self.copy_command(port), "upload", self.staged)

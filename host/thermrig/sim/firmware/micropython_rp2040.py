@@ -1,17 +1,19 @@
 """What a lab flashes onto a Pico, on an emulated RP2040: stock MicroPython v1.28.0 for RPI_PICO (`make
-firmware-pico`) and the board's littlefs image as `thermrig flash --board pico` would leave it (pico_fs.py:
-the checkout's .py files, or a release's .mpy files with `--image RELEASE_DIR`), run by rp2040js through
+firmware-pico`) and the board's littlefs image as `thermrig flash --board pico` would leave it (the
+checkout's .py files staged as it stages them, or an image given as `image`: a release's, made by
+thermrig.flash.pico_fs), run by rp2040js through
 the project's Node harness (firmware/micropython/rp2040js), wired to the plant by the rig's pin map. Its
 USB CDC port is the harness's stdin and stdout, connected to the SerialBridge (docs/micropython.md)."""
 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
-from thermrig.flash.base import FlashError
-from thermrig.flash.pico_fs import board_filesystem
+from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.paths import packaged
+from thermrig.pico_files import BOARD_FILES, littlefs_image, stage
 from thermrig.settings import environment, find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
@@ -45,6 +47,22 @@ def check_harness(node: Path, harness: Path) -> None:
         )
 
 
+def board_image(ctx: LaunchContext) -> Path:
+    """The Pico's littlefs image: ctx.image when it is one (a file: e.g. a release's, made by
+    thermrig.flash.pico_fs), else the board files of a firmware folder (ctx.image, or this checkout's),
+    staged as `thermrig flash --board pico` stages them and stamped with this checkout's version."""
+    if ctx.image is not None and ctx.image.is_file():
+        return ctx.image
+    source = ctx.image or micropython_firmware_dir()
+    if not (source / "main.py").is_file():
+        raise SimError(f"{source}: not a Pico's littlefs image or a firmware folder with main.py")
+    out = ctx.workdir / "pico-littlefs.img"
+    with tempfile.TemporaryDirectory(prefix="thermrig-pico-") as staged:
+        stage(source, Path(staged), BOARD_FILES, None)
+        littlefs_image(Path(staged), out)
+    return out
+
+
 class MicroPythonRp2040(BridgedFirmware):
     name = "micropython-rp2040"
     serial_on_stdio = True
@@ -64,11 +82,7 @@ class MicroPythonRp2040(BridgedFirmware):
             raise SimError(f"{self.bootrom} is missing: `make firmware-pico` puts the RP2040's bootrom beside the uf2")
         if ctx.ppm or ctx.offset_us:
             raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated RP2040 keeps its own")
-        self.fs_image = ctx.workdir / "pico-littlefs.img"
-        try:
-            self.version = board_filesystem(self.fs_image, ctx.image)
-        except FlashError as exc:
-            raise SimError(str(exc)) from exc
+        self.fs_image = board_image(ctx)
         self.stats_path = ctx.workdir / "rp2040-stats.json"
         self.clock_follows_plant = not ctx.realtime
         super().__init__(ctx)
