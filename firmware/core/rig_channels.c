@@ -24,3 +24,15 @@ _Static_assert(RIG_NUM_FANS == 2, "the channel table declares 2 fans");
 _Static_assert(sizeof RIG_CHANNELS / sizeof RIG_CHANNELS[0] == RIG_NUM_CHANNELS,
                "one table entry per channel");
 _Static_assert(RIG_TC_CHASSIS_AIR < RIG_NUM_TC, "the heater regulates a thermocouple of the table");
+
+void rig_channels_put(textbuf_t *tb)
+{
+    for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
+        if (i > 0u) {
+            tb_char(tb, ',');
+        }
+        tb_str(tb, RIG_CHANNELS[i].key);
+        tb_char(tb, ':');
+        tb_str(tb, RIG_CHANNELS[i].name);
+    }
+}

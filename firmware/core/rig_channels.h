@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "rig_config.h"
+#include "textbuf.h"
 
 typedef enum {
     RIG_CH_TC,       /* thermocouple on a MAX31855, centi-degC */
@@ -26,5 +27,8 @@ typedef struct {
 
 /* HELLO and TEL order. Thermocouples come first, RIG_CHANNELS[i] being thermocouple i. */
 extern const rig_channel_t RIG_CHANNELS[RIG_NUM_CHANNELS];
+
+/* The channel map as HELLO's ch= and the wires' "C" line give it: "key:name,..." in that order. */
+void rig_channels_put(textbuf_t *tb);
 
 #endif

@@ -76,14 +76,7 @@ static void cmd_hello(rig_t *rig, const frame_t *f, textbuf_t *reply)
     /* How long heating may go without a host frame: the host's keepalive follows it. */
     tb_kv_i64(reply, "hto", RIG_HOST_TIMEOUT_MS);
     tb_str(reply, " ch=");
-    for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
-        if (i > 0u) {
-            tb_char(reply, ',');
-        }
-        tb_str(reply, RIG_CHANNELS[i].key);
-        tb_char(reply, ':');
-        tb_str(reply, RIG_CHANNELS[i].name);
-    }
+    rig_channels_put(reply);
 }
 
 /* What SET changes, once every key has passed. Turning heating on restarts the PID, so a stale

@@ -200,14 +200,7 @@ void wires_put_outputs(textbuf_t *tb, const rig_outputs_t *out)
 void wires_put_channels(textbuf_t *tb)
 {
     tb_str(tb, "C ");
-    for (uint8_t i = 0; i < RIG_NUM_CHANNELS; i++) {
-        if (i > 0u) {
-            tb_char(tb, ',');
-        }
-        tb_str(tb, RIG_CHANNELS[i].key);
-        tb_char(tb, ':');
-        tb_str(tb, RIG_CHANNELS[i].name);
-    }
+    rig_channels_put(tb);
     tb_char(tb, '\n');
 }
 

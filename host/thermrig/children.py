@@ -1,8 +1,9 @@
-"""Child processes: waiting for what they announce instead of sleeping, and giving one that Ctrl-C must
-reach SIGINT's default disposition."""
+"""Child processes: waiting for what they announce instead of sleeping, giving one that Ctrl-C must
+reach SIGINT's default disposition, and stopping one."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,3 +25,16 @@ def with_default_sigint(cmd: Sequence[str]) -> list[str]:
     preexec_fn: a preexec_fn makes subprocess fork() instead of vfork() and run Python in the child before
     exec, which is not safe where gRPC's threads run (the lab's client loads it)."""
     return ["env", "--default-signal=INT", *cmd]
+
+
+def stop_child(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop a child that still runs: SIGTERM, then SIGKILL when it has not exited within grace_s seconds;
+    reaped either way."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -21,6 +21,7 @@
 #include "plant_host.h"
 #include "rig_hal.h"
 #include "rig_wires.h"
+#include "rig_wires_client.h"
 
 extern void posix_exit(int exit_code);
 
@@ -38,26 +39,13 @@ BUILD_ASSERT(ARRAY_SIZE(TACH_LINE) == RIG_NUM_FANS, "plant-wiring: one tach line
 
 static int serial_fd = -1;
 static int plant_fd = -1;
-static char line[WIRES_LINE_MAX];
-static size_t line_len;
-static bool line_long;
-static wires_msg_t msg;
-
-static bool configured;
-static bool realtime;
-static uint32_t boot_cause;
-static bool requested;
-static bool sample_ready;
-static rig_samples_t sample; /* the sensors the emulators answer with */
-static bool tach_idle;       /* tach lines pulled up (idle) once */
+static wires_client_t plant; /* its sample: the sensors the emulators answer with */
+static bool tach_idle;        /* tach lines pulled up (idle) once */
 static int64_t next_tick_ms;
-static bool have_base;
-static uint64_t base_us;
-static uint64_t plant_us;
 
 const rig_samples_t *plant_sample(void)
 {
-    return &sample;
+    return &plant.sample;
 }
 
 static void gone(void)
@@ -86,30 +74,9 @@ static bool handle_board_line(const char *s)
 
 static void handle_line(const char *s)
 {
-    if (handle_board_line(s)) {
-        return;
-    }
-    switch (wires_parse(s, &msg)) {
-    case WIRES_MODE:
-        realtime = msg.realtime;
-        boot_cause = msg.cause;
-        configured = true;
-        break;
-    case WIRES_RESET:
+    /* serial faults are the bridge's (docs/plant.md) */
+    if (!handle_board_line(s) && wires_client_line(&plant, s) == WIRES_RESET) {
         sys_reboot(SYS_REBOOT_COLD); /* the plant tells the new boot its cause ("M") */
-        break;
-    case WIRES_SAMPLE:
-        sample = msg.samples;
-        plant_us = msg.t_us;
-        if (!have_base) {
-            base_us = plant_us;
-            have_base = true;
-        }
-        requested = false;
-        sample_ready = true;
-        break;
-    default:
-        break; /* serial faults are the bridge's (docs/plant.md) */
     }
 }
 
@@ -124,17 +91,9 @@ static void pump_plant(void)
             return;
         }
         for (int i = 0; i < n; i++) {
-            if (chunk[i] == '\n') {
-                line[line_len] = '\0';
-                if (!line_long) {
-                    handle_line(line);
-                }
-                line_len = 0;
-                line_long = false;
-            } else if (line_len < WIRES_LINE_MAX - 1u) {
-                line[line_len++] = chunk[i];
-            } else {
-                line_long = true;
+            const char *line = wires_client_byte(&plant, chunk[i]);
+            if (line != NULL) {
+                handle_line(line);
             }
         }
     }
@@ -184,7 +143,7 @@ static void send_request(void)
     tb_init(&tb, buf, sizeof buf);
     wires_put_outputs(&tb, &out);
     send_plant(buf, tb.len);
-    requested = true;
+    plant.requested = true;
 }
 
 /* The sample's tach pulses as falling edges (the lines are active low) on each fan's tach line. */
@@ -195,7 +154,7 @@ static void play_tach(void)
         if (!tach_idle) {
             (void)gpio_emul_input_set(t->port, t->pin, 1);
         }
-        for (uint16_t p = 0; p < sample.tach_pulses[i]; p++) {
+        for (uint16_t p = 0; p < plant.sample.tach_pulses[i]; p++) {
             (void)gpio_emul_input_set(t->port, t->pin, 0);
             (void)gpio_emul_input_set(t->port, t->pin, 1);
         }
@@ -246,7 +205,7 @@ static int plant_bridge_init(void)
     tb_init(&tb, boot, sizeof boot);
     wires_put_boot(&tb);
     send_plant(boot, tb.len);
-    while (!configured) {
+    while (!plant.configured) {
         (void)plant_host_wait(plant_fd, 1000);
         pump_plant();
     }
@@ -263,29 +222,26 @@ void sys_arch_reboot(int type)
 
 uint32_t rig_hal_reset_cause(void)
 {
-    return boot_cause;
+    return plant.boot_cause;
 }
 
 uint64_t rig_hal_uptime_us(void)
 {
-    if (realtime) {
-        return k_ticks_to_us_floor64(k_uptime_ticks());
-    }
-    return have_base ? plant_us - base_us : 0u;
+    return wires_client_uptime_us(&plant, k_ticks_to_us_floor64(k_uptime_ticks()));
 }
 
 k_timeout_t rig_hal_tick_timeout(void)
 {
-    if (requested) {
+    if (plant.requested) {
         return K_MSEC(POLL_MS);
     }
-    return realtime ? K_TIMEOUT_ABS_MS(next_tick_ms) : K_NO_WAIT;
+    return plant.realtime ? K_TIMEOUT_ABS_MS(next_tick_ms) : K_NO_WAIT;
 }
 
 bool rig_hal_tick_due(void)
 {
-    if (!requested) {
-        if (!realtime) {
+    if (!plant.requested) {
+        if (!plant.realtime) {
             send_request(); /* paced: the outputs of the step before, and the plant's next tick */
         } else if (k_uptime_get() >= next_tick_ms) {
             next_tick_ms = (next_tick_ms == 0 ? k_uptime_get() : next_tick_ms) + RIG_TICK_MS;
@@ -293,13 +249,13 @@ bool rig_hal_tick_due(void)
         }
     }
     pump_plant();
-    if (!sample_ready && !realtime && plant_host_wait(plant_fd, POLL_MS) != 0) {
+    if (!plant.sample_ready && !plant.realtime && plant_host_wait(plant_fd, POLL_MS) != 0) {
         pump_plant(); /* paced: the plant answers at once unless a stepped test holds it; the clock waits */
     }
-    if (!sample_ready) {
+    if (!plant.sample_ready) {
         return false;
     }
-    sample_ready = false;
+    plant.sample_ready = false;
     play_tach();
     return true;
 }

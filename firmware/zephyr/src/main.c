@@ -6,6 +6,7 @@
 
 #include "rig.h"
 #include "rig_hal.h"
+#include "uart_rx.h"
 
 static const struct device *const UART = DEVICE_DT_GET(DT_CHOSEN(thermrig_serial));
 
@@ -14,17 +15,7 @@ static K_SEM_DEFINE(wake, 0, 1);
 static rig_t rig;
 static rig_tx_t tx;
 
-static void uart_isr(const struct device *dev, void *user_data)
-{
-    ARG_UNUSED(user_data);
-    while (uart_irq_update(dev) && uart_irq_rx_ready(dev)) {
-        uint8_t byte;
-        while (uart_fifo_read(dev, &byte, 1) == 1) {
-            (void)ring_buf_put(&rx_ring, &byte, 1); /* full: dropped, the frame fails its CRC */
-        }
-    }
-    k_sem_give(&wake);
-}
+static uart_rx_t rx = {.ring = &rx_ring, .wake = &wake}; /* ring full: the frame fails its CRC */
 
 static void flush_tx(void)
 {
@@ -48,7 +39,7 @@ int main(void)
             k_sleep(K_SECONDS(1));
         }
     }
-    uart_irq_callback_user_data_set(UART, uart_isr, NULL);
+    uart_irq_callback_user_data_set(UART, uart_rx_isr, &rx);
     uart_irq_rx_enable(UART);
 
     for (;;) {

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from thermrig.bringup.phases import Step, bringup, passed
 from thermrig.cli.errors import user_errors
+from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.operator import SimulatedOperator
@@ -45,7 +46,7 @@ def parse_swap(text: str | None) -> tuple[int, int] | None:
 
 @user_errors
 def bringup_cmd(
-    port: Annotated[str | None, typer.Option("--port", "-p", help="Serial device or pyserial URL.")] = None,
+    port: PortOpt = None,
     sim: Annotated[
         bool, typer.Option("--sim", help="Run on a fresh simulated rig; the plant plays the touches.")
     ] = False,

@@ -35,6 +35,14 @@ SeedOpt = Annotated[int | None, typer.Option(help="Order the runs with this seed
 HistoryOpt = Annotated[
     Path, typer.Option(help="Campaign folders whose run manifests the estimates learn from (this rig's runs).")
 ]
+PlanModelOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Where no recorded run is like a run, estimate it on the calibrated rig model (the plan's "
+        "own transitions and rules, run fast; a minute or few, kept under --history for `thermrig run`); "
+        "--no-model: the model's estimate kept from an earlier plan, else fixed guesses of 300 s."
+    ),
+]
 
 
 def _hms(seconds: float) -> str:
@@ -69,14 +77,7 @@ def plan(
     campaign_file: FileArg,
     seed: SeedOpt = None,
     history: HistoryOpt = Path("thermrig-runs"),
-    model: Annotated[
-        bool,
-        typer.Option(
-            help="Where no recorded run is like a run, estimate it on the calibrated rig model (the plan's "
-            "own transitions and rules, run fast; a minute or few, kept under --history for `thermrig run`); "
-            "--no-model: the model's estimate kept from an earlier plan, else fixed guesses of 300 s."
-        ),
-    ] = True,
+    model: PlanModelOpt = True,
 ) -> None:
     """Print the run order and the estimated duration, without running anything.
 

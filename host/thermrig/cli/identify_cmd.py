@@ -13,6 +13,7 @@ from rich.table import Table
 
 from thermrig.calibration.chassis_steps import StepPlan, StepSample, record_steps
 from thermrig.cli.errors import user_errors
+from thermrig.cli.rig_options import PortOpt, SpeedOpt
 from thermrig.hardware.profiles import chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import data_dir
@@ -40,7 +41,7 @@ def held_out_line(h: HeldOutStep) -> str:
 @user_errors
 def identify(
     name: Annotated[str, typer.Option(help="Name of the chassis profile to write (letters, digits, - _ .).")],
-    port: Annotated[str | None, typer.Option("--port", "-p", help="Serial device or pyserial URL.")] = None,
+    port: PortOpt = None,
     heater_w: Annotated[float, typer.Option(help="The heaters' full power, W (their nameplate).")] = 400.0,
     rise: Annotated[float, typer.Option(help="Air target over the room while heating, °C.")] = 8.0,
     heater_pct: Annotated[float, typer.Option(help="Heater duty limit while heating, % (bounded power).")] = 100.0,
@@ -48,9 +49,7 @@ def identify(
     fan_high: Annotated[float, typer.Option(help="Chassis-fan duty of the second half, %.")] = 100.0,
     heat_s: Annotated[float, typer.Option(help="Heating time per fan level, s of rig time.")] = 600.0,
     cool_s: Annotated[float, typer.Option(help="Cooling time per fan level, s of rig time.")] = 300.0,
-    speed: Annotated[
-        float | None, typer.Option(help="The rig is `thermrig sim --speed N`: its speed, for the heartbeat.")
-    ] = None,
+    speed: SpeedOpt = None,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the profile (default: the data dir's chassis/NAME.toml).")
     ] = None,

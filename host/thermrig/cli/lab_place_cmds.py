@@ -89,8 +89,8 @@ def hold(
 def _hold_until_interrupted(
     lab: ModuleType, coordinator: str, place: list[str], tags: dict[str, str], count: int
 ) -> list[str]:
-    with lab.acquired.held_places(
-        coordinator, "hold", places=place, tags=tags, count=count, on_stale=named_stale,
+    with lab.client.LabClient(coordinator) as client, lab.acquired.holding(
+        client, "hold", places=place, tags=tags, count=count, on_stale=named_stale,
         on_wait=lambda message: typer.echo(message, err=True),
     ) as held:  # fmt: skip
         for one in held:

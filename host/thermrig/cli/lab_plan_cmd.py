@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from thermrig.cli.campaign_cmds import HistoryOpt, SeedOpt
+from thermrig.cli.campaign_cmds import HistoryOpt, PlanModelOpt, SeedOpt
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules, pairs
 from thermrig.lab.rig_place import tag_value
@@ -30,13 +30,7 @@ def plan(
     places: Annotated[int, typer.Option("--places", "-n", min=1, help="Without -x: this many places.")] = 1,
     seed: SeedOpt = None,
     history: HistoryOpt = Path("thermrig-runs"),
-    model: Annotated[
-        bool,
-        typer.Option(
-            help="Where no recorded run is like a run, estimate it on the calibrated rig model, as "
-            "`thermrig plan` does; --no-model: the model's estimate kept from an earlier plan, else fixed guesses."
-        ),
-    ] = True,
+    model: PlanModelOpt = True,
 ) -> None:
     """Which place would run which run, and the campaign's planned time on one place and on the lab.
 

@@ -15,6 +15,7 @@ from thermrig.cli.bringup_cmd import bringup_cmd
 from thermrig.cli.errors import user_errors
 from thermrig.cli.identify_cmd import identify
 from thermrig.cli.record_cmd import record
+from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.tune_cmd import tune
 from thermrig.cli.view import info_table, telemetry_view
@@ -24,15 +25,6 @@ from thermrig.protocol import limits
 from thermrig.testbed import LocalRig, open_testbed
 
 app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
-PortOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--port",
-        "-p",
-        help="Serial device or pyserial URL (socket://host:port, rfc2217://...). Default: $THERMRIG_PORT, "
-        "[rig] port in the config file, or a running `thermrig sim`.",
-    ),
-]
 
 
 @contextmanager

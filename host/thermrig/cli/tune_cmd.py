@@ -12,6 +12,7 @@ from rich.table import Table
 
 from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
+from thermrig.cli.rig_options import PortOpt, SpeedOpt
 from thermrig.dut.pacing import Pacing
 from thermrig.link.stored_gains import rig_key, save_gains
 from thermrig.protocol.messages import Telemetry
@@ -36,7 +37,7 @@ def result_table(r: TuneResult) -> Table:
 
 @user_errors
 def tune(
-    port: Annotated[str | None, typer.Option("--port", "-p", help="Serial device or pyserial URL.")] = None,
+    port: PortOpt = None,
     rise: Annotated[float, typer.Option(help="The relay's setpoint over the room, °C.")] = 12.0,
     heater_pct: Annotated[float, typer.Option(help="The relay's heater duty while on, % (bounded power).")] = 100.0,
     fan_pct: Annotated[float, typer.Option(help="Chassis-fan duty while tuning, %.")] = 40.0,
@@ -44,9 +45,7 @@ def tune(
     check: Annotated[
         float | None, typer.Option(help="Afterwards, a step of this many °C with the new gains, judged.")
     ] = None,
-    speed: Annotated[
-        float | None, typer.Option(help="The rig is `thermrig sim --speed N`: its speed, for the heartbeat.")
-    ] = None,
+    speed: SpeedOpt = None,
     sim: Annotated[bool, typer.Option("--sim", help="Tune a fresh simulated rig instead (nothing is stored).")] = False,
     chassis: Annotated[str | None, typer.Option(help="With --sim: a named chassis profile.")] = None,
     heater_x: Annotated[float, typer.Option(help="With --sim: the heater's power times this.")] = 1.0,

@@ -140,22 +140,16 @@ CAMPAIGN_OVERVIEW = (
 )
 
 
+def _tag_variable(key: str, where: str = "") -> dashboard.QueryVariable:
+    """A dashboard variable whose values are the tag key's values in the events (WHERE: narrowed)."""
+    query = f'SHOW TAG VALUES FROM "{EVENTS}" WITH KEY = "{key}"' + (f" WHERE {where}" if where else "")
+    return dashboard.QueryVariable(key).label(key).datasource(DATASOURCE).query(query)
+
+
 def _variables(board: dashboard.Dashboard, with_run: bool) -> dashboard.Dashboard:
-    campaign = (
-        dashboard.QueryVariable("campaign")
-        .label("campaign")
-        .datasource(DATASOURCE)
-        .query(f'SHOW TAG VALUES FROM "{EVENTS}" WITH KEY = "campaign"')
-    )
-    board = board.with_variable(campaign)
+    board = board.with_variable(_tag_variable("campaign"))
     if with_run:
-        run = (
-            dashboard.QueryVariable("run")
-            .label("run")
-            .datasource(DATASOURCE)
-            .query(f'SHOW TAG VALUES FROM "{EVENTS}" WITH KEY = "run" WHERE {CAMPAIGN}')
-        )
-        board = board.with_variable(run)
+        board = board.with_variable(_tag_variable("run", where=CAMPAIGN))
     return board
 
 

@@ -152,27 +152,6 @@ class HeldPlaces(Sequence[HeldPlace]):
 
 
 @contextmanager
-def held_places(
-    coordinator: str,
-    purpose: str,
-    places: list[str] | None = None,
-    tags: dict[str, str] | None = None,
-    count: int = 1,
-    book: LockBook | None = None,
-    on_stale: Callable[[LockRecord], None] = lambda record: None,
-    on_wait: Callable[[str], None] = lambda message: None,
-    ssh_key: str = "",
-) -> Iterator[HeldPlaces]:
-    """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held.
-    ssh_key: what logs in to the test PCs, for an isolated exporter's serial port ("": ssh's own)."""
-    with (
-        LabClient(coordinator) as client,
-        holding(client, purpose, places, tags, count, book, on_stale, on_wait, ssh_key) as held,
-    ):
-        yield held
-
-
-@contextmanager
 def holding(
     client: LabClient,
     purpose: str,
@@ -184,8 +163,9 @@ def holding(
     on_wait: Callable[[str], None] = lambda message: None,
     ssh_key: str = "",
 ) -> Iterator[HeldPlaces]:
-    """held_places through a client the caller keeps (to tag and comment the places it holds, from the
-    thread that opened it)."""
+    """The places named, or up to `count` places matching `tags` (0: every one; reserved, waited for), held
+    through a client the caller keeps (to tag and comment the places it holds, from the thread that opened
+    it). ssh_key: what logs in to the test PCs, for an isolated exporter's serial port ("": ssh's own)."""
     book = book or LockBook()
     with ExitStack() as stack:
         for record in release_stale(client, book):
@@ -226,5 +206,8 @@ def held_place(
     book: LockBook | None = None,
     on_stale: Callable[[LockRecord], None] = lambda record: None,
 ) -> Iterator[HeldPlace]:
-    with held_places(coordinator, purpose, places=[place], book=book, on_stale=on_stale) as held:
+    with (
+        LabClient(coordinator) as client,
+        holding(client, purpose, places=[place], book=book, on_stale=on_stale) as held,
+    ):
         yield held[0]

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from thermrig.children import wait_for
+from thermrig.children import stop_child, wait_for
 from thermrig.db.local_server import free_port
 from thermrig.lab.client import Endpoint
 from thermrig.lab.errors import LabError
@@ -110,13 +110,8 @@ class SshForward:
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            stop_child(proc)
 
     def __enter__(self) -> SshForward:
         return self.open()

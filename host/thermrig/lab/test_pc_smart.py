@@ -13,6 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from thermrig.children import stop_child
 from thermrig.drive.smart import SmartError, is_ocp_log, parse_ocp_smart_log, parse_smart_log
 from thermrig.dut.drive import DriveTelemetry
 from thermrig.lab.client import Endpoint
@@ -112,12 +113,7 @@ class SmartOverSsh:
         return DriveTelemetry(self.sample, f"nvme smart-log of {self.device} over SSH ({self.where.split(': ')[0]})")
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc is not None:
+            stop_child(self._proc)
         if self._reader is not None:
             self._reader.join(5)

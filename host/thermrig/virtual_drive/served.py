@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from thermrig.children import stop_child
 from thermrig.errors import ThermrigError
 from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.priority import in_world
@@ -215,13 +216,8 @@ class VirtualDrive:
         return lines[-1] if lines else "no message"
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_child(self.proc)
         shared = self.model.lba
         if isinstance(shared, SharedLbaMap):  # the model stays readable: its map becomes a plain copy
             self.model.lba = shared.snapshot()

@@ -3,12 +3,12 @@ port is a stable symlink to a pty, with the MCU reset and the serial-line faults
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from thermrig.children import stop_child
 from thermrig.errors import ThermrigError
 from thermrig.sim.server import PlantServer
 from thermrig.sim.wires import ClockFault, Reset, SerialFault
@@ -80,13 +80,7 @@ class Firmware(ABC):
         proc = getattr(self, "proc", None)
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        stop_child(proc, grace_s=5.0)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
