@@ -131,3 +131,36 @@ def test_without_node_the_firmware_says_what_to_install(monkeypatch: pytest.Monk
         SimulatedRig(SimConfig(pacing=Pacing.stepped(), firmware="micropython-rp2040")),
     ):
         pass
+
+
+def test_every_byte_value_as_line_noise_resets_the_rig_into_a_safe_restart() -> None:
+    """0x00-0xFF in one burst while heating: the Ctrl-C (0x03) in it stops main.py (KeyboardInterrupt, outputs
+    safe), the Ctrl-D (0x04) after it soft-resets MicroPython, which runs main.py again: the rig is back
+    within a second, heater off, its reset seen by the host."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        sim.advance(1.0)
+        assert sim.actuators()[0] > 0
+        link.write_raw(bytes(range(256)))
+        sim.advance(2.0)
+        link.drain_telemetry()
+        sim.advance(1.0)
+        frames = link.drain_telemetry() + link.collect_telemetry(10, timeout=5.0)
+        assert len(frames) >= 10, f"{len(frames)} frames in the second after the noise"
+        assert link.stats.mcu_resets == 1
+        assert sim.actuators() == (0.0, [1.0, 1.0]) and frames[-1].heater_pct == 0
+
+
+def test_a_lone_ctrl_c_parks_the_rig_at_the_repl_with_its_outputs_safe() -> None:
+    """What mpremote sends to flash: KeyboardInterrupt, main.py leaves the outputs safe and a timer feeds the
+    watchdog, so the REPL stays up (no telemetry, no reset) for as long as someone uses it."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        sim.advance(1.0)
+        link.write_raw(b"\x03")
+        sim.advance(0.5)
+        assert sim.actuators() == (0.0, [1.0, 1.0])
+        link.drain_telemetry()
+        sim.advance(10.0)  # five watchdog timeouts
+        assert link.drain_telemetry() == []
+        assert link.stats.mcu_resets == 0 and sim.firmware.pace()["resets"] == 0  # type: ignore[attr-defined]

@@ -150,55 +150,38 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
     measured = f"{reference} {amb:.1f} °C; " + ", ".join(f"{n} {_mean(seen, n):.1f}" for n in names)
     unusable = wiring | ChannelStatus.JUMP | ChannelStatus.RANGE
     unreadable = [n for n in names if any(f.named(n).status & unusable for f in seen)]
+    fixes = []
     if unstable:
-        step = Step(
-            "room temperature",
-            False,
-            measured,
+        fixes.append(
             f"{'; '.join(unstable)}: unstable readings with the rig cold (bits that change from read to"
             " read): check the SPI clock of those chips (the MAX31855 takes up to 5 MHz:"
-            " spi-max-frequency) and their SCK and SO wires",
+            " spi-max-frequency) and their SCK and SO wires"
         )
-        return step, unreadable
     if absurd:
-        step = Step(
-            "room temperature",
-            False,
-            measured,
+        fixes.append(
             f"{'; '.join(absurd)}, no temperature at all, steadily: its word arrives garbled the same way each"
-            " read: check the SPI mode (0) and the bit order (MSB first) it is read with",
+            " read: check the SPI mode (0) and the bit order (MSB first) it is read with"
         )
-        return step, unreadable
     if silent:
-        others = [n for n in names if n not in {s[0] for s in silent}]
+        others = [n for n in names if n not in unreadable]
         said = ", ".join(f"{key} ({name}) reads {frames.last.named(name).value:.1f} °C, open" for name, key in silent)
         keys = ", ".join(key for _, key in silent)
-        step = Step(
-            "room temperature",
-            False,
-            measured,
+        fixes.append(
             f"{said}, while {', '.join(others) or 'no other'} read room temperature: check {keys}'s chip select"
-            " (its wire, and its polarity: active low), its SPI mode (0) and then the bead's plug",
+            " (its wire, and its polarity: active low), its SPI mode (0) and then the bead's plug"
         )
-        return step, unreadable
     if bad:
-        step = Step(
-            "room temperature",
-            False,
-            measured,
+        fixes.append(
             f"{'; '.join(bad)}: check that thermocouple's plug "
-            "and its MAX31855's wiring (an open bead or a lead shorted to ground or 3.3 V)",
+            "and its MAX31855's wiring (an open bead or a lead shorted to ground or 3.3 V)"
         )
-        return step, unreadable
     if far:
-        step = Step(
-            "room temperature",
-            False,
-            measured,
+        fixes.append(
             f"{', '.join(far)}: more than {ROOM_BAND_C:g} °C from "
-            f"{reference} with the rig cold: a reversed thermocouple lead or a bead on something warm",
+            f"{reference} with the rig cold: a reversed thermocouple lead or a bead on something warm"
         )
-        return step, unreadable
+    if fixes:
+        return Step("room temperature", False, measured, "; ".join(fixes)), unreadable
     return Step("room temperature", True, measured), unreadable
 
 
