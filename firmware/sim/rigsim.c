@@ -71,6 +71,9 @@ static double sim_time_us(const sim_t *sim, const options_t *opt)
  * arbitrary offset and what an injected clock fault added. */
 static uint64_t mcu_at_us(const sim_t *sim, const options_t *opt, double now)
 {
+    if (now < sim->reset_base_us) {
+        now = sim->reset_base_us; /* a tick due before a reset that came while it was in flight: at the reset */
+    }
     double t = now - sim->reset_base_us;
     double fault = sim->clock_gained_us + (now - sim->clock_ppm_since_us) * sim->clock_ppm * 1e-6;
     return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6) + fault);
