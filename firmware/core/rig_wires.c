@@ -165,7 +165,8 @@ wires_kind_t wires_parse(const char *line, wires_msg_t *msg)
         break;
     case 'Q':
     case 'U':
-        kind = line[0] == 'Q' ? WIRES_SILENCE : WIRES_UNPLUG;
+    case 'T':
+        kind = line[0] == 'Q' ? WIRES_SILENCE : line[0] == 'U' ? WIRES_UNPLUG : WIRES_TICK_STALL;
         msg->ms = (uint32_t)decimal(&c, UINT32_MAX);
         break;
     case 'J':

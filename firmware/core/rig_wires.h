@@ -29,6 +29,7 @@ typedef enum {
     WIRES_UNPLUG,   /* "U ms": the serial port gone, back as a new device after ms */
     WIRES_CLOCK_JUMP, /* "J us": the MCU's uptime jumps forward by us (a faulty clock) */
     WIRES_CLOCK_RATE, /* "K ppm": the MCU's clock runs fast by ppm beyond its crystal from now on (0: as its crystal) */
+    WIRES_TICK_STALL, /* "T ms": the MCU's control loop stalls for ms: the ticks due in that time are missed */
 } wires_kind_t;
 
 typedef struct {
@@ -37,7 +38,7 @@ typedef struct {
     rig_samples_t samples;  /* SAMPLE */
     uint32_t cause;         /* RESET, MODE */
     bool realtime;          /* MODE */
-    uint32_t ms;            /* SILENCE, UNPLUG */
+    uint32_t ms;            /* SILENCE, UNPLUG, TICK_STALL */
     uint32_t us;            /* CLOCK_JUMP */
     uint32_t ppm;           /* CLOCK_RATE */
     bool toward_host;       /* GARBAGE */

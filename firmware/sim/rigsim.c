@@ -45,6 +45,14 @@ typedef struct {
     double clock_gained_us;
     double clock_ppm;
     double clock_ppm_since_us;
+    /* Real time: the simulation time the tick in flight was due at. The simulated MCU runs each tick when
+     * it is due, whenever the host lets this process run: the tick is stamped with that time, and what
+     * the host sent meanwhile is taken in time order, after the ticks due before it arrived. */
+    double tick_due_us;
+    double stall_until_us; /* an injected stall ("T"): the control loop misses the ticks due before this */
+    uint8_t rxbuf[256];    /* bytes from the host not yet taken, read at rx_at_unix_us */
+    size_t rxlen;
+    int64_t rx_at_unix_us;
 } sim_t;
 
 static int64_t unix_us(void)
@@ -59,14 +67,21 @@ static double sim_time_us(const sim_t *sim, const options_t *opt)
     return opt->realtime ? (double)(unix_us() - sim->t0_unix_us) : (double)sim->plant_t_us;
 }
 
-/* The MCU's uptime: time since its last reset scaled by the crystal error, plus an arbitrary offset and
- * what an injected clock fault added. */
-static uint64_t mcu_now_us(const sim_t *sim, const options_t *opt)
+/* The MCU's uptime at simulation time `now`: time since its last reset scaled by the crystal error, plus an
+ * arbitrary offset and what an injected clock fault added. */
+static uint64_t mcu_at_us(const sim_t *sim, const options_t *opt, double now)
 {
-    double now = sim_time_us(sim, opt);
+    if (now < sim->reset_base_us) {
+        now = sim->reset_base_us; /* a tick due before a reset that came while it was in flight: at the reset */
+    }
     double t = now - sim->reset_base_us;
     double fault = sim->clock_gained_us + (now - sim->clock_ppm_since_us) * sim->clock_ppm * 1e-6;
     return (uint64_t)((double)opt->offset_us + t * (1.0 + opt->ppm * 1e-6) + fault);
+}
+
+static uint64_t mcu_now_us(const sim_t *sim, const options_t *opt)
+{
+    return mcu_at_us(sim, opt, sim_time_us(sim, opt));
 }
 
 /* A clock fault: the uptime jumps forward by jump_us now, and runs ppm fast beyond its crystal from now on. */
@@ -240,6 +255,9 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, const
     case WIRES_CLOCK_RATE:
         clock_fault(sim, opt, 0u, m.ppm);
         return 0;
+    case WIRES_TICK_STALL:
+        sim->stall_until_us = sim_time_us(sim, opt) + (double)m.ms * 1000.0;
+        return 0;
     case WIRES_GARBAGE:
     case WIRES_SILENCE:
     case WIRES_UNPLUG:
@@ -260,9 +278,29 @@ static int handle_plant_line(sim_t *sim, const options_t *opt, rig_t *rig, const
         }
         announce(sim, opt, name);
     }
-    rig_step(rig, &m.samples, mcu_now_us(sim, opt), NULL, 0u, out, tx);
+    double tick_us = opt->realtime ? sim->tick_due_us : (double)m.t_us;
+    if (tick_us < sim->stall_until_us) {
+        return 1; /* the control loop is stuck: this tick is missed (no step, no telemetry) */
+    }
+    rig_step(rig, &m.samples, mcu_at_us(sim, opt, tick_us), NULL, 0u, out, tx);
     flush_tx(sim, opt, tx);
     return 1;
+}
+
+/* The host's bytes go in once every tick due before they were read has run: in real time a late process
+ * runs the ticks it owes first, so the MCU's timeline stays in order. The plant paces otherwise, and they
+ * go in at once, at plant time. */
+static void take_rx(sim_t *sim, const options_t *opt, rig_t *rig, rig_tx_t *tx, bool waiting, int64_t next_tick)
+{
+    if (sim->rxlen == 0 || (opt->realtime && (waiting || sim->rx_at_unix_us >= next_tick))) {
+        return;
+    }
+    if (!line_dead(sim)) {
+        double at = opt->realtime ? (double)(sim->rx_at_unix_us - sim->t0_unix_us) : sim_time_us(sim, opt);
+        rig_rx(rig, sim->rxbuf, sim->rxlen, mcu_at_us(sim, opt, at), tx);
+        flush_tx(sim, opt, tx);
+    }
+    sim->rxlen = 0;
 }
 
 static int parse_options(int argc, char **argv, options_t *opt)
@@ -319,25 +357,26 @@ int main(int argc, char **argv)
                 break;
             }
             waiting = true;
+            sim.tick_due_us = (double)(next_tick - sim.t0_unix_us);
             next_tick += (int64_t)RIG_TICK_MS * 1000;
         }
+        take_rx(&sim, &opt, &rig, &tx, waiting, next_tick);
         int timeout = -1;
         if (!waiting) {
             int64_t wait_us = next_tick - unix_us();
             timeout = wait_us > 0 ? (int)((wait_us + 999) / 1000) : 0;
         }
         struct pollfd fds[2] = {{.fd = sim.plant, .events = POLLIN}, {.fd = sim.master, .events = POLLIN}};
-        fds[1].fd = sim.unplugged ? -1 : sim.master; /* poll ignores negative descriptors */
+        /* poll ignores negative descriptors: no port while unplugged, no read while bytes wait their turn */
+        fds[1].fd = sim.unplugged || sim.rxlen > 0 ? -1 : sim.master;
         if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
             break;
         }
         if (fds[1].revents & POLLIN) {
-            uint8_t buf[256];
-            ssize_t n = read(sim.master, buf, sizeof buf);
-            if (n > 0 && !line_dead(&sim)) {
-                rig_rx(&rig, buf, (size_t)n, mcu_now_us(&sim, &opt), &tx);
-                flush_tx(&sim, &opt, &tx);
-            }
+            ssize_t n = read(sim.master, sim.rxbuf, sizeof sim.rxbuf);
+            sim.rx_at_unix_us = unix_us(); /* the bytes had arrived by now: the MCU takes them at this time */
+            sim.rxlen = n > 0 ? (size_t)n : 0u;
+            take_rx(&sim, &opt, &rig, &tx, waiting, next_tick);
         }
         if (fds[0].revents & (POLLIN | POLLHUP)) {
             ssize_t n = read(sim.plant, sim.inbuf + sim.inlen, sizeof sim.inbuf - 1u - sim.inlen);

@@ -49,6 +49,9 @@ static void test_events(void)
     CHECK_INT(m.ppm, 2000);
     CHECK_INT(wires_parse("K 0", &m), WIRES_CLOCK_RATE);
     CHECK_INT(m.ppm, 0);
+    CHECK_INT(wires_parse("T 300", &m), WIRES_TICK_STALL);
+    CHECK_INT(m.ms, 300);
+    CHECK_INT(wires_parse("T", &m), WIRES_BAD);
     CHECK_INT(wires_parse("G R 00FF0A", &m), WIRES_GARBAGE);
     CHECK(!m.toward_host);
     CHECK_INT(m.garbage_len, 3);

@@ -25,7 +25,6 @@ NOT_APPLICABLE: dict[str, dict[str, str]] = {
     "zephyr-board": {"time-sync": "virtual time"},
     "micropython": {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"},
     "micropython-pico": {"time-sync": "virtual time"},
-}
-if "micropython-rp2040" in FIRMWARES:
     # The RP2040's PWM slices are the emulated chip's own hardware: nothing makes MicroPython's driver fail.
-    NOT_APPLICABLE["micropython-rp2040"] = {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"}
+    "micropython-rp2040": {"time-sync": "virtual time", "fault:pwm-error:0": "no PWM driver"},
+}

@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case WIRES_UNPLUG:
     case WIRES_CLOCK_JUMP:
     case WIRES_CLOCK_RATE:
+    case WIRES_TICK_STALL:
     case WIRES_BAD:
         break;
     }

@@ -479,10 +479,12 @@ def test_bad_input_is_one_line_and_leaves_nothing_locked(lab: Lab, tmp_path: Pat
         lab.start_fio_server("rig-a")
         lab.start_fio_server("rig-c")
     assert line.startswith("error: no place passed its start check: place rig-"), line
-    assert f"place rig-b: its test PC's SSH at {getpass.getuser()}@127.0.0.1:" in line
+    ssh_port = lab.ports["rig-b"][1]  # the test PC's SSH, which its rig's serial port is reached through too
+    assert "place rig-b: its rig's serial port at 127.0.0.1:" in line, line
+    assert f"ssh to {getpass.getuser()}@127.0.0.1:{ssh_port} for the SSH forward" in line, line
     for place in ("rig-a", "rig-c"):
         fio_port = lab.ports[place][0]
-        assert f"place {place}: its test PC's fio server at 127.0.0.1,{fio_port} does not answer" in line
+        assert f"place {place}: its test PC's fio server at 127.0.0.1,{fio_port} (through SSH) does not answer" in line
     assert set(holders(lab).values()) == {None}
     assert not list(Path(influx_env["XDG_RUNTIME_DIR"]).rglob("lab/locks/*.json"))  # our lock records gone
 

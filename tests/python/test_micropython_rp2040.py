@@ -85,7 +85,7 @@ def telemetry_of(seed: int) -> list[str]:
 def test_a_stepped_run_is_the_same_run_whatever_the_load() -> None:
     """The chip runs exactly the cycles of each plant step: two runs of one script read the same frames."""
     first, second = telemetry_of(5), telemetry_of(5)
-    assert len(first) >= 30
+    assert len(first) >= 25  # 3 s of 10 Hz frames (the one before the script's first advance aside): no empty compare
     assert first == second
 
 

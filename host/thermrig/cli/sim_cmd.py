@@ -144,7 +144,7 @@ def fault(
         float | None,
         typer.Option(
             help="tc-stuck: reading, °C; tc-noisy: noise, °C; silence/unplug: s; room-step: °C; "
-            "clock-jump: ms; clock-drift: ppm."
+            "clock-jump: ms; clock-drift: ppm; tick-stall: ms."
         ),
     ] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove every persistent fault.")] = False,

@@ -34,3 +34,4 @@ class FaultKind(StrEnum):
     # The MCU's clock (rigsim only): its uptime jumps forward, or it runs fast beyond its crystal.
     CLOCK_JUMP = "clock-jump"  # value: ms (default 20)
     CLOCK_DRIFT = "clock-drift"  # value: ppm fast (default 2000); cleared: as its crystal again
+    TICK_STALL = "tick-stall"  # the MCU's control loop stalls (rigsim only); value: ms (default 300)

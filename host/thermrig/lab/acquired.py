@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 from thermrig.lab.client import Endpoint, LabClient
-from thermrig.lab.errors import NoSuchPlace
+from thermrig.lab.errors import LabError, NoSuchPlace
 from thermrig.lab.locks import LockBook, LockRecord
 from thermrig.lab.rig_place import FIO_RESOURCE, SERIAL_RESOURCE, SSH_RESOURCE, tag_value
 from thermrig.lab.ssh_forward import SshForward
@@ -30,6 +30,7 @@ class HeldPlace:
     fio: Endpoint | None
     ssh: Endpoint | None
     rig: str = ""  # the exporter serving the rig's serial port
+    serial_unreachable: str = ""  # why an isolated exporter's serial port could not be forwarded ("": it was)
 
     def point_tags(self, firmware: str = "") -> dict[str, str]:
         """What every point recorded through this place carries in InfluxDB: the rig, the place, the test
@@ -45,7 +46,9 @@ class HeldPlace:
     def serial_url(self) -> str:
         """What the rig link opens: pyserial's RFC 2217 client on the exporter's ser2net. ser2net cannot set
         a pty's modem lines and leaves SET_CONTROL (DTR) unanswered: ign_set_control, as labgrid's own
-        SerialDriver does."""
+        SerialDriver does. LabError naming the place when its SSH forward could not be opened."""
+        if self.serial_unreachable:
+            raise LabError(self.serial_unreachable)
         return f"rfc2217://{self.serial.host}:{self.serial.port}?ign_set_control"
 
 
@@ -78,10 +81,14 @@ def _held(client: LabClient, book: LockBook, place: str, purpose: str, ssh_key: 
         tags = client.place(place).tags
         rig = next((p[0] for p in client.session.places[place].acquired_resources if p[3] == SERIAL_RESOURCE), "")
         with ExitStack() as forwards:
+            unreachable = ""
             if ssh is not None and client.isolated(place, SERIAL_RESOURCE):
                 what = f"place {place}: its rig's serial port at {serial.host}:{serial.port}"
-                serial = forwards.enter_context(SshForward(ssh, serial.port, what, ssh_key)).local
-            yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig)
+                try:  # a test PC whose SSH is down: said where the serial port is used (a start check)
+                    serial = forwards.enter_context(SshForward(ssh, serial.port, what, ssh_key)).local
+                except LabError as exc:
+                    unreachable = str(exc)
+            yield HeldPlace(client.address, place, client.identity(), tags, serial, fio, ssh, rig, unreachable)
     finally:
         try:
             client.set_comment(place, "")

@@ -54,6 +54,7 @@ class PlaceTestbed:
 
     def open(self, stack: contextlib.ExitStack) -> RigEnd:
         held = self.held
+        serial_url = held.serial_url  # LabError first when its SSH forward could not be opened
         if held.fio is None:
             raise LabError(f"place {held.name}: no fio server in its resources (thermrig lab export --test-pc)")
         forward = self._fio_forward(stack)
@@ -63,6 +64,4 @@ class PlaceTestbed:
             stack.callback(smart.stop)
         drive = TestPcDrive(held.name, self.drive, held.fio, smart.telemetry() if smart else None, forward)
         identity = drive_identity(self.drive)
-        return RigEnd(
-            held.name, held.serial_url, drive, identity=identity, tags=lambda info: held.point_tags(info.version)
-        )
+        return RigEnd(held.name, serial_url, drive, identity=identity, tags=lambda info: held.point_tags(info.version))

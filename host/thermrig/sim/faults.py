@@ -10,7 +10,7 @@ from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import Firmware
 from thermrig.sim.plant import Plant
 from thermrig.sim.sensors import MAX31855_OC, MAX31855_SCG, MAX31855_SCV
-from thermrig.sim.wires import ClockFault, Garbage, Reset, SensorBank, Silence, Unplug
+from thermrig.sim.wires import ClockFault, Garbage, Reset, SensorBank, Silence, TickStall, Unplug
 
 # Faults that stay until cleared; the others are events.
 PERSISTENT = {
@@ -117,6 +117,8 @@ class FaultInjector:
             p.room_c += value if value is not None else 5.0
         elif kind in (FaultKind.CLOCK_JUMP, FaultKind.CLOCK_DRIFT):
             self._clock(kind, value)
+        elif kind is FaultKind.TICK_STALL:
+            self._stall(value if value is not None else 300.0)
         if kind in PERSISTENT:
             self.active.append(inj)
         return inj
@@ -134,6 +136,14 @@ class FaultInjector:
                 raise FaultError(f"{kind}: the clock runs fast by 1 to 100000 ppm, not {ppm}")
         if not self.firmware.clock_fault(fault):
             raise FaultError(f"{kind}: the {self.firmware.name} firmware keeps a clock of its own (rigsim's can fail)")
+
+    def _stall(self, ms: float) -> None:
+        if not ms > 0:
+            raise FaultError(f"{FaultKind.TICK_STALL}: the stall lasts a positive --value in ms")
+        if not self.firmware.tick_stall(TickStall(ms / 1000)):
+            raise FaultError(
+                f"{FaultKind.TICK_STALL}: the {self.firmware.name} firmware runs its own loop (rigsim's can stall)"
+            )
 
     def clear(self) -> None:
         """Remove every persistent fault: sensors read true again, actuators work again."""

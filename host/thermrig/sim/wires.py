@@ -207,3 +207,14 @@ class ClockFault:
 
     def line(self) -> str:
         return f"J {round(self.jump_s * 1e6)}\n" if self.jump_s else f"K {self.ppm}\n"
+
+
+@dataclass(frozen=True)
+class TickStall:
+    """The MCU's control loop stalls for `seconds`: the ticks due in that time are missed (no step, no
+    telemetry)."""
+
+    seconds: float
+
+    def line(self) -> str:
+        return f"T {round(self.seconds * 1000)}\n"

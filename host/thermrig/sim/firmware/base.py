@@ -11,7 +11,7 @@ from pathlib import Path
 from thermrig.children import stop_child
 from thermrig.errors import ThermrigError
 from thermrig.sim.server import PlantServer
-from thermrig.sim.wires import ClockFault, Reset, SerialFault
+from thermrig.sim.wires import ClockFault, Reset, SerialFault, TickStall
 
 
 class SimError(ThermrigError, RuntimeError):
@@ -65,6 +65,11 @@ class Firmware(ABC):
     def clock_fault(self, fault: ClockFault) -> bool:
         """The MCU's clock jumps or runs fast: False when this firmware's clock cannot be made to (an
         emulator's, or a MicroPython port's, keeps its own)."""
+        return False
+
+    def tick_stall(self, stall: TickStall) -> bool:
+        """The MCU's control loop stalls: False when this firmware's loop cannot be made to (an emulator's,
+        or a MicroPython port's, runs on its own)."""
         return False
 
     def pwm_error(self, channel: int, failing: bool) -> bool:

@@ -9,7 +9,7 @@ import subprocess
 from thermrig.priority import set_process_nice
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
-from thermrig.sim.wires import ClockFault, Reset, SerialFault
+from thermrig.sim.wires import ClockFault, Reset, SerialFault, TickStall
 
 
 class Rigsim(Firmware):
@@ -48,6 +48,10 @@ class Rigsim(Firmware):
 
     def clock_fault(self, fault: ClockFault) -> bool:
         self.server.send_raw(fault.line())
+        return True
+
+    def tick_stall(self, stall: TickStall) -> bool:
+        self.server.send_raw(stall.line())
         return True
 
     def settle(self) -> None:
