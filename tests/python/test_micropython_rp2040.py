@@ -9,6 +9,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.flash.pico_fs import board_filesystem
 from thermrig.link.rig_link import RigLink
 from thermrig.pico_files import RPI_PICO
+from thermrig.protocol.messages import Fault
 from thermrig.settings import find_tool
 from thermrig.sim.firmware.base import SimError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
@@ -164,3 +166,31 @@ def test_a_lone_ctrl_c_parks_the_rig_at_the_repl_with_its_outputs_safe() -> None
         sim.advance(10.0)  # five watchdog timeouts
         assert link.drain_telemetry() == []
         assert link.stats.mcu_resets == 0 and sim.firmware.pace()["resets"] == 0  # type: ignore[attr-defined]
+
+
+def test_a_host_that_stops_reading_for_10_s_while_heating_leaves_the_loop_at_10_hz() -> None:
+    """The USB host keeps the port open but takes nothing for 10 s: USB CDC's buffer fills. The firmware still
+    latches HOST_LOST 3 s after the last host frame and turns the heater off; its ticks keep their 10 Hz (it
+    drops the frames the port cannot take rather than waiting up to 500 ms on each, which made it 2 Hz); when
+    the host reads again, telemetry resumes at 10 Hz and the host sees one gap, no reset."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        sim.advance(1.0)
+        assert sim.actuators()[0] > 0
+        before = link.drain_telemetry()[-1]
+        sim.firmware.freeze_usb_host(10.0)  # type: ignore[attr-defined]
+        sim.advance(4.0)
+        assert sim.actuators() == (0.0, [1.0, 1.0])  # HOST_LOST, decided on the board while nobody reads
+        held = link.drain_telemetry()
+        sim.advance(7.0)  # the host reads again after 10 s
+        held += link.drain_telemetry()
+        # The frame of the tick after `before` was in flight when the host stopped: the rest came after.
+        frames = [f for f in held if f.seq > before.seq + 1] + link.collect_telemetry(10, timeout=5.0)
+        after = frames[0]
+        assert after.faults & Fault.HOST_LOST and after.heater_pct == 0
+        frames_per_s = (after.seq - before.seq) * 1000 / (after.uptime_ms - before.uptime_ms)
+        assert frames_per_s > 8.5, f"{frames_per_s:.1f} ticks a second while the host did not read"
+        steps = {b.uptime_ms - a.uptime_ms for a, b in pairwise(frames)}
+        assert steps == {100}, f"telemetry after the host reads again every {steps} ms"
+        link.ping()
+        assert link.stats.gaps == 1 and link.stats.mcu_resets == 0

@@ -2,6 +2,9 @@
 // carries the link. Unlike rp2040js's USBCDC, an OUT transfer the device arms waits until the host has
 // bytes to send, as a real host's does (answering it at once with zero bytes, every 10 us, keeps the core
 // awake handling empty transfers). Bytes the device writes go to `onData`.
+// A host that keeps the port open but stops reading (`freeze`): the device's IN transfers are not
+// completed (NAKed, as a real host does while nobody reads), so the device's transmit buffer fills; when
+// the host reads again (`thaw`) the pending transfer completes and its bytes arrive.
 import { DescriptorType, getDescriptorPacket, setDeviceAddressPacket, setDeviceConfigurationPacket, createSetupPacket, DataDirection, SetupType, SetupRecipient } from 'rp2040js';
 
 const CDC_SET_CONTROL_LINE_STATE = 0x22;
@@ -37,6 +40,14 @@ export class CdcHost {
     this.connected = false;
     this.onData = () => {};
     this.onConnected = () => {};
+    this.frozen = false;
+    this.heldIn = []; // IN transfers the frozen host has not taken: [endpoint, buffer] (data) or [endpoint] (completion)
+    const complete = usb.indicateBufferReady.bind(usb);
+    this.complete = complete;
+    usb.indicateBufferReady = (endpoint, out) => {
+      if (this.frozen && !out && endpoint === this.endpoints.in) this.heldIn.push([endpoint]);
+      else complete(endpoint, out);
+    };
     usb.onUSBEnabled = () => usb.resetDevice();
     usb.onResetReceived = () => usb.sendSetupPacket(setDeviceAddressPacket(1));
     usb.onEndpointWrite = (endpoint, buffer) => this.written(endpoint, buffer);
@@ -72,7 +83,22 @@ export class CdcHost {
         this.usb.sendSetupPacket(setDeviceConfigurationPacket(1));
       }
     } else if (endpoint === this.endpoints.in) {
-      this.onData(buffer);
+      if (this.heldIn.length) this.heldIn.push([endpoint, buffer]);
+      else this.onData(buffer);
+    }
+  }
+
+  /** The host stops taking the device's IN transfers (its port open, nobody reading). */
+  freeze() {
+    this.frozen = true;
+  }
+
+  /** The host reads again: what it held back arrives, the pending transfer completes. */
+  thaw() {
+    this.frozen = false;
+    for (const [endpoint, buffer] of this.heldIn.splice(0)) {
+      if (buffer) this.onData(buffer);
+      else this.complete(endpoint, false);
     }
   }
 

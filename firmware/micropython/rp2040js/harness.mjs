@@ -4,7 +4,7 @@
 // SerialBridge puts it on a pty).
 //
 //   node harness.mjs --plant SOCKET --uf2 firmware.uf2 --bootrom rp2040-bootrom-b1.bin --fs fs.img
-//                    [--stats PATH] [--profile PATH]
+//                    [--stats PATH] [--profile PATH] [--control PATH]
 //
 // One clock. When the plant paces (stepped and accelerated runs, "M 0"), each sample's time is the chip's
 // target: the core runs exactly the cycles up to it, then the harness asks for the next sample with the
@@ -13,8 +13,11 @@
 // its own time; --stats says how many simulated seconds it ran per wall second.
 // A reset (the plant's "R <cause>", or the chip's watchdog) powers on a fresh chip with the same flash; the
 // watchdog's reset leaves WATCHDOG_REASON set, which MicroPython's machine.reset_cause() reads.
+// A test drives the USB host through --control: on SIGUSR2 the harness reads that JSON file, removes it
+// (the test waits for that), and applies it at the next plant sample, so a stepped run is the same run:
+// {"usb_host_frozen_s": N} makes the host stop taking the device's IN transfers for N s of chip time.
 // Prints {"t0_unix_us": ..., "ppm": 0, "offset_us": 0} on stderr once its clock runs.
-import { writeFileSync, writeSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { Board, WiringError } from './board.mjs';
 import { CdcHost } from './cdc.mjs';
@@ -27,11 +30,11 @@ const SLICE_NS = 2_000_000; // how much chip time runs between looks at the sock
 const MAX_BEHIND_NS = 200_000_000; // real time: how far the chip may fall behind the wall clock and catch up
 
 function options(argv) {
-  const opts = { plant: null, uf2: null, bootrom: null, fs: null, stats: null, profile: null };
+  const opts = { plant: null, uf2: null, bootrom: null, fs: null, stats: null, profile: null, control: null };
   for (let i = 2; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     if (!(key in opts) || i + 1 >= argv.length) {
-      throw new Error('usage: node harness.mjs --plant SOCKET --uf2 UF2 --bootrom BIN --fs IMG [--stats PATH] [--profile PATH]');
+      throw new Error('usage: node harness.mjs --plant SOCKET --uf2 UF2 --bootrom BIN --fs IMG [--stats PATH] [--profile PATH] [--control PATH]');
     }
     opts[key] = argv[i + 1];
   }
@@ -85,6 +88,7 @@ class Pico {
     this.lateNs = 0; // real time: wall time the chip did not keep up with (given up, not caught up)
     this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
     this.firstTelNs = null; // ... and to its first telemetry frame
+    this.control = null; // the test's request (--control), applied at the next sample
     this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
   }
 
@@ -119,6 +123,8 @@ class Pico {
   /** The plant's sample: sensors now, the tach pulses spread over the span the chip runs next. */
   sample(parts, spanNs) {
     const [, , w0, w1, w2, w3, sht, t0, t1] = parts;
+    if (this.control) this.apply(this.control);
+    this.control = null;
     this.board.sample([w0, w1, w2, w3], sht);
     const start = this.runner.nanos;
     [t0, t1].forEach((n, fan) => {
@@ -128,6 +134,16 @@ class Pico {
         this.runner.at(start + ((k + 0.75) * spanNs) / pulses, () => this.board.tach(fan, true));
       }
     });
+  }
+
+  /** The test's request: the USB host stops reading for a while (chip time). */
+  apply(control) {
+    const frozenNs = (control.usb_host_frozen_s ?? 0) * 1e9;
+    if (frozenNs > 0) {
+      const cdc = this.cdc;
+      cdc.freeze();
+      this.runner.at(this.runner.nanos + frozenNs, () => cdc.thaw());
+    }
   }
 
   outputsLine() {
@@ -375,6 +391,11 @@ async function main() {
     pico.writeProfile();
     process.exit(0);
   };
+  process.on('SIGUSR2', () => {
+    if (!opts.control) return;
+    pico.control = JSON.parse(readFileSync(opts.control, 'utf8'));
+    unlinkSync(opts.control);
+  });
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   const rt = await boot(pico, wires, 0);

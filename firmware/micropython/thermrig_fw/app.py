@@ -13,6 +13,8 @@ class App:
         self.samples = Samples()
         self.serial_in = serial_in
         self.serial_out = serial_out
+        self.out_poll = select.poll()
+        self.out_poll.register(serial_out, select.POLLOUT)
         self.rx_buf = bytearray(256)
         self.tx_view = memoryview(self.rig.tx.buf)
         self.sampled = asyncio.Event()
@@ -27,9 +29,15 @@ class App:
         self.hal.apply(self.rig.heater_pm, self.rig.fan_pm)
 
     def flush(self):
+        # A host that keeps the port open but does not read: USB CDC's buffer fills, and a write then
+        # waits for room, up to 500 ms a frame on MicroPython's rp2 port, which slowed the loop to 2 Hz.
+        # So a frame goes out only while the port can take bytes; otherwise it is dropped (the host sees
+        # the gap in the uptime stamps). ipoll: no allocation per tick.
         tx = self.rig.tx
         if tx.n:
-            self.serial_out.write(self.tx_view[: tx.n])
+            for _ in self.out_poll.ipoll(0):
+                self.serial_out.write(self.tx_view[: tx.n])
+                break
             tx.clear()
 
     async def sampling(self):

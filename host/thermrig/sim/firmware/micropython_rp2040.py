@@ -8,7 +8,10 @@ USB CDC port is the harness's stdin and stdout, connected to the SerialBridge (d
 from __future__ import annotations
 
 import json
+import os
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 from thermrig.firmware_identity import micropython_firmware_dir
@@ -21,6 +24,7 @@ from thermrig.sim.firmware.micropython import announced_clock
 
 BOOTROM = "rp2040-bootrom-b1.bin"  # beside the uf2 (make firmware-pico copies it from the pinned archive)
 RP2040JS = "1.4.1"
+CONTROL_TIMEOUT_S = 10.0  # how long the harness may take to pick up a request (it looks between slices)
 
 
 def harness_dir() -> Path:
@@ -84,6 +88,7 @@ class MicroPythonRp2040(BridgedFirmware):
             raise SimError("--ppm and --offset-us simulate rigsim's clock; the emulated RP2040 keeps its own")
         self.fs_image = board_image(ctx)
         self.stats_path = ctx.workdir / "rp2040-stats.json"
+        self.control_path = ctx.workdir / "rp2040-control.json"
         self.clock_follows_plant = not ctx.realtime
         super().__init__(ctx)
         self.truth = announced_clock(self, "the emulated RP2040")
@@ -95,7 +100,20 @@ class MicroPythonRp2040(BridgedFirmware):
         # (bench/bench_rp2040.py names them by the ELF's symbols).
         profile = environment("THERMRIG_RP2040_PROFILE")
         extra = ["--profile", profile] if profile else []
-        return [str(self.node), harness, "--plant", ctx.plant_sock, *files, "--stats", str(self.stats_path), *extra]
+        stats = ["--stats", str(self.stats_path), "--control", str(self.control_path)]
+        return [str(self.node), harness, "--plant", ctx.plant_sock, *files, *stats, *extra]
+
+    def freeze_usb_host(self, seconds: float) -> None:
+        """From the next plant sample, the USB host keeps the port open but stops reading for `seconds` of
+        chip time: it does not take the device's IN transfers, so MicroPython's writes to USB CDC find its
+        buffer full. Returns once the harness has the request."""
+        self.control_path.write_text(json.dumps({"usb_host_frozen_s": seconds}))
+        os.kill(self.proc.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + CONTROL_TIMEOUT_S
+        while self.control_path.exists():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise SimError("the RP2040 harness did not take the USB host request")
+            time.sleep(0.01)
 
     def pace(self) -> dict[str, float]:
         """The emulator's account so far: simulated and wall seconds, their ratio, cycles executed and the
