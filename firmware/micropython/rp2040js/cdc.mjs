@@ -11,6 +11,12 @@ const CDC_SET_CONTROL_LINE_STATE = 0x22;
 const DTR_RTS = 3;
 const CONFIG_DESCRIPTOR_SIZE = 9;
 const CDC_DATA_CLASS = 10;
+const SIE_CONNECTED = 1 << 16; // rp2040js's USB controller, SIE_STATUS
+const SIE_VBUS_DETECTED = 1 << 0;
+const SOF_RD = 0x48; // reading it clears INTR_DEV_SOF, as on the chip
+const INTR_DEV_SOF = 1 << 17;
+const SOF_NS = 1_000_000; // a full-speed frame
+const SOFS_AFTER_OPEN = 32; // the frames the host starts after it opens the port (MicroPython flushes on the 16th)
 
 function bulkEndpoints(descriptors) {
   const found = { in: -1, out: -1 };
@@ -30,8 +36,10 @@ function bulkEndpoints(descriptors) {
 }
 
 export class CdcHost {
-  constructor(usb) {
+  /** `later(ns, fn)`: run fn after ns of chip time. */
+  constructor(usb, later) {
     this.usb = usb;
+    this.later = later;
     this.tx = []; // bytes for the device, oldest first
     this.pendingRead = 0; // the size of an OUT transfer the device armed and the host has not answered
     this.configSize = null;
@@ -41,6 +49,7 @@ export class CdcHost {
     this.onData = () => {};
     this.onConnected = () => {};
     this.frozen = false;
+    this.plugged = true;
     this.heldIn = []; // IN transfers the frozen host has not taken: [endpoint, buffer] (data) or [endpoint] (completion)
     const complete = usb.indicateBufferReady.bind(usb);
     this.complete = complete;
@@ -48,11 +57,19 @@ export class CdcHost {
       if (this.frozen && !out && endpoint === this.endpoints.in) this.heldIn.push([endpoint]);
       else complete(endpoint, out);
     };
+    const read = usb.readUint32.bind(usb);
+    usb.readUint32 = (offset) => {
+      if (offset === SOF_RD && !usb.hostMode) {
+        usb.intRaw &= ~INTR_DEV_SOF;
+        usb.checkInterrupts();
+      }
+      return read(offset);
+    };
     usb.onUSBEnabled = () => usb.resetDevice();
     usb.onResetReceived = () => usb.sendSetupPacket(setDeviceAddressPacket(1));
     usb.onEndpointWrite = (endpoint, buffer) => this.written(endpoint, buffer);
     usb.onEndpointRead = (endpoint, size) => {
-      if (endpoint === this.endpoints.out) {
+      if (this.plugged && endpoint === this.endpoints.out) {
         this.pendingRead = size;
         this.flush();
       }
@@ -60,6 +77,7 @@ export class CdcHost {
   }
 
   written(endpoint, buffer) {
+    if (!this.plugged) return; // nobody on the bus
     if (endpoint === 0 && buffer.length === 0) {
       if (this.configSize == null) {
         this.usb.sendSetupPacket(getDescriptorPacket(DescriptorType.Configration, CONFIG_DESCRIPTOR_SIZE));
@@ -70,6 +88,7 @@ export class CdcHost {
           bRequest: CDC_SET_CONTROL_LINE_STATE, wValue: DTR_RTS, wIndex: 0, wLength: 0,
         }));
         this.onConnected();
+        this.frames(SOFS_AFTER_OPEN);
       }
     } else if (endpoint === 0) {
       if (buffer.length === CONFIG_DESCRIPTOR_SIZE && buffer[1] === DescriptorType.Configration && this.configSize == null) {
@@ -88,6 +107,20 @@ export class CdcHost {
     }
   }
 
+  /** Start-of-frame markers, one per millisecond. A real host sends them always; these come only for a
+   * while after the port is opened (each wakes the core), which is when MicroPython waits for them: it sends
+   * what it buffered while nobody had the port open on the 16th frame after DTR. */
+  frames(n) {
+    if (n <= 0 || !this.plugged) return;
+    this.later(SOF_NS, () => {
+      if (!this.plugged) return;
+      this.usb.sofFrameNumber = (this.usb.sofFrameNumber + 1) & 0x7ff;
+      this.usb.intRaw |= INTR_DEV_SOF;
+      this.usb.checkInterrupts();
+      this.frames(n - 1);
+    });
+  }
+
   /** The host stops taking the device's IN transfers (its port open, nobody reading). */
   freeze() {
     this.frozen = true;
@@ -102,8 +135,34 @@ export class CdcHost {
     }
   }
 
+  /** The cable is pulled: no host on the bus (VBUS gone), nothing taken or sent; bytes in flight are lost. */
+  unplug() {
+    this.plugged = false;
+    this.frozen = true;
+    this.heldIn = [];
+    this.tx = [];
+    this.pendingRead = 0;
+    this.usb.sieStatus &= ~(SIE_CONNECTED | SIE_VBUS_DETECTED);
+    this.usb.sieStatusUpdated();
+  }
+
+  /** The cable is back: VBUS, a bus reset, and the host enumerates the device and opens the port again. */
+  replug() {
+    this.plugged = true;
+    this.frozen = false;
+    this.heldIn = [];
+    this.configSize = null;
+    this.descriptors = [];
+    this.endpoints = { in: -1, out: -1 };
+    this.connected = false;
+    this.usb.sieStatus |= SIE_VBUS_DETECTED;
+    this.usb.sieStatusUpdated();
+    this.usb.resetDevice();
+  }
+
   /** Bytes from the host: sent in the device's next OUT transfer (now, if it has one armed). */
   send(bytes) {
+    if (!this.plugged) return;
     for (const b of bytes) this.tx.push(b);
     this.flush();
   }

@@ -15,7 +15,8 @@
 // watchdog's reset leaves WATCHDOG_REASON set, which MicroPython's machine.reset_cause() reads.
 // A test drives the USB host through --control: on SIGUSR2 the harness reads that JSON file, removes it
 // (the test waits for that), and applies it at the next plant sample, so a stepped run is the same run:
-// {"usb_host_frozen_s": N} makes the host stop taking the device's IN transfers for N s of chip time.
+// {"usb_host_frozen_s": N} makes the host stop taking the device's IN transfers for N s of chip time;
+// {"usb_unplugged_s": N} pulls the USB cable for N s (the Pico powered by the rig), then plugs it back.
 // Prints {"t0_unix_us": ..., "ppm": 0, "offset_us": 0} on stderr once its clock runs.
 import { readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
@@ -105,7 +106,8 @@ class Pico {
     this.runner = new Runner(chip, clock);
     this.runner.samples = this.profile;
     this.board = new Board(chip, () => clock.nanos);
-    this.cdc = new CdcHost(chip.usbCtrl);
+    const runner = this.runner;
+    this.cdc = new CdcHost(chip.usbCtrl, (ns, fn) => runner.at(runner.nanos + ns, fn));
     this.cdc.onData = (data) => {
       writeSync(1, data);
       const now = this.simBeforeNs + this.runner.nanos;
@@ -143,6 +145,12 @@ class Pico {
       const cdc = this.cdc;
       cdc.freeze();
       this.runner.at(this.runner.nanos + frozenNs, () => cdc.thaw());
+    }
+    const unpluggedNs = (control.usb_unplugged_s ?? 0) * 1e9;
+    if (unpluggedNs > 0) {
+      const cdc = this.cdc;
+      cdc.unplug();
+      this.runner.at(this.runner.nanos + unpluggedNs, () => cdc.replug());
     }
   }
 

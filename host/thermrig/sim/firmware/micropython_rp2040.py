@@ -107,7 +107,17 @@ class MicroPythonRp2040(BridgedFirmware):
         """From the next plant sample, the USB host keeps the port open but stops reading for `seconds` of
         chip time: it does not take the device's IN transfers, so MicroPython's writes to USB CDC find its
         buffer full. Returns once the harness has the request."""
-        self.control_path.write_text(json.dumps({"usb_host_frozen_s": seconds}))
+        self.control_harness({"usb_host_frozen_s": seconds})
+
+    def unplug_usb(self, seconds: float) -> None:
+        """From the next plant sample, the USB cable is out for `seconds` (the Pico stays powered by the rig):
+        the device leaves the emulated bus and the host's port goes away; then the host enumerates it again."""
+        self.control_harness({"usb_unplugged_s": seconds})
+        self.bridge.unplug(round(seconds * 1000))
+
+    def control_harness(self, request: dict[str, float]) -> None:
+        """Hand the harness a request (--control) and wait until it has it."""
+        self.control_path.write_text(json.dumps(request))
         os.kill(self.proc.pid, signal.SIGUSR2)
         deadline = time.monotonic() + CONTROL_TIMEOUT_S
         while self.control_path.exists():
