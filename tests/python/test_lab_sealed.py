@@ -104,9 +104,8 @@ def start_sshd(machine: Machine, folder: Path, lab_key: Path) -> None:
 
 def start_influxd(machine: Machine, folder: Path, auth: bool) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    text = CONFIG.format(root=folder, http_port=8086, rpc_port=8088)
+    text = CONFIG.format(root=folder, http_port=8086, rpc_port=8088, auth=str(auth).lower())
     text = text.replace('bind-address = "127.0.0.1:8086"', 'bind-address = ":8086"')  # the lab's server
-    text = text.replace("auth-enabled = false", f"auth-enabled = {str(auth).lower()}")
     (folder / "influxd.toml").write_text(text)
     proc = machine.start([str(influxd_binary()), "run", "-config", str(folder / "influxd.toml")], folder)
     assert wait_for(lambda: "8086" in machine.run(["ss", "-ltnH"]).stdout, 60), proc.output()
