@@ -23,6 +23,7 @@ from thermrig.db.settings import InfluxSettings
 from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file, unique_job_names
 from thermrig.fio.kinds import run_workload
+from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import Workload
 
 OURS = Path(__file__).parent / "fio_jobs"
@@ -45,7 +46,7 @@ def adapted(text: str) -> str:
 def _run(job: Path, tmp_path: Path) -> tuple[dict[int, str], dict[str, dict], list[str]]:
     w = Workload("lab", "fio", job=str(job)).resolved()
     target = LocalDrive(str(tmp_path / "drive.dat"), "64m")
-    ran = run_workload(w, target, tmp_path / "run", lambda s: None, threading.Event(), lambda n: None)
+    ran = run_workload(w, WorkloadSetup(target, tmp_path / "run", lambda s: None, threading.Event(), lambda n: None))
     names = ran.logs[0][1]
     return names, job_summaries(logs_from_fio(ran.result.bw), names), [j["jobname"] for j in ran.result.result["jobs"]]
 

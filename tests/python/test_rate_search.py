@@ -20,6 +20,7 @@ from thermrig.drive.under_test import LocalDrive
 from thermrig.dut.pacing import Pacing
 from thermrig.fio.kinds import run_workload
 from thermrig.fio.rate_search import held, plateau, run_rate_search, series_of
+from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import Workload
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.report.build import write_report
@@ -37,15 +38,10 @@ def test_a_step_holds_unless_two_seconds_in_a_row_fall_short() -> None:
 def test_on_a_file_the_full_rate_holds_in_one_step(tmp_path: Path) -> None:
     w = Workload("r", "rate_search", runtime_s=3, max_rounds=3).resolved()
     calls: list[int] = []
-    ran = run_workload(
-        w,
-        LocalDrive(str(tmp_path / "d.dat"), "64m"),
-        tmp_path / "run",
-        lambda s: None,
-        threading.Event(),
-        lambda n: None,
-        between=lambda: calls.append(1),
+    setup = WorkloadSetup(
+        LocalDrive(str(tmp_path / "d.dat"), "64m"), tmp_path / "run", lambda s: None, threading.Event(), lambda n: None
     )
+    ran = run_workload(w, setup, between=lambda: calls.append(1))
     assert ran.figures["search_steps"] == 1 and calls == []  # held at once: no second step, no equilibrium
     assert ran.figures["sustainable_bps"] == ran.figures["full_rate_bps"] > 0
     steps = json.loads((tmp_path / "run" / "rate_search.json").read_text())
@@ -77,11 +73,7 @@ def test_a_host_stall_in_the_first_step_does_not_lower_the_full_rate(tmp_path: P
     with SimulatedRig(config) as sim:
         search = run_rate_search(
             Workload("r", "rate_search", runtime_s=8, max_rounds=2).resolved(),
-            SimulatedDrive(sim),
-            tmp_path,
-            stall_once(1.5, stopped),
-            stop,
-            note,
+            WorkloadSetup(SimulatedDrive(sim), tmp_path, stall_once(1.5, stopped), stop, note),
             0.02,
             None,
         )

@@ -21,6 +21,7 @@ from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summa
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.kinds import run_workload
 from thermrig.fio.runner import LiveSample
+from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import LAB_KIND
 
 
@@ -61,16 +62,8 @@ class WorkloadPhase:
         prefilled = fill is not None and self.campaign.drive.fast_fill and self.drive.take_fill(fill)
         with contextlib.ExitStack() as serving:
             serving.enter_context(self.drive.serving())
-            ran = run_workload(
-                spec.workload,
-                self.drive,
-                run_dir,
-                live,
-                self.stop,
-                lambda note: self.display.show(detail=note),
-                prefilled,
-                lambda: self._between_steps(serving),
-            )
+            setup = WorkloadSetup(self.drive, run_dir, live, self.stop, lambda note: self.display.show(detail=note))
+            ran = run_workload(spec.workload, setup, prefilled, lambda: self._between_steps(serving))
         for result, names in ran.logs:
             recorder.append(fio_interval_lines({"bw": result.bw, "iops": result.iops, "lat": result.lat}, names, tags))
         summary = run_summary(ran, self.scale)

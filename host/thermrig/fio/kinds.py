@@ -5,19 +5,17 @@ workloads.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from thermrig.analysis.consistency import consistency_score
-from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.job_file import unique_job_names
 from thermrig.fio.rate_search import figures as search_figures
 from thermrig.fio.rate_search import run_rate_search
-from thermrig.fio.rounds import run_rounds
-from thermrig.fio.runner import FioResult, LiveSample, run_fio
+from thermrig.fio.rounds import RoundsResult, run_rounds
+from thermrig.fio.runner import FioResult, run_fio
+from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import LAB_KIND, RATE_SEARCH, Workload, job_file
 
 
@@ -31,26 +29,22 @@ class WorkloadRun:
 
 
 def run_workload(
-    workload: Workload,
-    target: DriveUnderTest,
-    folder: Path,
-    on_live: Callable[[LiveSample], None],
-    stop: threading.Event,
-    on_note: Callable[[str], None],
-    prefilled: bool = False,
-    between: Callable[[], None] | None = None,
+    workload: Workload, setup: WorkloadSetup, prefilled: bool = False, between: Callable[[], None] | None = None
 ) -> WorkloadRun:
-    """Run one workload into folder. The drive's scale (wire bytes per drive byte: the virtual drive's)
-    divides IOPS back to the drive's own; prefilled: the drive took its fill at once; on_note gets
-    progress text between fio runs; between: a rate search's wait between its steps (the rig back at
-    equilibrium)."""
+    """Run one workload into setup.folder. The drive's scale (wire bytes per drive byte: the virtual
+    drive's) divides IOPS back to the drive's own; prefilled: the drive took its fill at once; between: a
+    rate search's wait between its steps (the rig back at equilibrium)."""
+    target, folder, on_live, stop, on_note = setup.target, setup.folder, setup.on_live, setup.stop, setup.on_note
     scale = target.scale
     if workload.kind == RATE_SEARCH:
-        search = run_rate_search(workload.resolved(), target, folder, on_live, stop, on_note, scale, between)
+        search = run_rate_search(workload.resolved(), setup, scale, between)
         logs = [(r, {1: f"{workload.name}-step{i:02d}"}) for i, r in enumerate(search.results, start=1)]
         return WorkloadRun(search.results[-1], logs, search_figures(search, workload.resolved()))
     if workload.kind == "snia_steady_state":
-        return _steady_state(workload, target, folder, on_live, stop, on_note, scale)
+        rounds = run_rounds(
+            workload, target, folder, on_live, stop, lambda n, iops: on_note(f"round {n}: {iops / scale:,.0f} IOPS")
+        )
+        return _steady_state(workload, rounds, scale)
     job = job_file(workload, target, str(folder / "fio"), prefilled)
     result = run_fio(job, folder, on_live, stop, target.fio_server)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
@@ -62,18 +56,8 @@ def run_workload(
     return out
 
 
-def _steady_state(
-    workload: Workload,
-    target: DriveUnderTest,
-    folder: Path,
-    on_live: Callable[[LiveSample], None],
-    stop: threading.Event,
-    on_note: Callable[[str], None],
-    scale: float,
-) -> WorkloadRun:
-    rounds = run_rounds(
-        workload, target, folder, on_live, stop, lambda n, iops: on_note(f"round {n}: {iops / scale:,.0f} IOPS")
-    )
+def _steady_state(workload: Workload, rounds: RoundsResult, scale: float) -> WorkloadRun:
+    """The SNIA rounds' logs, one per round, and whether and where they became steady."""
     logs = [(r, {1: f"{workload.name}-round{i:02d}"}) for i, r in enumerate(rounds.results, start=1)]
     last5 = rounds.rounds_iops[-5:]
     figures = {

@@ -16,16 +16,15 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from thermrig.analysis.throttle import per_second
 from thermrig.dut.drive import DriveUnderTest, WorkDone
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
+from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import MAX_ROUNDS, Workload, job_file
 
 THROTTLED = 0.9  # a step throttled: two seconds in a row below 90 % of its rate
@@ -124,16 +123,10 @@ def step_job(workload: Workload, target: DriveUnderTest, log_prefix: str, wire_r
 
 
 def run_rate_search(
-    workload: Workload,
-    target: DriveUnderTest,
-    folder: Path,
-    on_live: Callable[[LiveSample], None],
-    stop: threading.Event,
-    on_note: Callable[[str], None],
-    scale: float,
-    between: Callable[[], None] | None,
+    workload: Workload, setup: WorkloadSetup, scale: float, between: Callable[[], None] | None
 ) -> SearchResult:
     """scale: wire bytes per drive byte; between: brings the rig back to equilibrium before a step."""
+    target, folder, on_live, stop, on_note = setup.target, setup.folder, setup.on_live, setup.stop, setup.on_note
     out = SearchResult()
     lo, hi = 0.0, 0.0
     for n in range(1, workload.max_rounds + 1):
