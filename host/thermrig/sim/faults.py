@@ -62,6 +62,16 @@ class FaultInjector:
         self.firmware = firmware  # serial faults and resets go through whichever firmware runs
         self.active: list[Injection] = []
 
+    def refusal(self, kind: FaultKind) -> str | None:
+        """Why this firmware cannot be given a fault of this kind at all, or None where it can (asked before
+        a check heats the rig for a fault it would only then find it cannot inject)."""
+        if kind is FaultKind.PWM_ERROR and not self.firmware.has_failing_pwm:
+            return (
+                f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
+                "(the board build and micropython-pico have)"
+            )
+        return None
+
     def inject(self, kind: FaultKind | str, channel: int = 0, value: float | None = None) -> Injection:
         kind = FaultKind(kind)
         inj = Injection(kind, channel, value)
@@ -98,11 +108,9 @@ class FaultInjector:
         elif kind is FaultKind.PWM_ERROR:
             if channel not in (0, 1, 2):
                 raise FaultError(f"{kind}: channel must be 0 (heater), 1 (fan0) or 2 (fan1)")
-            if not self.firmware.pwm_error(channel, True):
-                raise FaultError(
-                    f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
-                    "(the board build and micropython-pico have)"
-                )
+            refused = self.refusal(kind)
+            if refused is not None or not self.firmware.pwm_error(channel, True):
+                raise FaultError(refused or f"{kind}: the {self.firmware.name} firmware refused it")
         elif kind is FaultKind.SERIAL_GARBAGE:
             self.firmware.serial_fault(Garbage(GARBAGE, toward_host=channel == 1))
         elif kind is FaultKind.SERIAL_SILENCE:

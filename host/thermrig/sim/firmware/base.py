@@ -72,6 +72,8 @@ class Firmware(ABC):
         or a MicroPython port's, runs on its own)."""
         return False
 
+    has_failing_pwm = False  # a PWM driver of its own that pwm_error can make fail
+
     def pwm_error(self, channel: int, failing: bool) -> bool:
         """The PWM driver of an output (0 heater, 1-2 fans) fails from now on, or works again: False when
         this firmware has no PWM driver of its own that can fail (it hands the plant permille values)."""

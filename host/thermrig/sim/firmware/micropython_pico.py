@@ -17,6 +17,7 @@ from thermrig.sim.firmware.micropython import announced_clock, installed_binary
 
 class MicroPythonPico(BridgedFirmware):
     name = "micropython-pico"
+    has_failing_pwm = True
     serial_on_stdio = True
 
     def __init__(self, ctx: LaunchContext) -> None:

@@ -29,6 +29,7 @@ PWM_ACTUATORS = ("heater", "fan0", "fan1")  # bit n of the board's "P <hex>" lin
 
 class ZephyrBoard(BridgedFirmware):
     name = "zephyr-board"
+    has_failing_pwm = True
 
     def __init__(self, ctx: LaunchContext) -> None:
         self.image = ctx.image or board_image()
