@@ -1,6 +1,7 @@
 """A lab campaign's wall time: the same 12 short runs (`thermrig run --lab`) on one simulated place and on
-three at once (the simulated lab of tests/python/lab_world.py: a labgrid coordinator, an exporter per
-simulated rig at real time, a fio server per test PC holding the rig's virtual drive), and the ratio."""
+three at once (the sealed simulated lab of thermrig.lab_world: a labgrid coordinator, the lab's InfluxDB with
+authentication on, an exporter per simulated rig at real time, a fio server per test PC holding the rig's
+virtual drive, reached through SSH forwards), and the ratio."""
 
 from __future__ import annotations
 
@@ -13,12 +14,7 @@ from pathlib import Path
 
 from common import figure
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "python"))
-
-from lab_world import CAMPAIGN_RIG, PLACES, TAGS, campaign, simulated_lab  # noqa: E402
-
-from thermrig.db.local_server import LocalInflux  # noqa: E402
+from thermrig.lab_world.world import CAMPAIGN_RIG, PLACES, TAGS, campaign, simulated_lab
 
 RUNS = 12
 
@@ -43,20 +39,15 @@ def wall_time(folder: Path, address: str, places: int, env: dict[str, str], ssh_
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="thermrig-bench-", dir="/var/tmp") as tmp:
         folder = Path(tmp)
-        server = LocalInflux(folder / "influxdb")
-        server.up()
-        try:
-            influx = server.settings()
-            env = {**os.environ, "THERMRIG_INFLUX_URL": influx.url, "THERMRIG_INFLUX_BUCKET": influx.bucket}
+        with simulated_lab(folder / "lab", list(PLACES), CAMPAIGN_RIG) as lab:
+            assert lab.influx is not None
+            env = {**os.environ, **lab.influx.env()}
             for var in ("XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_STATE_HOME"):
                 env[var] = str(folder / var.lower())
-            with simulated_lab(folder / "lab", list(PLACES), CAMPAIGN_RIG) as lab:
-                for name in PLACES:
-                    lab.add_place(name, TAGS)
-                one = wall_time(folder, lab.address, 1, env, lab.ssh_key)
-                three = wall_time(folder, lab.address, 3, env, lab.ssh_key)
-        finally:
-            server.down()
+            for name in PLACES:
+                lab.add_place(name, TAGS)
+            one = wall_time(folder, lab.address, 1, env, lab.ssh_key)
+            three = wall_time(folder, lab.address, 3, env, lab.ssh_key)
     figure(f"{RUNS}-run campaign on 1 simulated place", f"{one:.1f} s")
     figure(f"{RUNS}-run campaign on 3 simulated places", f"{three:.1f} s")
     figure("3 places / 1 place", f"{three / one:.2f}", "goal < 0.5")

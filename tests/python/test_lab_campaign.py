@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import urllib3
 from campaign_helpers import manifests
 from waiting import wait_for
 
@@ -25,6 +26,7 @@ from thermrig.db.query import influxql
 from thermrig.db.settings import InfluxSettings
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
+from thermrig.lab.influx_users import Credentials
 from thermrig.lab.rig_place import tag_value
 from thermrig.lab_world.world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from thermrig.link.rig_link import RigLink
@@ -126,22 +128,51 @@ def recorded(influx: InfluxSettings, name: str) -> dict[str, set[str]]:
 
 
 def test_a_sealed_campaign_records_what_an_open_one_does(
-    lab: Lab, tmp_path: Path, influx_env: dict[str, str], influx: InfluxSettings
+    lab: Lab, tmp_path: Path, isolated_env: dict[str, str], influx_env: dict[str, str], influx: InfluxSettings
 ) -> None:
-    """The same three runs with fio reached through the SSH forwards (the default) and straight (insecure):
-    the same measurements, fields and tags in InfluxDB, the same manifest entries."""
+    """The same three runs on the sealed lab (fio through the SSH forwards, the lab's InfluxDB with
+    authentication on: written as the agents' write-only user, read back for the run summaries as the
+    analysts' read-only one) and on the open one (fio straight, an InfluxDB without authentication): the
+    same measurements, fields and tags in InfluxDB, the same manifest entries."""
+    assert lab.influx is not None
+    sealed_env = {**isolated_env, **lab.influx.env(), "COLUMNS": "150"}
     kept: dict[str, tuple[dict[str, set[str]], set[str]]] = {}
-    for name, insecure in (("sealed", False), ("open", True)):
+    for name, insecure, env, settings in (("sealed", False, sealed_env, lab.influx.settings),
+                                          ("open", True, influx_env, influx)):  # fmt: skip
         path = campaign(tmp_path, name, lab.address, runs=3, ssh_key=lab.ssh_key, insecure=insecure)
         out = tmp_path / name
-        done = subprocess.run(run_cmd(path, out), env=influx_env, capture_output=True, text=True,
+        done = subprocess.run(run_cmd(path, out), env=env, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=400)  # fmt: skip
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         runs = manifests(out)
-        kept[name] = (recorded(influx, name), {k for m in runs.values() for k in m})
+        kept[name] = (recorded(settings, name), {k for m in runs.values() for k in m})
     sealed, opened = kept["sealed"], kept["open"]
-    assert sealed[0]["fio_interval"] and sealed[0]["drive_smart"], sealed
+    assert sealed[0]["fio_interval"] and sealed[0]["drive_smart"] and sealed[0]["run_summary"], sealed
     assert sealed == opened
+
+
+def test_the_lab_influxdb_refuses_a_write_without_credentials_or_as_the_analysts(lab: Lab) -> None:
+    """The sealed lab's InfluxDB: a write without credentials is refused (401), one as the analysts'
+    read-only user too (403), and nothing is written; the agents' user writes."""
+    assert lab.influx is not None
+    url, db = lab.influx.url, "thermrig"
+    http = urllib3.PoolManager(timeout=10.0, retries=False)
+
+    def write(who: Credentials | None, value: int) -> int:
+        auth = f"&u={who.user}&p={who.password}" if who else ""
+        return http.request("POST", f"{url}/write?db={db}{auth}", body=f"door,who=w{value} v={value}i").status
+
+    def written() -> set[str]:
+        admin = InfluxSettings(url, f"{db}/autogen", db, token=lab.influx.admin.token)  # type: ignore[union-attr]
+        found = influxql(admin, "SELECT v, who FROM door")
+        return {str(row[s.columns.index("who")]) for s in found for row in s.values}
+
+    said = {"none": write(None, 1), "analyst": write(lab.influx.analyst, 2)}
+    print("InfluxDB write answered:", said)
+    assert said == {"none": 401, "analyst": 403}, said
+    assert written() == set(), written()
+    assert write(lab.influx.agent, 3) == 204
+    assert written() == {"w3"}
 
 
 def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(

@@ -14,7 +14,8 @@ import pytest
 from interruptible import with_default_sigint
 from waiting import wait_for
 
-from thermrig.db.query import influxql
+from thermrig.db.local_server import LocalInflux
+from thermrig.db.query import QueryError, influxql
 from thermrig.db.settings import InfluxSettings
 
 pytestmark = pytest.mark.timeout(900)
@@ -28,8 +29,10 @@ def left_behind(folder: Path) -> list[str]:
 
 
 def test_the_lab_demo_runs_a_campaign_over_its_places_and_stops_everything(
-    influx_env: dict[str, str], influx: InfluxSettings, tmp_path: Path
+    influx_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """Its results in the lab's own InfluxDB (authentication on), read with the analysts' read-only
+    credentials it prints: the server started again on the kept folder after the demo stopped it."""
     folder = tmp_path / "lab"
     res = subprocess.run(
         [*CMD, "--places", "3", "--runs", "6", "--runtime", "2", "--folder", str(folder)],
@@ -43,10 +46,21 @@ def test_the_lab_demo_runs_a_campaign_over_its_places_and_stops_everything(
     assert address, res.stdout
     assert f"labgrid-client -x {address.group(1)} places" in res.stdout  # what to try, printed
     assert "campaign lab-demo ended (ok)" in res.stdout
-    rows = influxql(influx, 'SELECT count(*) FROM run_summary WHERE "campaign" = \'lab-demo\' GROUP BY "place"')
+    assert left_behind(folder) == []
+    token = re.search(r"THERMRIG_INFLUX_TOKEN=(analyst:\S+) thermrig throttle lab-demo", res.stdout)
+    assert token, res.stdout
+    server = LocalInflux(folder / "influxdb")
+    url = server.up(auth=True)
+    try:
+        analyst = InfluxSettings(url, "thermrig/autogen", "thermrig", token=token.group(1))
+        q = 'SELECT count(*) FROM run_summary WHERE "campaign" = \'lab-demo\' GROUP BY "place"'
+        rows = influxql(analyst, q)
+        with pytest.raises(QueryError):  # without credentials
+            influxql(InfluxSettings(url, "thermrig/autogen", "thermrig", token=""), q)
+    finally:
+        server.down()
     places = {r.tags.get("place") for r in rows}
     assert len(places) >= 2, rows  # the runs were shared out over the lab
-    assert left_behind(folder) == []
 
 
 def test_ctrl_c_stops_the_lab_demo_and_every_process_it_started(influx_env: dict[str, str], tmp_path: Path) -> None:

@@ -38,9 +38,9 @@ def secured_influx(tmp_path: Path) -> Iterator[str]:
     if not binary.exists():
         pytest.fail(f"{binary} not found: run `make setup`")
     port = free_port()
-    text = CONFIG.format(root=tmp_path / "influx", http_port=port, rpc_port=free_port())
-    assert "auth-enabled = false" in text
-    (tmp_path / "influxd.toml").write_text(text.replace("auth-enabled = false", "auth-enabled = true"))
+    text = CONFIG.format(root=tmp_path / "influx", http_port=port, rpc_port=free_port(), auth="true")
+    assert "auth-enabled = true" in text
+    (tmp_path / "influxd.toml").write_text(text)
     proc = Proc.start([str(binary), "run", "-config", str(tmp_path / "influxd.toml")], tmp_path)
     url = f"http://127.0.0.1:{port}"
     http = urllib3.PoolManager(timeout=1.0, retries=False)

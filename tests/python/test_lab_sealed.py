@@ -5,7 +5,8 @@ to this checkout, the SSH client's key and known-hosts file given on its command
 the labgrid user's ~/.ssh). A stranger on the lab's network, with no key of the lab, connects to every
 TCP port of every machine while a place is held (its ser2net running): in the sealed setup only sshd and
 InfluxDB with authentication on answer; in today's open one (the units as they were) the probe names
-what else does, process and port. Then each door is tried and must refuse the stranger."""
+what else does, process and port. Then each door is tried and must refuse the stranger; in the open setup
+(its test PC's sshd taking the stranger's key too) the same probe finds every door open."""
 
 from __future__ import annotations
 
@@ -95,18 +96,18 @@ def command(line: str, mapping: dict[str, str]) -> list[str]:
     return shlex.split(line)
 
 
-def start_sshd(machine: Machine, folder: Path, lab_key: Path) -> None:
+def start_sshd(machine: Machine, folder: Path, *keys: Path) -> None:
+    """The machine's sshd on its port 22, taking these keys."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "authorized_keys").write_text(Path(f"{lab_key}.pub").read_text())
+    (folder / "authorized_keys").write_text("".join(Path(f"{key}.pub").read_text() for key in keys))
     options = {"AuthorizedKeysFile": str(folder / "authorized_keys"), "StrictModes": "no"}
     ssh_server(folder, 22, options, listen="0.0.0.0", start=lambda cmd, cwd: machine.start(cmd, cwd))
 
 
 def start_influxd(machine: Machine, folder: Path, auth: bool) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    text = CONFIG.format(root=folder, http_port=8086, rpc_port=8088)
+    text = CONFIG.format(root=folder, http_port=8086, rpc_port=8088, auth=str(auth).lower())
     text = text.replace('bind-address = "127.0.0.1:8086"', 'bind-address = ":8086"')  # the lab's server
-    text = text.replace("auth-enabled = false", f"auth-enabled = {str(auth).lower()}")
     (folder / "influxd.toml").write_text(text)
     proc = machine.start([str(influxd_binary()), "run", "-config", str(folder / "influxd.toml")], folder)
     assert wait_for(lambda: "8086" in machine.run(["ss", "-ltnH"]).stdout, 60), proc.output()
@@ -125,8 +126,9 @@ def deploy(net: LabNetwork, folder: Path, sealed: bool, pty: str) -> DeployedLab
     coordinator, test_pc, influx = net.add("coordinator"), net.add("testpc"), net.add("influx")
     lab_key, stranger_key = keygen(folder / "lab_key"), keygen(folder / "stranger_key")
     known = folder / "known_hosts"
-    for machine in (coordinator, test_pc):
-        start_sshd(machine, folder / f"sshd-{machine.name}", lab_key)
+    start_sshd(coordinator, folder / f"sshd-{coordinator.name}", lab_key)
+    # the open setup's test PC takes a key that is not the lab's too: its SSH door open, for the probe to see
+    start_sshd(test_pc, folder / f"sshd-{test_pc.name}", *((lab_key,) if sealed else (lab_key, stranger_key)))
     start_influxd(influx, folder / "influx", auth=sealed)
     unit = units() if sealed else open_units()
     resources = folder / f"{PLACE}.yaml"
@@ -202,44 +204,56 @@ def stranger(lab: DeployedLab, cmd: list[str], timeout: float = 60) -> subproces
     return lab.net.stranger.run(cmd, timeout=timeout, check=False)
 
 
-def test_every_door_refuses_a_stranger(deployed: DeployedLab) -> None:
-    lab = deployed
-    said: dict[str, str] = {}
+def doors(lab: DeployedLab) -> dict[str, tuple[bool, str]]:
+    """Each door tried by the stranger: door -> (refused, what it answered)."""
+    said: dict[str, tuple[bool, str]] = {}
     job = lab.folder / "null.fio"
     job.write_text("[x]\nioengine=null\nsize=1M\nrw=write\n")
     fio = stranger(lab, ["fio", f"--client={lab.test_pc.address},8765", str(job)])
-    said["fio client to the test PC's fio port"] = " / ".join((fio.stdout + fio.stderr).strip().splitlines()[:2])
+    answer = " / ".join((fio.stdout + fio.stderr).strip().splitlines()[:2])
+    said["fio client to the test PC's fio port"] = (fio.returncode != 0 and "Connection refused" in answer, answer)
     port = lab.ser2net_port()
     connect = "import socket,sys\ntry: socket.create_connection((sys.argv[1],int(sys.argv[2])),3); print('accepted')\nexcept OSError as e: print(e)"  # noqa: E501
-    serial = stranger(lab, [sys.executable, "-c", connect, lab.test_pc.address, str(port)])
-    said[f"the exporter's serial port {port} without SSH"] = serial.stdout.strip()
+    answer = stranger(lab, [sys.executable, "-c", connect, lab.test_pc.address, str(port)]).stdout.strip()
+    said[f"the exporter's serial port {port} without SSH"] = ("Connection refused" in answer, answer)
     places = stranger(lab, [str(BIN / "labgrid-client"), "-x", f"{lab.coordinator.address}:20408", "places"])
-    said["labgrid-client to the coordinator"] = (places.stdout + places.stderr).strip().splitlines()[-1]
+    answer = (places.stdout + places.stderr).strip().splitlines()[-1]
+    said["labgrid-client to the coordinator"] = (places.returncode != 0 and PLACE not in places.stdout, answer)
     ssh = stranger(lab, ["ssh", "-i", str(lab.stranger_key), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
                          "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                         f"root@{lab.test_pc.address}", "true"])  # fmt: skip
-    said["ssh to the test PC with a key not the lab's"] = (ssh.stdout + ssh.stderr).strip().splitlines()[-1]
+                         f"root@{lab.test_pc.address}", "echo in"])  # fmt: skip
+    answer = " / ".join((ssh.stdout + ssh.stderr).strip().splitlines()[-2:])
+    said["ssh to the test PC with a key not the lab's"] = (
+        ssh.returncode == 255 and "Permission denied (publickey)" in answer,
+        answer,
+    )
     write = "import urllib.request as u,sys\nr=u.Request(sys.argv[1],data=b'door x=1',method='POST')\ntry: u.urlopen(r); print(204)\nexcept Exception as e: print(getattr(e,'code',e))"  # noqa: E501
     url = f"{lab.influx_url}/write?db=thermrig"
-    said["InfluxDB write without credentials"] = stranger(lab, [sys.executable, "-c", write, url]).stdout.strip()
+    answer = stranger(lab, [sys.executable, "-c", write, url]).stdout.strip()
+    said["InfluxDB write without credentials"] = (answer == "401", answer)
     grafana = f"{lab.influx_url}/write?db=thermrig&u=grafana&p=grafana-pw"
-    analyst = stranger(lab, [sys.executable, "-c", write, grafana])
-    said["InfluxDB write as the read-only analyst"] = analyst.stdout.strip()
+    answer = stranger(lab, [sys.executable, "-c", write, grafana]).stdout.strip()
+    said["InfluxDB write as the read-only analyst"] = (answer == "403", answer)
     count = "import urllib.request as u,sys\nprint(u.urlopen(sys.argv[1]).read().decode())"
     query = f"{lab.influx_url}/query?db=thermrig&u=admin&p=admin-pw&q=SELECT+count(*)+FROM+door"
     written = stranger(lab, [sys.executable, "-c", count, query]).stdout.strip()
-    said["points written by the stranger"] = written
-    for door, answer in said.items():
-        print(f"{door}: {answer}")
-    assert fio.returncode != 0 and "Connection refused" in said["fio client to the test PC's fio port"], said
-    assert "Connection refused" in said[f"the exporter's serial port {port} without SSH"], said
-    assert places.returncode != 0 and PLACE not in places.stdout, said
-    assert (
-        ssh.returncode == 255 and "Permission denied (publickey)" in said["ssh to the test PC with a key not the lab's"]
-    )
-    assert said["InfluxDB write without credentials"] == "401", said
-    assert said["InfluxDB write as the read-only analyst"] == "403", said
-    assert '"series"' not in written, said  # nothing of the stranger's in the database
+    said["points written by the stranger"] = ('"series"' not in written, written)  # nothing of the stranger's
+    for door, (refused, answer) in said.items():
+        print(f"{door}: {'refused' if refused else 'OPEN'}: {answer}")
+    return said
+
+
+def test_every_door_refuses_a_stranger(deployed: DeployedLab) -> None:
+    opened = {door: answer for door, (refused, answer) in doors(deployed).items() if not refused}
+    assert opened == {}, opened
+
+
+@pytest.mark.parametrize("deployed", ["open"], indirect=True)
+def test_the_probe_sees_every_door_of_the_open_setup_open(deployed: DeployedLab) -> None:
+    """Each door's check fails where that door is open: the open setup, its test PC's sshd taking the
+    stranger's key too."""
+    shut = {door: answer for door, (refused, answer) in doors(deployed).items() if refused}
+    assert shut == {}, shut
 
 
 @pytest.mark.parametrize("deployed", ["sealed"], indirect=True)  # the open setup has no key to try

@@ -5,6 +5,7 @@ over them while the lab's status is shown live. Everything stops on exit and on 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -38,7 +39,8 @@ def _status(address: str) -> Table:
     return table
 
 
-def _try_these(address: str, first: str) -> str:
+def _try_these(address: str, first: str, reader: str) -> str:
+    """reader: how `thermrig throttle` reads the campaign's InfluxDB (the lab's analysts' credentials)."""
     return "\n".join(
         [
             "while it runs, in another shell (. .venv/bin/activate):",
@@ -46,7 +48,7 @@ def _try_these(address: str, first: str) -> str:
             f"  thermrig lab plan -x {address} --tag board=sim FILE   # who would run what, how long",
             f"  labgrid-client -x {address} places                   # labgrid's own client",
             f"  labgrid-client -x {address} -p {first} show              # a place's resources",
-            f"  thermrig throttle {NAME}                           # the runs done so far, from InfluxDB",
+            f"  {reader}thermrig throttle {NAME}   # the runs done so far, from InfluxDB",
         ]
     )
 
@@ -69,7 +71,8 @@ def demo(
 ) -> None:
     """A lab on this machine: a labgrid coordinator, simulated places and their test PCs on loopback; a
     short campaign (`thermrig run --lab`) over them while `lab status` is shown live. Ctrl-C, or the
-    campaign's end, stops every process it started. Results go to InfluxDB like any campaign's."""
+    campaign's end, stops every process it started. Results go to the lab's own InfluxDB (authentication
+    on, in the lab's folder); with --insecure, to thermrig's InfluxDB like any campaign's."""
     if not 1 <= places <= MAX_PLACES:
         raise typer.BadParameter(f"--places must be 1 to {MAX_PLACES}")
     if runs < 1 or runtime < 1:
@@ -90,9 +93,18 @@ def demo(
                           f"ssh :{lab.ports[name][1]}")  # fmt: skip
         path = campaign(root, NAME, lab.address, runs, runtime_s=runtime, ssh_key=lab.ssh_key, insecure=insecure)
         console.print(f"coordinator at {lab.address}; campaign {path}")
-        console.print(_try_these(lab.address, names[0]), highlight=False)
+        env = dict(os.environ)
+        reader = ""
+        if lab.influx is not None:  # sealed: the lab's InfluxDB, the agents' user writes, the analysts' reads
+            env.update(lab.influx.env())
+            agent, analyst = lab.influx.agent.user, lab.influx.analyst.user
+            console.print(f"InfluxDB at {lab.influx.url}, authentication on: the campaign writes as {agent} "
+                          f"(write only), reads back as {analyst} (read only)")  # fmt: skip
+            reader = (f"THERMRIG_INFLUX_URL={lab.influx.url} "
+                      f"THERMRIG_INFLUX_TOKEN={lab.influx.analyst.token} ")  # fmt: skip
+        console.print(_try_these(lab.address, names[0], reader), highlight=False)
         cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / NAME)]
-        returncode = _follow(console, lab.address, cmd)
+        returncode = _follow(console, lab.address, cmd, env)
         console.print()  # the live view's last line is the campaign's own
         console.print(f"campaign {NAME} ended ({'ok' if returncode == 0 else f'exit {returncode}'}); "
                       "stopping the lab")  # fmt: skip
@@ -100,10 +112,12 @@ def demo(
             raise typer.Exit(returncode)
 
 
-def _follow(console: Console, address: str, cmd: list[str]) -> int:
+def _follow(console: Console, address: str, cmd: list[str], env: dict[str, str]) -> int:
     """The campaign run as its own process, the lab's status and the campaign's last lines shown live
     until it ends; Ctrl-C stops it as a terminal's would. Its exit status."""
-    proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        with_default_sigint(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     tail: deque[str] = deque(maxlen=8)
 
     def read() -> None:

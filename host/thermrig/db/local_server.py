@@ -62,7 +62,7 @@ bind-address = "127.0.0.1:{rpc_port}"
 [http]
   enabled = true
   bind-address = "127.0.0.1:{http_port}"
-  auth-enabled = false
+  auth-enabled = {auth}
   log-enabled = false
 [logging]
   level = "warn"
@@ -103,8 +103,10 @@ class LocalInflux:
     def settings(self) -> InfluxSettings:
         return InfluxSettings(url=self.url, bucket=f"{DEFAULT_DATABASE}/autogen", database=DEFAULT_DATABASE)
 
-    def up(self, http_port: int | None = None) -> str:
-        """Start influxd unless it runs; create the database; return the URL."""
+    def up(self, http_port: int | None = None, auth: bool = False) -> str:
+        """Start influxd unless it runs; create the database; return the URL. auth: authentication on and
+        no user yet, nor the database (InfluxDB refuses everything until an admin exists: the caller
+        makes the users and the database, thermrig.lab.influx_users.provision)."""
         if self.state() is not None:
             return self.url
         binary = influxd_binary()
@@ -115,7 +117,7 @@ class LocalInflux:
         port = http_port or (previous if previous and _port_free(previous) else free_port())
         rpc_port = free_port()
         config = self.root / "influxd.toml"
-        config.write_text(CONFIG.format(root=self.root, http_port=port, rpc_port=rpc_port))
+        config.write_text(CONFIG.format(root=self.root, http_port=port, rpc_port=rpc_port, auth=str(auth).lower()))
         log = (self.root / "influxd.log").open("ab")
         proc = subprocess.Popen(
             [str(binary), "run", "-config", str(config)],
@@ -127,7 +129,8 @@ class LocalInflux:
         self.state_file.write_text(json.dumps({"pid": proc.pid, "http_port": port}))
         url = f"http://127.0.0.1:{port}"
         self._wait_ready(url, proc)
-        self._query(url, f"CREATE DATABASE {DEFAULT_DATABASE}")
+        if not auth:
+            self._query(url, f"CREATE DATABASE {DEFAULT_DATABASE}")
         return url
 
     def _previous_port(self) -> int | None:

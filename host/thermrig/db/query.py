@@ -35,7 +35,7 @@ def influxql(settings: InfluxSettings, q: str, database: str | None = None, epoc
             "POST",
             f"{settings.url}/query",
             fields=fields,
-            headers={"Authorization": f"Token {settings.token}"},
+            headers={"Authorization": f"Token {settings.query_token}"},
         )
     except urllib3.exceptions.HTTPError as exc:
         raise QueryError(f"cannot reach InfluxDB at {settings.url}: {exc}") from exc

@@ -1,6 +1,7 @@
-"""A simulated lab on one machine: a labgrid coordinator and exporters on loopback, each exporter serving a
-simulated rig's pty (re-exported over ser2net RFC 2217 while its place is acquired), and each place's test
-PC a fio server and an OpenSSH server on loopback. `thermrig lab demo` runs a campaign on it; the lab
+"""A simulated lab on one machine: a labgrid coordinator, the lab's InfluxDB (authentication on, when
+sealed) and exporters on loopback, each exporter serving a simulated rig's pty (re-exported over ser2net
+RFC 2217 while its place is acquired), and each place's test PC a fio server and an OpenSSH server on
+loopback. `thermrig lab demo` runs a campaign on it; the lab
 tests build theirs from it. Every process runs in its own session and its whole group is killed at the
 end: nothing outlives the lab."""
 
@@ -26,6 +27,7 @@ from thermrig.lab.client import Endpoint, LabClient
 from thermrig.lab.remote_fio import fio_answers
 from thermrig.lab.rig_place import RigPlace, SerialPort, TestPc, exporter_yaml
 from thermrig.lab.test_pc_drive import VIRTUAL_DRIVE_SOCKET
+from thermrig.lab_world.influx import LabInflux, lab_influx
 from thermrig.priority import in_world
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
@@ -146,6 +148,7 @@ class Lab:
     ssh_servers: dict[str, Proc] = field(default_factory=dict)  # place -> its test PC's sshd
     ssh_key: str = ""  # the campaign machine's key, which every simulated test PC takes
     sealed: bool = True  # exporters --isolated, their ser2net on loopback (reached through the test PC's SSH)
+    influx: LabInflux | None = None  # the sealed lab's InfluxDB, authentication on
     stopping: threading.Event = field(default_factory=threading.Event)  # ends the smart-log writers
 
     def restart_coordinator(self) -> None:
@@ -290,10 +293,12 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 @contextmanager
 def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None, sealed: bool = True) -> Iterator[Lab]:
     """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
-    and test PCs that tests add are stopped at the end. sealed: exporters isolated (serial through SSH)."""
+    and test PCs that tests add are stopped at the end. sealed: exporters isolated (serial through SSH) and
+    the lab's InfluxDB with authentication on (lab.influx)."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
-        lab = Lab(address, folder, proc, sealed=sealed)
+        influx = stack.enter_context(lab_influx(folder / "influxdb")) if sealed else None
+        lab = Lab(address, folder, proc, sealed=sealed, influx=influx)
         for name in names:
             config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
             lab.rigs[name] = stack.enter_context(SimulatedRig(config))
