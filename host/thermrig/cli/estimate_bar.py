@@ -24,9 +24,13 @@ def estimated(plan: Plan, folder: Path | None, run_model: bool) -> Plan:
         transient=True,
     )
     task = bar.add_task("model", total=len(plan.runs))
+    shown = False  # stopped only where it was started: rich prints a blank line at a stop on a pipe
 
     def progressed(done: int, total: int) -> None:
-        bar.start()  # once: the bar shows from the first run walked
+        nonlocal shown
+        if not shown:
+            bar.start()  # the bar shows from the first run walked
+            shown = True
         bar.update(task, completed=done)
 
     try:
@@ -38,4 +42,5 @@ def estimated(plan: Plan, folder: Path | None, run_model: bool) -> Plan:
             lambda why: console.print(f"[yellow]the rig model could not walk this plan[/] ({why}): fixed guesses"),
         )
     finally:
-        bar.stop()
+        if shown:
+            bar.stop()
