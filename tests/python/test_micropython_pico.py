@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from board_files import board_files, replace_in
 from waiting import advance_and_read, wait_for
 
 from thermrig.dut.pacing import Pacing
@@ -180,13 +180,6 @@ def test_the_uptime_runs_on_through_the_tick_counters_wrap() -> None:
         assert abs(link.ping().mcu_us - uptimes[-1] * 1000) < 200_000
 
 
-def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
-    image = tmp_path / "image"
-    shutil.copytree(firmware_dir(), image, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
-    edit(image)
-    return image
-
-
 def chip_selects_inverted(image: Path) -> None:
     """The MAX31855 driver selects with a high line and rests low: every other chip answers each read."""
     path = image / "thermrig_fw" / "max31855.py"
@@ -195,16 +188,6 @@ def chip_selects_inverted(image: Path) -> None:
     path.write_text(
         text.replace("self.cs(0)", "self.cs(H)").replace("self.cs(1)", "self.cs(0)").replace("self.cs(H)", "self.cs(1)")
     )
-
-
-def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
-    def edit(image: Path) -> None:
-        path = image / rel
-        text = path.read_text()
-        assert old in text, f"{old!r} is not in {rel}"
-        path.write_text(text.replace(old, new))
-
-    return edit
 
 
 @pytest.mark.parametrize(

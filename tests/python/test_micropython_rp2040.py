@@ -6,20 +6,19 @@ RP2040 and the plant. The conformance suite's short form runs here (the whole su
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from board_files import board_files, replace_in
 from firmware_release import write_release
 
 from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
-from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.flash.pico_fs import board_filesystem
 from thermrig.link.rig_link import RigLink
 from thermrig.pico_files import RPI_PICO
@@ -89,23 +88,6 @@ def test_a_stepped_run_is_the_same_run_whatever_the_load() -> None:
     first, second = telemetry_of(5), telemetry_of(5)
     assert len(first) >= 25  # 3 s of 10 Hz frames (the one before the script's first advance aside): no empty compare
     assert first == second
-
-
-def board_files(tmp_path: Path, edit: Callable[[Path], None]) -> Path:
-    image = tmp_path / "board"
-    shutil.copytree(micropython_firmware_dir(), image, ignore=shutil.ignore_patterns("__pycache__", "sim_machine"))
-    edit(image)
-    return image
-
-
-def replace_in(rel: str, old: str, new: str) -> Callable[[Path], None]:
-    def edit(image: Path) -> None:
-        path = image / rel
-        text = path.read_text()
-        assert old in text, f"{old!r} is not in {rel}"
-        path.write_text(text.replace(old, new))
-
-    return edit
 
 
 @pytest.mark.parametrize(
