@@ -30,6 +30,7 @@ BENCHES = [
     "bench_zephyr_emulated",
     "bench_stm32_emulator",
     "bench_rp2040",
+    "bench_rp2040_heap",
     "bench_micropython",
     "bench_report",
     "bench_sensor_ranking",

@@ -11,6 +11,7 @@ REQUIRED = (
     "thermrig_fw.frame",
     "thermrig_fw.pid",
     "thermrig_fw.fan",
+    "thermrig_fw.heap",
     "thermrig_fw.safety",
     "thermrig_fw.max31855",
     "thermrig_fw.sht3x",

@@ -199,3 +199,23 @@ def test_a_usb_unplug_and_replug_while_heating_on_the_bus() -> None:
         link.ping()
         assert link.stats.reconnects == 1 and link.stats.mcu_resets == 0
         assert sim.firmware.pace()["resets"] == 0  # type: ignore[attr-defined]
+
+
+def test_the_heap_report_is_the_chips_own() -> None:
+    """MEM while heating: the firmware's own collections (every 10 s, at the end of a tick) timed by the chip's
+    clock, each longer than nothing and shorter than the tick, inside a tick that keeps within its 100 ms; and
+    free and used bytes that are the heap's allocation table in the chip's SRAM, read from outside."""
+    with rp2040() as (sim, link):
+        link.set(air=4500, heat=1, fan0=300)
+        for _ in range(12):  # the first collection comes at the 100th tick
+            link.ping()
+            sim.advance(1.0)
+        report = link.heap_report()
+        table = sim.firmware.heap()  # type: ignore[attr-defined]
+    assert table.marked == 0  # not taken in the middle of a collection
+    assert report.collections == 1
+    assert 0 < report.gc_last_us <= report.gc_max_us < report.tick_max_us < 100_000
+    assert report.free + report.used == table.pool < 264 * 1024  # the heap, within the RP2040's SRAM
+    assert report.free <= report.free_after_gc < table.pool
+    assert abs(report.free - table.free) <= 512  # the reply's own allocations, after gc.mem_free()
+    assert 0 < table.largest_free <= table.free

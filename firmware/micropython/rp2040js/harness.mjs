@@ -17,6 +17,8 @@
 // (the test waits for that), and applies it at the next plant sample, so a stepped run is the same run:
 // {"usb_host_frozen_s": N} makes the host stop taking the device's IN transfers for N s of chip time;
 // {"usb_unplugged_s": N} pulls the USB cable for N s (the Pico powered by the rig), then plugs it back.
+// {"ram_dump": PATH} writes the chip's 264 KiB of SRAM (from 0x20000000) to PATH at once, before the file
+// goes: what the heap holds, read from outside without costing the firmware a cycle.
 // Prints {"t0_unix_us": ..., "ppm": 0, "offset_us": 0} on stderr once its clock runs.
 import { readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import net from 'node:net';
@@ -401,7 +403,9 @@ async function main() {
   };
   process.on('SIGUSR2', () => {
     if (!opts.control) return;
-    pico.control = JSON.parse(readFileSync(opts.control, 'utf8'));
+    const request = JSON.parse(readFileSync(opts.control, 'utf8'));
+    if (request.ram_dump) writeFileSync(request.ram_dump, pico.runner.chip.sram);
+    pico.control = request;
     unlinkSync(opts.control);
   });
   process.on('SIGTERM', stop);

@@ -2,6 +2,7 @@
 # The same code runs on a Pico (hal_pico) and on the unix port against the plant (hal_sim).
 import asyncio
 import select
+import time
 
 from .rig import Rig, Samples
 
@@ -17,6 +18,7 @@ class App:
         self.out_poll.register(serial_out, select.POLLOUT)
         self.rx_buf = bytearray(256)
         self.tx_view = memoryview(self.rig.tx.buf)
+        self.tick_start_us = 0
         self.sampled = asyncio.Event()
         self.stepped = asyncio.Event()
         hal.on_reset = self.reset
@@ -43,6 +45,7 @@ class App:
     async def sampling(self):
         while True:
             await self.hal.tick()  # the next 100 ms tick (on the plant: its next sample)
+            self.tick_start_us = time.ticks_us()
             self.hal.sample(self.samples)
             self.sampled.set()
             await self.stepped.wait()
@@ -57,6 +60,7 @@ class App:
             self.hal.apply(rig.heater_pm, rig.fan_pm)
             self.hal.feed()
             self.flush()
+            rig.heap.end_of_tick(self.tick_start_us)  # the tick's garbage collection, timed
             self.stepped.set()
 
     async def link(self):

@@ -1,7 +1,9 @@
-# Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE. SET is validated whole before
+# Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE; and MEM, this firmware's own. SET is validated whole before
 # anything applies. Each command changes the rig and writes its reply's body ("ACK s ..." or "NAK s
 # REASON") into the caller's buffer; the rig frames, sends and keeps it. Commands are rare (about one a
 # second), so they may allocate; the tick path does not.
+import gc
+
 from . import config as c
 from .frame import parse_int
 
@@ -141,7 +143,29 @@ def _safe(rig, f, reply):
     ack(reply, f.seq)
 
 
-_COMMANDS = ((b"HELLO", _hello), (b"SET", _set), (b"CLEAR", _clear), (b"PING", _ping), (b"SAFE", _safe))
+def _mem(rig, f, reply):
+    # The heap now (garbage since the last collection counts as used), free just after the last
+    # collection, and the last and longest collection and the longest tick since the start, in µs of the
+    # MCU's clock. The C firmwares answer NAK UNKNOWN.
+    heap = rig.heap
+    ack(reply, f.seq)
+    reply.kv(b"free", gc.mem_free())
+    reply.kv(b"used", gc.mem_alloc())
+    reply.kv(b"gcfree", heap.free_after_gc)
+    reply.kv(b"gcs", heap.collections)
+    reply.kv(b"gc_us", heap.gc_last_us)
+    reply.kv(b"gcmax_us", heap.gc_max_us)
+    reply.kv(b"tickmax_us", heap.tick_max_us)
+
+
+_COMMANDS = (
+    (b"HELLO", _hello),
+    (b"SET", _set),
+    (b"CLEAR", _clear),
+    (b"PING", _ping),
+    (b"SAFE", _safe),
+    (b"MEM", _mem),
+)
 
 
 def dispatch(rig, f, reply):

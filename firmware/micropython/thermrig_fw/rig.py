@@ -8,6 +8,7 @@ from . import config as c
 from . import frame, max31855, sht3x
 from .commands import dispatch, nak
 from .fan import Fan
+from .heap import Heap
 from .pid import Pid
 from .safety import Safety
 
@@ -63,6 +64,7 @@ class Rig:
         self.stepped = False
         self.last_host_ms = 0
         self.reset_cause = reset_cause
+        self.heap = Heap()
         self.boot_reported = False
         self.reported_faults = 0
         self.air_target_cc = 0

@@ -33,6 +33,7 @@ from thermrig.protocol.frame import (
     decode,
     encode,
 )
+from thermrig.protocol.heap_report import HeapReport
 from thermrig.protocol.limits import HOST_TIMEOUT_S
 from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
 
@@ -358,6 +359,10 @@ class RigLink:
         self.command("SET", *(f"{k}={v}" for k, v in values.items()))
         if "rate" in values:
             self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
+
+    def heap_report(self) -> HeapReport:
+        """The MicroPython firmware's heap and its longest collection and tick (MEM); a C firmware NAKs it."""
+        return HeapReport.from_ack(self.command("MEM"))
 
     def ping(self, timeout: float = COMMAND_TIMEOUT_S) -> SyncSample:
         """timeout: per attempt (a keepalive resends within its interval, so the rig hears the host on

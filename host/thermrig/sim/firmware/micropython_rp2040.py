@@ -21,6 +21,7 @@ from thermrig.settings import environment, find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
 from thermrig.sim.firmware.micropython import announced_clock
+from thermrig.sim.firmware.rp2040_heap import HeapMap, HeapSymbols, heap_map, heap_symbols
 
 BOOTROM = "rp2040-bootrom-b1.bin"  # beside the uf2 (make firmware-pico copies it from the pinned archive)
 RP2040JS = "1.4.1"
@@ -82,6 +83,8 @@ class MicroPythonRp2040(BridgedFirmware):
                 "(or set THERMRIG_PICO_UF2 to a v1.28.0 RPI_PICO firmware.uf2, with rp2040-bootrom-b1.bin beside it)"
             )
         self.bootrom = self.uf2.with_name(BOOTROM)
+        self.elf = self.uf2.with_name("firmware.elf")  # its symbols locate the heap in a dump of the SRAM
+        self.heap_symbols: HeapSymbols | None = None
         if not self.bootrom.exists():
             raise SimError(f"{self.bootrom} is missing: `make firmware-pico` puts the RP2040's bootrom beside the uf2")
         if ctx.ppm or ctx.offset_us:
@@ -115,14 +118,28 @@ class MicroPythonRp2040(BridgedFirmware):
         self.control_harness({"usb_unplugged_s": seconds})
         self.bridge.unplug(round(seconds * 1000))
 
-    def control_harness(self, request: dict[str, float]) -> None:
+    def ram(self) -> bytes:
+        """The chip's SRAM now (264 KiB from 0x20000000), taken by the harness between two of its runs."""
+        dump = self.control_path.with_name("rp2040-ram.bin")
+        dump.unlink(missing_ok=True)
+        self.control_harness({"ram_dump": str(dump)})
+        return dump.read_bytes()
+
+    def heap(self) -> HeapMap:
+        """MicroPython's heap now, from its allocation table in the chip's SRAM (free bytes, the largest
+        free block), by the running image's firmware.elf."""
+        if self.heap_symbols is None:
+            self.heap_symbols = heap_symbols(self.elf)
+        return heap_map(self.ram(), self.heap_symbols)
+
+    def control_harness(self, request: dict[str, float | str]) -> None:
         """Hand the harness a request (--control) and wait until it has it."""
         self.control_path.write_text(json.dumps(request))
         os.kill(self.proc.pid, signal.SIGUSR2)
         deadline = time.monotonic() + CONTROL_TIMEOUT_S
         while self.control_path.exists():
             if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise SimError("the RP2040 harness did not take the USB host request")
+                raise SimError(f"the RP2040 harness did not take the request {request}")
             time.sleep(0.01)
 
     def pace(self) -> dict[str, float]:
