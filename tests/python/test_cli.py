@@ -18,7 +18,8 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from thermrig.cli.main import app
-from thermrig.sim.simulated_rig import SimulatedRig
+from thermrig.dut.pacing import Pacing
+from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 THERMRIG = [sys.executable, "-m", "thermrig.cli"]
 
@@ -78,6 +79,24 @@ def test_rig_info_shows_firmware_and_channels(sim: SimulatedRig) -> None:
     r = cli("rig", "info", "--port", sim.port)
     assert r.returncode == 0, r.stderr
     assert "thermrig-core 0.1.0" in r.stdout and "tc3=chassis_air" in r.stdout
+
+
+def test_rig_heap_on_a_c_firmware_says_it_has_none(sim: SimulatedRig) -> None:
+    r = cli("rig", "heap", "--port", sim.port)
+    assert r.returncode == 1
+    assert "thermrig-core does not report a heap (MEM)" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_rig_heap_shows_the_micropython_firmwares_heap_and_collections() -> None:
+    with SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=1, firmware="micropython")) as mp:
+        mp.advance(11.0)  # past the firmware's first collection, at its 100th tick
+        r = cli("rig", "heap", "--port", mp.port)
+    assert r.returncode == 0, r.stderr
+    heap = re.search(r"heap: ([\d,]+) B free of ([\d,]+) B now, ([\d,]+) B after the last collection", r.stdout)
+    assert heap, r.stdout
+    free, total, after_gc = (int(g.replace(",", "")) for g in heap.groups())
+    assert 0 < free <= total and 0 < after_gc < total
+    assert re.search(r"garbage collections: 1, the last \d+\.\d ms", r.stdout), r.stdout
 
 
 def test_rig_set_converts_units_and_reports_refusals(sim: SimulatedRig) -> None:

@@ -46,6 +46,19 @@ def info(port: PortOpt = None) -> None:
         Console().print(f"this checkout: {verdict}", soft_wrap=True)
 
 
+@app.command()
+@user_errors
+def heap(port: PortOpt = None) -> None:
+    """Show the MicroPython firmware's heap, its garbage collections and its longest tick."""
+    with _connect(port) as link:
+        r = link.heap_report()
+    console = Console()
+    console.print(f"heap: {r.free:,} B free of {r.heap:,} B now, {r.free_after_gc:,} B after the last collection")
+    gc_ms = f"the last {r.gc_last_us / 1000:.1f} ms, the longest {r.gc_max_us / 1000:.1f} ms"
+    console.print(f"garbage collections: {r.collections}, {gc_ms}")
+    console.print(f"longest tick: {r.tick_max_us / 1000:.1f} ms of {limits.TICK_S * 1000:.0f} ms")
+
+
 @app.command("set")
 @user_errors
 def set_(

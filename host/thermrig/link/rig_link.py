@@ -361,8 +361,15 @@ class RigLink:
             self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
 
     def heap_report(self) -> HeapReport:
-        """The MicroPython firmware's heap and its longest collection and tick (MEM); a C firmware NAKs it."""
-        return HeapReport.from_ack(self.command("MEM"))
+        """The MicroPython firmware's heap and its longest collection and tick (MEM); a C firmware has no
+        heap and answers NAK UNKNOWN, which raises ProtocolError."""
+        try:
+            return HeapReport.from_ack(self.command("MEM"))
+        except NakError as exc:
+            if exc.nak.reason != "UNKNOWN":
+                raise
+            firmware = self.info.firmware if self.info else "this firmware"
+            raise ProtocolError(f"{firmware} does not report a heap (MEM): only the MicroPython firmware does") from exc
 
     def ping(self, timeout: float = COMMAND_TIMEOUT_S) -> SyncSample:
         """timeout: per attempt (a keepalive resends within its interval, so the rig hears the host on
