@@ -1,4 +1,5 @@
-# The firmware's tasks (asyncio): sampling paced by the HAL, the control step, and the serial link.
+# The firmware's tasks (asyncio): the tick (paced by the HAL: sample, control step, outputs, telemetry) and
+# the serial link.
 # The same code runs on a Pico (hal_pico) and on the unix port against the plant (hal_sim).
 import asyncio
 import select
@@ -17,10 +18,6 @@ class App:
         self.out_poll = select.poll()
         self.out_poll.register(serial_out, select.POLLOUT)
         self.rx_buf = bytearray(256)
-        self.tx_view = memoryview(self.rig.tx.buf)
-        self.tick_start_us = 0
-        self.sampled = asyncio.Event()
-        self.stepped = asyncio.Event()
         hal.on_reset = self.reset
 
     def reset(self, cause):
@@ -34,34 +31,30 @@ class App:
         # A host that keeps the port open but does not read: USB CDC's buffer fills, and a write then
         # waits for room, up to 500 ms a frame on MicroPython's rp2 port, which slowed the loop to 2 Hz.
         # So a frame goes out only while the port can take bytes; otherwise it is dropped (the host sees
-        # the gap in the uptime stamps). ipoll: no allocation per tick.
+        # the gap in the uptime stamps). ipoll and write's length argument: no allocation per tick.
         tx = self.rig.tx
         if tx.n:
             for _ in self.out_poll.ipoll(0):
-                self.serial_out.write(self.tx_view[: tx.n])
+                self.serial_out.write(tx.buf, tx.n)  # (buf, max_len): a memoryview slice would be a heap object
                 break
             tx.clear()
 
-    async def sampling(self):
-        while True:
-            await self.hal.tick()  # the next 100 ms tick (on the plant: its next sample)
-            self.tick_start_us = time.ticks_us()
-            self.hal.sample(self.samples)
-            self.sampled.set()
-            await self.stepped.wait()
-            self.stepped.clear()
-
-    async def control(self):
+    async def ticking(self):
+        # One task, the tick from its wait to its collection. It awaits only the HAL's tick, which on a
+        # Pico is asyncio's sleep itself (a singleton): no coroutine object is made per tick, so the tick
+        # allocates nothing (two tasks handing the tick over by asyncio.Event made three a tick, 176 B).
         rig = self.rig
+        hal = self.hal
+        samples = self.samples
         while True:
-            await self.sampled.wait()
-            self.sampled.clear()
-            rig.step(self.samples, self.hal.now_ms())
-            self.hal.apply(rig.heater_pm, rig.fan_pm)
-            self.hal.feed()
+            await hal.tick()  # the next 100 ms tick (on the plant: its next sample)
+            started_us = time.ticks_us()
+            hal.sample(samples)
+            rig.step(samples, hal.now_ms())
+            hal.apply(rig.heater_pm, rig.fan_pm)
+            hal.feed()
             self.flush()
-            rig.heap.end_of_tick(self.tick_start_us)  # the tick's garbage collection, timed
-            self.stepped.set()
+            rig.heap.end_of_tick(started_us)  # the tick's garbage collection, timed
 
     async def link(self):
         # A blocking stream's readinto() waits to fill the whole buffer (USB CDC on a Pico, a socket
@@ -87,4 +80,4 @@ class App:
 
     async def run(self):
         self.reset(self.hal.reset_cause())
-        await asyncio.gather(self.sampling(), self.control(), self.link())
+        await asyncio.gather(self.ticking(), self.link())

@@ -81,13 +81,15 @@ class PicoHal:
         self._advance()
         return self._up_ms * 1000 + self._frac_us
 
-    async def tick(self):
+    def tick(self):
+        """The wait for the next 100 ms tick, for the caller to await: asyncio's sleep itself, a singleton,
+        rather than a coroutine of this method's own, which would be a heap object each tick."""
         self._next_ms = time.ticks_add(self._next_ms, c.TICK_MS)
         wait = time.ticks_diff(self._next_ms, time.ticks_ms())
-        if wait > 0:
-            await asyncio.sleep_ms(wait)
-        else:
-            self._next_ms = time.ticks_ms()  # late (a long GC): keep the cadence from now on
+        if wait <= 0:
+            self._next_ms = time.ticks_ms()  # late (a long command): keep the cadence from now on
+            wait = 0
+        return asyncio.sleep_ms(wait)
 
     def sample(self, s):
         for i in range(c.NUM_TC):

@@ -14,7 +14,7 @@ from thermrig.protocol.messages import ProtocolError
 class HeapReport:
     free: int  # bytes free now (gc.mem_free(): garbage since the last collection counts as used)
     used: int  # bytes allocated now (gc.mem_alloc())
-    free_after_gc: int  # bytes free just after the last collection (0 before the first)
+    free_after_gc: int  # bytes free after the last collection, read in the next tick (0 before the first)
     collections: int  # collections at the tick's fixed point since the start
     gc_last_us: int  # the last one's time
     gc_max_us: int  # the longest one
