@@ -1,5 +1,5 @@
-# Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE; and MEM, this firmware's own. SET is validated whole before
-# anything applies. Each command changes the rig and writes its reply's body ("ACK s ..." or "NAK s
+# Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE; and MEM, this firmware's own.
+# SET is validated whole before anything applies. Each command changes the rig and writes its reply's body ("ACK s ..." or "NAK s
 # REASON") into the caller's buffer; the rig frames, sends and keeps it. Commands are rare (about one a
 # second), so they may allocate; the tick path does not.
 import gc
@@ -144,8 +144,8 @@ def _safe(rig, f, reply):
 
 
 def _mem(rig, f, reply):
-    # The heap now (garbage since the last collection counts as used), free just after the last
-    # collection, and the last and longest collection and the longest tick since the start, in µs of the
+    # The heap now (garbage since the last collection counts as used), free after the last collection
+    # (read in the tick after it), and the last and longest collection and the longest tick since the start, in µs of the
     # MCU's clock. The C firmwares answer NAK UNKNOWN.
     heap = rig.heap
     ack(reply, f.seq)
