@@ -65,7 +65,14 @@ def fresh_event_loop(board):
             del q.map[key]
             q.poller.unregister(board.sock)
 
-    q.wait_io_event = lambda dt: board.idle(dt, wait)
+    def idle(dt):
+        board.idle(dt, wait)
+        # Waiting for I/O alone (dt -1: no task is due at any time), asyncio expects a task woken on return;
+        # a sample of the plant's wakes the wait without waking one: the MCU idles on.
+        while dt < 0 and not core._task_queue.peek():
+            board.idle(dt, wait)
+
+    q.wait_io_event = idle
 
 
 class CallLog:

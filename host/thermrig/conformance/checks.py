@@ -201,14 +201,19 @@ def pid_gains(t: RigUnderTest) -> str:
     return f"duty = 100 x error within {worst:.0f} permille over {len(frames)} frames; off with zero gains"
 
 
-def heartbeat_failsafe(t: RigUnderTest) -> str:
+def _heat_then_fall_silent(t: RigUnderTest) -> tuple[float, int, list[Telemetry]]:
+    """Heat, then let the host fall silent past the rig's timeout: the timeout the rig reports in HELLO
+    (the host's keepalive follows it), the rig's time of the host's last word (µs), the frames since."""
     room = t.room_c()
     t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
     t.run_for(1.0)
-    # The timeout the rig reports in HELLO (the host's keepalive follows it): held to its word here.
     timeout_s = t.link.info.host_timeout_s if t.link.info is not None else limits.HOST_TIMEOUT_S
     last_word_us = t.link.ping().mcu_us
-    frames = t.run_for(timeout_s + 1.0, heartbeat=False)
+    return timeout_s, last_word_us, t.run_for(timeout_s + 1.0, heartbeat=False)
+
+
+def heartbeat_failsafe(t: RigUnderTest) -> str:
+    timeout_s, last_word_us, frames = _heat_then_fall_silent(t)  # the rig held to its word
     tripped = next((f for f in frames if f.faults), None)
     expect(tripped is not None, f"no safe state {timeout_s + 1:.0f} s after the host fell silent")
     assert tripped is not None
@@ -216,6 +221,7 @@ def heartbeat_failsafe(t: RigUnderTest) -> str:
     expect(tripped.faults == Fault.HOST_LOST, f"faults {tripped.faults!r}")
     expect(tripped.heater_pct == 0 and min(tripped.fan_pct.values()) == 100, "not in the safe state")
     expect(reaction <= timeout_s + 0.25, f"safe state {reaction:.2f} s after the last host frame")
+    t.link.command("CLEAR")  # the latch this check caused, judged: the rig is left as it was found
     return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
@@ -295,7 +301,8 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
     if not frames[-1].named("ambient_t").ok:
         found.append(
             "the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL, 3.3 V"
-            " and the bus clock (up to 1 MHz)"
+            " and the bus clock (up to 1 MHz); a firmware that reads it sooner than 15 ms after starting a"
+            " measurement gets no answer either"
         )
     tcs = [c.name for c in channels.of_kind(ChannelKind.THERMOCOUPLE)]
     dead = _unreadable(frames[-10:], tcs)
@@ -327,8 +334,9 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
     elif held:
         if Fault.OUTPUT_ERROR in held:
             found.append(
-                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's frequency"
-                " against its timer (a 16-bit timer at 96 MHz holds 1465 Hz at the least)"
+                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's channel and"
+                " frequency against its timer (the heater's 1 kHz needs a 32-bit timer; a 16-bit timer at 96 MHz"
+                " holds 1465 Hz at the least)"
             )
         found.append(f"the fans not judged: {flag_names(held)} latched holds them at full")
     if held:
@@ -346,8 +354,10 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
             )
         elif not speeds[1] > speeds[0] * 1.2:
             found.append(
-                f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): check its PWM"
-                " wire and the PWM's frequency (a 4-wire fan takes 21-28 kHz; outside that it runs full)"
+                f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): its PWM"
+                f" reaches no fan or comes at a frequency the fan ignores: check fan{i}'s PWM channel and its wire (a"
+                " 4-wire fan runs full with its PWM input open) and the PWM's frequency (a 4-wire fan takes 21-28 kHz;"
+                " outside that it runs full)"
             )
     t.link.set(fan0=1000, fan1=1000)
     heater = _heater_pulse(t)
@@ -373,9 +383,9 @@ def _heater_pulse(t: RigUnderTest) -> str | None:
     finally:
         t.link.set(heat=0)
     return (
-        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): check its"
-        " supply, the switch on the heater pin and the PWM that drives it (its channel, and a frequency the"
-        " switch follows: 1 kHz at most)"
+        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): its PWM may"
+        " reach no heater: check the heater's PWM channel (the timer output its switch is wired to) and a frequency"
+        " the switch follows: 1 kHz at most; then its supply, the thermal fuse and the switch on the heater pin"
     )
 
 
@@ -394,6 +404,8 @@ def wiring(t: RigUnderTest) -> str:
 
 
 def latch_and_clear(t: RigUnderTest) -> str:
+    _, _, silent = _heat_then_fall_silent(t)  # a fault of its own to latch: HOST_LOST
+    expect(any(f.faults for f in silent), "no fault latched after the host fell silent while heating")
     frames = t.run_for(2.0)
     expect(all(f.faults for f in frames), "the fault did not stay latched")
     nak = _refused(t, "SET", "heat=1")
