@@ -1,7 +1,7 @@
 # Host commands (firmware/core/rig_cmd.c): HELLO, SET, CLEAR, PING, SAFE; and MEM, this firmware's own.
-# SET is validated whole before anything applies. Each command changes the rig and writes its reply's body ("ACK s ..." or "NAK s
-# REASON") into the caller's buffer; the rig frames, sends and keeps it. Commands are rare (about one a
-# second), so they may allocate; the tick path does not.
+# SET is validated whole before anything applies. Each command changes the rig and writes its reply's
+# body ("ACK s ..." or "NAK s REASON") into the caller's buffer; the rig frames, sends and keeps it.
+# Commands are rare (about one a second), so they may allocate; the tick path does not.
 import gc
 
 from . import config as c
