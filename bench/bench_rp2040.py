@@ -13,11 +13,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from common import figure
+from common import burners, figure
 
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
@@ -54,18 +52,6 @@ def where(profile: Path, elf: Path, top: int = 12) -> list[tuple[str, float]]:
         counts[name] += n
     total = sum(counts.values()) or 1
     return [(name, 100.0 * n / total) for name, n in counts.most_common(top)]
-
-
-@contextmanager
-def burners(n: int) -> Iterator[None]:
-    """n processes spinning on a core each, as other work on the machine would."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def heat(link: RigLink) -> None:
