@@ -21,6 +21,7 @@ from thermrig.settings import environment, find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
 from thermrig.sim.firmware.micropython import announced_clock
+from thermrig.sim.wires import SerialFault, Unplug
 
 BOOTROM = "rp2040-bootrom-b1.bin"  # beside the uf2 (make firmware-pico copies it from the pinned archive)
 RP2040JS = "1.4.1"
@@ -114,6 +115,15 @@ class MicroPythonRp2040(BridgedFirmware):
         the device leaves the emulated bus and the host's port goes away; then the host enumerates it again."""
         self.control_harness({"usb_unplugged_s": seconds})
         self.bridge.unplug(round(seconds * 1000))
+
+    def serial_fault(self, fault: SerialFault) -> None:
+        """A USB unplug (the fault matrix's, `thermrig sim fault usb-unplug`) pulls the cable on the emulated bus
+        as well as taking the host's port away, as on a Pico: the device sees VBUS go and is enumerated again
+        on the replug. Garbage and silence are the line's, played by the bridge."""
+        if isinstance(fault, Unplug):
+            self.unplug_usb(fault.seconds)
+        else:
+            super().serial_fault(fault)
 
     def control_harness(self, request: dict[str, float]) -> None:
         """Hand the harness a request (--control) and wait until it has it."""
