@@ -5,7 +5,10 @@ RP2040 and the plant. The conformance suite's short form runs here (the whole su
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
@@ -56,6 +59,25 @@ def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
             assert result.outcome is Outcome.PASSED, result.text
+
+
+def test_rig_selftest_runs_on_it_from_the_cli(isolated_env: dict[str, str], tmp_path: Path) -> None:
+    """`thermrig rig selftest --sim --firmware micropython-rp2040` (here two checks: the whole suite is make
+    conformance-rp2040's): a handshake and the fault matrix's USB unplug, judged as on any firmware."""
+    report = tmp_path / "selftest.json"
+    only = ["--only", "handshake", "--only", "fault:usb-unplug", "--json", str(report)]
+    res = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", "rig", "selftest", "--sim", "--firmware", "micropython-rp2040", *only],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        env={**isolated_env, "COLUMNS": "400"},
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    results = {r["name"]: r for r in json.loads(report.read_text())}
+    assert {n: r["outcome"] for n, r in results.items()} == {"handshake": "passed", "fault:usb-unplug": "passed"}
+    assert "on rp2040-pico" in results["handshake"]["figure"]
+    assert "2 passed / 0 n/a / 0 failed" in res.stdout
 
 
 def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> None:
