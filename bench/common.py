@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from thermrig.link.rig_link import RigLink
@@ -12,6 +16,18 @@ from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 def figure(name: str, value: str, target: str = "") -> None:
     print(f"  {name:<58} {value:>22}  {target}")
+
+
+@contextmanager
+def burners(n: int) -> Iterator[None]:
+    """n processes spinning on a core each, as other work on the machine would."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def advance_with_host(sim: SimulatedRig, link: RigLink, seconds: float, on_second=None) -> None:  # type: ignore[no-untyped-def]

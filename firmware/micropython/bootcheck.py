@@ -35,6 +35,13 @@ def check(version=None, required=REQUIRED):
     return None
 
 
+def reason(kind, text):
+    """One frame argument: kind=text, percent-encoded (a space is %20; a frame holds no space or '*'),
+    cut short to fit a frame."""
+    out = "".join(ch if " " < ch <= "~" and ch not in "%*" else "%%%02X" % (ord(ch) & 0xFF) for ch in text)
+    return (kind + "=" + out)[:160]
+
+
 def _crc16(data):
     crc = 0xFFFF
     for b in data:
@@ -50,18 +57,45 @@ def _frame(seq, body):
 
 
 def fail_loop(reason, stdin, stdout):
-    """Never returns: the caller has already put the outputs in their safe state."""
+    """Answers until the serial line closes: the caller has already put the outputs in their safe state.
+    It waits for the host's lines through asyncio where there is one (the MCU idles meanwhile: timers and
+    the simulated board's hardware run), else with a plain blocking read (a MicroPython too old)."""
     why = reason.encode()
+    stdout.write(_frame(0, b"EVT BOOTFAIL why=" + why))
+    try:
+        import asyncio
+    except ImportError:
+        asyncio = None
+    if asyncio is None:
+        _answer(stdin.readline, stdout, why)
+    else:
+        asyncio.run(_answer_async(asyncio.StreamReader(stdin), stdout, why))
+
+
+def _nak(line, seq, stdout, why):
+    line = line.strip()
+    if not line:
+        return seq
+    head = line.split(b" ", 1)[0]
+    host = head if head.isdigit() else b"-"
+    seq = (seq + 1) & 0xFFFF
+    stdout.write(_frame(seq, b"NAK " + host + b" BOOT " + why))
+    return seq
+
+
+def _answer(readline, stdout, why):
     seq = 0
-    stdout.write(_frame(seq, b"EVT BOOTFAIL why=" + why))
     while True:
-        line = stdin.readline()
+        line = readline()
         if not line:
             return
-        line = line.strip()
+        seq = _nak(line, seq, stdout, why)
+
+
+async def _answer_async(reader, stdout, why):
+    seq = 0
+    while True:
+        line = await reader.readline()
         if not line:
-            continue
-        head = line.split(b" ", 1)[0]
-        host = head if head.isdigit() else b"-"
-        seq = (seq + 1) & 0xFFFF
-        stdout.write(_frame(seq, b"NAK " + host + b" BOOT " + why))
+            return
+        seq = _nak(line, seq, stdout, why)

@@ -34,9 +34,14 @@ def main():
     import asyncio
 
     from thermrig_fw.app import App
-    from thermrig_fw.hal_pico import PicoHal
+    from thermrig_fw.hal_pico import PicoHal, SetupError
 
-    hal = PicoHal(PINS)
+    try:
+        hal = PicoHal(PINS)
+    except SetupError as exc:  # a setting the chip refuses (a watchdog timeout past its range): say which
+        safe_pins()
+        bootcheck.fail_loop(bootcheck.reason("setup", str(exc)), stdin, stdout)
+        return
     try:
         asyncio.run(App(hal, stdin, stdout).run())
     except KeyboardInterrupt:

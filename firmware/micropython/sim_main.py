@@ -8,23 +8,14 @@
 import sys
 
 import bootcheck
+from sim_options import parse_options
 
 
 def options(argv):
-    opts = {"plant": None, "serial": None, "ppm": 0.0, "offset_us": 0}
+    defaults = {"plant": None, "serial": None, "ppm": 0.0, "offset_us": 0}
     convert = {"--plant": str, "--serial": str, "--ppm": float, "--offset-us": int}
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a not in convert or i + 1 >= len(argv):
-            raise SystemExit(
-                "usage: micropython sim_main.py --plant SOCKET [--serial SOCKET] [--ppm PPM] [--offset-us US]"
-            )
-        opts[a[2:].replace("-", "_")] = convert[a](argv[i + 1])
-        i += 2
-    if opts["plant"] is None:
-        raise SystemExit("sim_main: --plant SOCKET is required")
-    return opts
+    usage = "--plant SOCKET [--serial SOCKET] [--ppm PPM] [--offset-us US]"
+    return parse_options(argv, "sim_main.py", usage, defaults, convert)
 
 
 def announce(t0_unix_us, opts):

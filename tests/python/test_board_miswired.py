@@ -5,9 +5,10 @@ The emulated buses answer by the rig's true wiring, not the overlay, so the misw
 
 Then one overlay per check of the board build's emulators that the first does not reach (tests/board/*.overlay,
 each a build of its own): a chip select's polarity, the SPI mode, the bit order and the clock of the
-thermocouples, the I2C bus's clock, each PWM's polarity, channel and frequency (what the fan takes, and what
-the fans' 16-bit timer can hold). Bring-up and selftest name each for what it is, and neither blames a part for
-the consequence of another part's fault: a step a latched fault stops is not run, and says why."""
+thermocouples, the I2C bus's clock, each PWM's polarity, channel (exchanged, on a timer output wired to nothing,
+or on a timer that cannot hold its period) and frequency (what the fan takes, and what the fans' 16-bit timer
+can hold). Bring-up and selftest name each for what it is, and neither blames a part for the consequence of
+another part's fault: a step a latched fault stops is not run, and says why."""
 
 from __future__ import annotations
 
@@ -175,7 +176,7 @@ MISWIRINGS = [
     ),
     Miswiring(
         "fan0_pwm_5khz",
-        ("FAIL  fan0", "fan0 does not follow its duty: check its PWM wire and the PWM's frequency"),
+        ("FAIL  fan0", "fan0 does not follow its duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
         "9 of 10 steps passed; failed: fan0",
         ("rpm0 does not follow fan0's duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
         ("fan1 does not follow", "rpm1 does not follow"),
@@ -208,6 +209,42 @@ MISWIRINGS = [
         "9 of 10 steps passed; failed: heater pulse",
         ("the heater does not heat", "a frequency the switch follows: 1 kHz at most"),
         (*NOT_THE_FANS, "chip selects"),
+    ),
+    Miswiring(
+        "heater_pwm_channel",
+        (
+            "PASS  heater off",
+            "FAIL  heater pulse         nothing rose 1 °C in 40 s of heat",
+            "the heater does not heat: its PWM may reach no heater: check the heater's PWM channel",
+        ),
+        "9 of 10 steps passed; failed: heater pulse",
+        ("the heater does not heat", "its PWM may reach no heater: check the heater's PWM channel"),
+        (*NOT_THE_FANS, "chip selects", "the heater heats at 0 %"),
+    ),
+    Miswiring(
+        "heater_pwm_on_fan0",
+        (
+            "FAIL  PWM outputs",
+            "check each PWM's channel and frequency in the board's overlay against its timer (the heater's 1 kHz"
+            " needs the 32-bit TIM2",
+            "SKIP  heater pulse         not run: OUTPUT_ERROR latched",
+        ),
+        "7 of 11 steps passed; failed: PWM outputs; not run: fan0, fan1, heater pulse",
+        ("the PWM driver refuses an output's duty (OUTPUT_ERROR latched)", "the heater's 1 kHz needs a 32-bit timer"),
+        (*NOT_THE_FANS, "the heater does not heat"),
+    ),
+    Miswiring(
+        "fan0_pwm_channel",
+        (
+            "FAIL  fan0                 fan0 3000 rpm at 40 %, 3000 rpm at 100 %",
+            "fan0 does not follow its duty: its PWM reaches no fan or comes at a frequency the fan ignores: check"
+            " fan0's PWM channel and its wire",
+            "PASS  fan1",
+            "PASS  heater pulse",
+        ),
+        "9 of 10 steps passed; failed: fan0",
+        ("rpm0 does not follow fan0's duty (3000 -> 3000 rpm): its PWM reaches no fan", "check fan0's PWM channel"),
+        ("fan1 does not follow", "rpm1 does not follow", "from different fans"),
     ),
     Miswiring(
         "fan_pwm_channels_swapped",

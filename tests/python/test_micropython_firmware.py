@@ -14,6 +14,7 @@ from pathlib import Path
 
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import checkout_version
+from thermrig.link.boot_failure import boot_failure_words
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.frame import decode, encode
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
@@ -60,6 +61,8 @@ def test_telemetry_equals_the_c_core_frame_for_frame() -> None:
 def test_boot_check_names_a_micropython_too_old_and_accepts_this_one() -> None:
     out = run_micropython("import bootcheck; print(bootcheck.check((1, 19, 1))); print(bootcheck.check())")
     assert out.splitlines() == ["micropython=1.19.1<1.21.0", "None"]
+    words = boot_failure_words(out.splitlines()[0])
+    assert words == "its MicroPython is too old (1.19.1<1.21.0): flash a newer MicroPython"
 
 
 def test_missing_driver_module_answers_nak_boot_with_the_heater_off(tmp_path: Path) -> None:
@@ -83,6 +86,8 @@ def test_missing_driver_module_answers_nak_boot_with_the_heater_off(tmp_path: Pa
         proc.stdin.flush()
         nak = decode(proc.stdout.readline()[:-1])
         assert (nak.type, nak.args) == ("NAK", ("7", "BOOT", "missing=thermrig_fw.max31855"))
+        words = boot_failure_words(nak.args[2])
+        assert words == "the module thermrig_fw.max31855 is missing on the board: copy the whole firmware folder again"
         proc.kill()
     plant.close()
 

@@ -12,6 +12,7 @@ import itertools
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ from board_files import board_files, replace_in
 from waiting import advance_and_read, wait_for
 
 from thermrig.dut.pacing import Pacing
+from thermrig.link.boot_failure import BootFailed
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Fault
 from thermrig.sim.firmware.base import SimError
@@ -325,6 +327,71 @@ def test_a_chip_select_driven_wrong_stops_the_board_at_a_read(tmp_path: Path, ed
         assert sim.proc.stderr is not None
         err = sim.proc.stderr.read()
         assert re.search(r"pico board: chip selects of thermocouples \[[0-3](, [0-3])+\] low at once", err), err
+
+
+def bringup(env: dict[str, str], image: Path) -> subprocess.CompletedProcess[str]:
+    """`thermrig rig bringup` on a simulated rig whose Pico runs the board files of image."""
+    args = ["rig", "bringup", "--sim", "--firmware", "micropython-pico", "--image", str(image)]
+    return subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "COLUMNS": "400"},
+    )
+
+
+def test_a_watchdog_timeout_the_rp2040_cannot_hold_stops_the_firmware_safe_and_bringup_names_it(
+    tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    """WDT_MS past the RP2040's 8388 ms: the chip refuses the watchdog (ValueError); the firmware stops at
+    set-up with its outputs safe and answers every frame NAK BOOT with the chip's words, which bring-up
+    prints as one line."""
+    image = board_files(tmp_path, replace_in("thermrig_fw/hal_pico.py", "WDT_MS = 2000", "WDT_MS = 10000"))
+    refused = "the watchdog (WDT_MS = 10000 in hal_pico.py): WDT timeout 10000 ms: the RP2040 takes 1-8388 ms"
+    said = f"the rig's firmware did not start: the board refused to set up {refused}: fix that setting and copy"
+    said += " the firmware again"
+    with (
+        SimulatedRig(SimConfig(pacing=Pacing.stepped(), seed=3, firmware="micropython-pico", image=image)) as sim,
+        RigLink(sim.port) as link,
+    ):
+        with pytest.raises(BootFailed) as failed:
+            link.hello()
+        assert failed.value.nak.reason == "BOOT"
+        assert str(failed.value) == said
+        sim.advance(3.0)  # the board idles on, its hardware running, its outputs as safe_pins left them
+        assert sim.plant.heater_duty == 0.0 and sim.plant.fan_duty == [1.0, 1.0]
+        assert sim.proc.poll() is None
+    res = bringup(isolated_env, image)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.stderr.strip().splitlines() == [f"error: {said}"], res.stderr
+
+
+def test_an_sht31_read_before_its_conversion_is_done_reads_no_ambient_and_bringup_says_so(
+    tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    """An SHT31 driver that reads the measurement it has just started (no 15 ms between the start command and
+    the read): the chip NAKs the read while it converts, every tick, so the ambient channel has no data. No
+    wiring or setting reaches this (the firmware reads one 100 ms tick after the start); a driver does."""
+    image = board_files(
+        tmp_path,
+        replace_in(
+            "thermrig_fw/sht3x.py",
+            "        ok = False\n        if self.started:",
+            "        ok = False\n        self.i2c.writeto(self.addr, _MEASURE)\n        self.started = True\n"
+            "        if self.started:",
+        ),
+    )
+    with pico(image) as (sim, link):
+        tel = advance_and_read(sim, link, 3.5)
+        assert int(tel.temps["amb"].status) == 0x20, tel.temps["amb"]
+        assert tel.temps["tc0"].status == 0  # the thermocouples read on
+    res = bringup(isolated_env, image)
+    out = " ".join(res.stdout.split())
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAIL ambient sensor ambient 0.0 °C, 0 % RH (NO_DATA)" in out, res.stdout
+    assert "a firmware that reads it sooner than 15 ms after starting a measurement gets no answer either" in out
+    assert res.stdout.splitlines()[-1] == "9 of 10 steps passed; failed: ambient sensor", res.stdout
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.flash.pico_fs import board_filesystem
+from thermrig.link.boot_failure import BootFailed
 from thermrig.link.rig_link import RigLink
 from thermrig.pico_files import RPI_PICO
 from thermrig.protocol.messages import Fault
@@ -129,6 +130,20 @@ def test_a_wiring_mistake_stops_the_board_with_one_line(
         rp2040(board_files(tmp_path, edit)) as (sim, _),
     ):
         sim.advance(0.5)
+
+
+def test_a_watchdog_timeout_past_the_rp2040s_range_is_refused_by_the_stock_port_too(tmp_path: Path) -> None:
+    """The stock rp2 port refuses WDT_MS = 10000 as the simulated RP2040 does: the firmware stops at set-up,
+    outputs safe, and the host reads the port's own words."""
+    image = board_files(tmp_path, replace_in("thermrig_fw/hal_pico.py", "WDT_MS = 2000", "WDT_MS = 10000"))
+    cfg = SimConfig(pacing=Pacing.stepped(), seed=3, firmware="micropython-rp2040", image=image)
+    with SimulatedRig(cfg) as sim, RigLink(sim.port) as link:
+        with pytest.raises(BootFailed) as failed:
+            link.hello(timeout=10.0)
+        said = "the rig's firmware did not start: the board refused to set up the watchdog (WDT_MS = 10000 in"
+        assert str(failed.value).startswith(said + " hal_pico.py): "), failed.value
+        sim.advance(1.0)
+        assert sim.plant.heater_duty == 0.0 and sim.plant.fan_duty == [1.0, 1.0]
 
 
 def test_without_node_the_firmware_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -19,20 +19,14 @@ FIRMWARE_MODULES = ("main", "bootcheck", "thermrig_fw")
 
 
 def options(argv):
-    opts = {"plant": None, "ppm": 0.0, "offset_us": 0, "firmware": None}
+    here = sys.path[0]
+    sys.path.append(here[: here.rfind("/")] if "/" in here else "..")  # the simulation's sim_options
+    from sim_options import parse_options
+
+    defaults = {"plant": None, "ppm": 0.0, "offset_us": 0, "firmware": None}
     convert = {"--plant": str, "--ppm": float, "--offset-us": int, "--firmware": str}
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a not in convert or i + 1 >= len(argv):
-            raise SystemExit(
-                "usage: micropython pico_sim.py --plant SOCKET [--ppm PPM] [--offset-us US] [--firmware DIR]"
-            )
-        opts[a[2:].replace("-", "_")] = convert[a](argv[i + 1])
-        i += 2
-    if opts["plant"] is None:
-        raise SystemExit("pico_sim: --plant SOCKET is required")
-    return opts
+    usage = "--plant SOCKET [--ppm PPM] [--offset-us US] [--firmware DIR]"
+    return parse_options(argv, "pico_sim.py", usage, defaults, convert)
 
 
 def forget_firmware():
@@ -71,7 +65,14 @@ def fresh_event_loop(board):
             del q.map[key]
             q.poller.unregister(board.sock)
 
-    q.wait_io_event = lambda dt: board.idle(dt, wait)
+    def idle(dt):
+        board.idle(dt, wait)
+        # Waiting for I/O alone (dt -1: no task is due at any time), asyncio expects a task woken on return;
+        # a sample of the plant's wakes the wait without waking one: the MCU idles on.
+        while dt < 0 and not core._task_queue.peek():
+            board.idle(dt, wait)
+
+    q.wait_io_event = idle
 
 
 class CallLog:

@@ -22,6 +22,17 @@ def _u16(pm):
     return pm * 65535 // 1000
 
 
+class SetupError(Exception):
+    """A peripheral the chip refuses to set up as asked (ValueError from machine): which one, and why."""
+
+
+def _setup(what, make):
+    try:
+        return make()
+    except ValueError as exc:
+        raise SetupError("%s: %s" % (what, exc))
+
+
 class Tach:
     """Falling edges on a fan's open-collector tach line, counted in an interrupt handler."""
 
@@ -51,12 +62,15 @@ class PicoHal:
         self.on_reset = None
         self._cause = c.FAULT_WATCHDOG if machine.reset_cause() == machine.WDT_RESET else 0
         sck, miso = pins["spi"]
-        spi = SPI(0, baudrate=4_000_000, polarity=0, phase=0, sck=Pin(sck), miso=Pin(miso))
+        spi = _setup(
+            "SPI0 (the MAX31855s)",
+            lambda: SPI(0, baudrate=4_000_000, polarity=0, phase=0, sck=Pin(sck), miso=Pin(miso)),
+        )
         self.tcs = [Max31855(spi, Pin(cs, Pin.OUT, value=1)) for cs in pins["tc_cs"]]
         sda, scl = pins["i2c"]
-        self.sht = Sht3x(I2C(0, sda=Pin(sda), scl=Pin(scl), freq=100_000))
+        self.sht = Sht3x(_setup("I2C0 (the SHT31)", lambda: I2C(0, sda=Pin(sda), scl=Pin(scl), freq=100_000)))
         self.tachs = [Tach(p) for p in pins["tach"]]
-        self.wdt = WDT(timeout=WDT_MS)
+        self.wdt = _setup("the watchdog (WDT_MS = %d in hal_pico.py)" % WDT_MS, lambda: WDT(timeout=WDT_MS))
         self._last_us = time.ticks_us()
         self._up_ms = 0
         self._frac_us = 0

@@ -1,8 +1,9 @@
 /* The emulated board's PWM controller (thermrig,plant-pwm): it keeps each channel's duty and period, which
  * the plant bridge sends the plant model as the heater's and fans' outputs. It counts as the Nucleo-F411RE's
- * timers do with no prescaler (96 MHz): channel 0 on a 32-bit timer (TIM2, the heater's), the others on
- * 16-bit ones (TIM3, the fans'), so a period past 65536 cycles there (under 1465 Hz) is refused with
- * -ENOTSUP, as Zephyr's STM32 PWM driver refuses it. */
+ * timers do with no prescaler (96 MHz): channels 0 and 3 on a 32-bit timer (TIM2: the heater's output and
+ * a second one that the rig leaves unconnected), the others on 16-bit ones (TIM3, the fans'), so a period
+ * past 65536 cycles there (under 1465 Hz) is refused with -ENOTSUP, as Zephyr's STM32 PWM driver refuses
+ * it. A channel no part of the rig is wired to (plant-wiring) takes any duty and drives nothing. */
 #define DT_DRV_COMPAT thermrig_plant_pwm
 
 #include <zephyr/device.h>
@@ -14,6 +15,7 @@
 
 #define PLANT_PWM_CYCLES_PER_SEC 96000000u
 #define PLANT_PWM_16BIT_MAX 0x10000u
+#define PLANT_PWM_32BIT_CHANNELS (BIT(0) | BIT(3)) /* TIM2's outputs */
 
 static uint16_t duty_pm[PLANT_PWM_CHANNELS];
 static uint32_t period_ns[PLANT_PWM_CHANNELS];
@@ -26,7 +28,7 @@ static int plant_pwm_set_cycles(const struct device *dev, uint32_t channel, uint
     if (channel >= PLANT_PWM_CHANNELS || period == 0u || pulse > period) {
         return -EINVAL;
     }
-    if (channel != 0u && period > PLANT_PWM_16BIT_MAX) {
+    if ((PLANT_PWM_32BIT_CHANNELS & BIT(channel)) == 0u && period > PLANT_PWM_16BIT_MAX) {
         return -ENOTSUP; /* the 16-bit timer's auto-reload cannot hold the period */
     }
     if (failing & BIT(channel)) {

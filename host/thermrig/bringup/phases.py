@@ -195,7 +195,8 @@ def ambient(frames: Frames) -> Step:
             measured,
             (
                 "the SHT31 does not answer: check SDA/SCL, its 3.3 V, address 0x44 and the bus clock"
-                " (it takes up to 1 MHz)"
+                " (it takes up to 1 MHz); a firmware that reads it sooner than 15 ms after starting a"
+                " measurement gets no answer either"
             ),
         )
     return Step("ambient sensor", True, measured)
@@ -273,8 +274,9 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
             step = Step(f"fan{i}", False, measured, fix)
         elif not speeds[1] > speeds[0] * 1.2:
             fix = (
-                f"fan{i} does not follow its duty: check its PWM wire and the PWM's frequency (a 4-wire fan"
-                " takes 21-28 kHz, PWM_HZ(25000); outside that it runs full)"
+                f"fan{i} does not follow its duty: its PWM reaches no fan or comes at a frequency the fan ignores:"
+                f" check fan{i}'s PWM channel and its wire (a 4-wire fan runs full with its PWM input open) and the"
+                " PWM's frequency (a 4-wire fan takes 21-28 kHz, PWM_HZ(25000); outside that it runs full)"
             )
             step = Step(f"fan{i}", False, measured, fix)
         else:
@@ -285,9 +287,9 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
 
 
 REFUSED_PWM = (
-    "the PWM driver refuses an output's duty: check each PWM's frequency in the board's overlay against its"
-    " timer (the Nucleo's fan timer is 16-bit at 96 MHz: 1465 Hz at the least; fans take 25 kHz,"
-    " PWM_HZ(25000))"
+    "the PWM driver refuses an output's duty: check each PWM's channel and frequency in the board's overlay"
+    " against its timer (the heater's 1 kHz needs the 32-bit TIM2; the Nucleo's fan timer is 16-bit at 96 MHz:"
+    " 1465 Hz at the least; fans take 25 kHz, PWM_HZ(25000))"
 )
 
 
@@ -329,8 +331,9 @@ def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
         link.set(heat=0)
     if first is None:
         fix = (
-            "the heater does not heat: check its supply, the thermal fuse, the switch on the heater pin and"
-            " the PWM that drives it (its channel, and a frequency the switch follows: 1 kHz at most)"
+            "the heater does not heat: its PWM may reach no heater: check the heater's PWM channel (the timer"
+            " output its switch is wired to) and a frequency the switch follows: 1 kHz at most; then its supply,"
+            " the thermal fuse and the switch on the heater pin"
         )
         return Step("heater pulse", False, f"nothing rose {PULSE_RISE_C:g} °C in {PULSE_MAX_S:g} s of heat", fix)
     risen = [n for n in names if first.named(n).value - base[n] >= PULSE_RISE_C]

@@ -295,7 +295,8 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
     if not frames[-1].named("ambient_t").ok:
         found.append(
             "the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL, 3.3 V"
-            " and the bus clock (up to 1 MHz)"
+            " and the bus clock (up to 1 MHz); a firmware that reads it sooner than 15 ms after starting a"
+            " measurement gets no answer either"
         )
     tcs = [c.name for c in channels.of_kind(ChannelKind.THERMOCOUPLE)]
     dead = _unreadable(frames[-10:], tcs)
@@ -327,8 +328,9 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
     elif held:
         if Fault.OUTPUT_ERROR in held:
             found.append(
-                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's frequency"
-                " against its timer (a 16-bit timer at 96 MHz holds 1465 Hz at the least)"
+                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's channel and"
+                " frequency against its timer (the heater's 1 kHz needs a 32-bit timer; a 16-bit timer at 96 MHz"
+                " holds 1465 Hz at the least)"
             )
         found.append(f"the fans not judged: {flag_names(held)} latched holds them at full")
     if held:
@@ -346,8 +348,10 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
             )
         elif not speeds[1] > speeds[0] * 1.2:
             found.append(
-                f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): check its PWM"
-                " wire and the PWM's frequency (a 4-wire fan takes 21-28 kHz; outside that it runs full)"
+                f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): its PWM"
+                f" reaches no fan or comes at a frequency the fan ignores: check fan{i}'s PWM channel and its wire (a"
+                " 4-wire fan runs full with its PWM input open) and the PWM's frequency (a 4-wire fan takes 21-28 kHz;"
+                " outside that it runs full)"
             )
     t.link.set(fan0=1000, fan1=1000)
     heater = _heater_pulse(t)
@@ -373,9 +377,9 @@ def _heater_pulse(t: RigUnderTest) -> str | None:
     finally:
         t.link.set(heat=0)
     return (
-        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): check its"
-        " supply, the switch on the heater pin and the PWM that drives it (its channel, and a frequency the"
-        " switch follows: 1 kHz at most)"
+        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): its PWM may"
+        " reach no heater: check the heater's PWM channel (the timer output its switch is wired to) and a frequency"
+        " the switch follows: 1 kHz at most; then its supply, the thermal fuse and the switch on the heater pin"
     )
 
 

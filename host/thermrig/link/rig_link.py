@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import serial
 
+from thermrig.link.boot_failure import BootFailed
 from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
 from thermrig.link.events import LinkEvent, LinkStats
 from thermrig.link.stored_gains import GainsError, StoredGains, load_gains, rig_key
@@ -312,6 +313,8 @@ class RigLink:
                     f"the rig on {self.port} speaks protocol {theirs}, this host speaks protocol "
                     f"{PROTO_VERSION}: update the host package or flash matching firmware"
                 )
+            if nak.reason == "BOOT":
+                raise BootFailed("HELLO", nak)
             raise NakError("HELLO", nak)
         info = RigInfo.from_ack(reply)
         if info.proto != PROTO_VERSION:
