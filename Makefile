@@ -259,7 +259,7 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
-# The whole conformance suite and fault matrix on micropython-rp2040 (about 11 minutes here: make test runs
+# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here: make test runs
 # its short form, tests/python/test_micropython_rp2040.py), then a short campaign on it with `thermrig run`
 # on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3 minutes), each one's wall time printed. A
 # check may take minutes of wall time here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
