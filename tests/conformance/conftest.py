@@ -56,8 +56,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A firmware's checks share its one simulated rig and run in order (latch-and-clear reads the fault
-    heartbeat-failsafe latched): under xdist (`--dist loadgroup`) each firmware's checks go to one worker,
+    """A firmware's checks share its one simulated rig and run in order (each leaves the rig as the next
+    expects it): under xdist (`--dist loadgroup`) each firmware's checks go to one worker,
     the firmwares side by side. Spread over workers, a check met a rig the check before it never touched."""
     for item in items:
         firmware = getattr(item, "callspec", None) and item.callspec.params.get("target")

@@ -8,6 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from thermrig.conformance.result import Outcome
+from thermrig.conformance.rig_under_test import RigUnderTest
+from thermrig.conformance.runner import ALL_CHECKS, run_check
+from thermrig.dut.pacing import Pacing
+from thermrig.testbed import SimulatedRigSpec, open_testbed
+
 
 def test_selftest_says_n_a_and_why_and_counts_it_apart(isolated_env: dict[str, str], tmp_path: Path) -> None:
     report = tmp_path / "selftest.json"
@@ -29,3 +35,21 @@ def test_selftest_says_n_a_and_why_and_counts_it_apart(isolated_env: dict[str, s
     assert outcomes["handshake"] == ("passed", "")
     assert outcomes["time-sync"][0] == "n/a" and "virtual time" in outcomes["time-sync"][1]
     assert outcomes["fault:pwm-error:0"][0] == "n/a" and "no PWM driver" in outcomes["fault:pwm-error:0"][1]
+
+
+def test_a_check_that_latches_a_fault_clears_it_and_runs_again_and_a_latch_from_before_is_named() -> None:
+    """heartbeat-failsafe leaves the rig as it found it (a second selftest heats again); latch-and-clear
+    latches a fault of its own, so it runs alone; a rig that refuses to heat because a fault was latched
+    before says which, and how to clear it."""
+    checks = {c.name: c for c in ALL_CHECKS}
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=5)
+    with open_testbed(spec, keepalive=False) as bed:
+        target = RigUnderTest(bed, bed.simulated)
+        for name in ("heartbeat-failsafe", "heartbeat-failsafe", "latch-and-clear"):
+            result = run_check(target, checks[name])
+            assert result.outcome is Outcome.PASSED, f"{name}: {result.text}"
+        bed.link.set(heat=1, hlim=300, fan0=400)
+        target.run_for(4.5, heartbeat=False)  # the host silent past its timeout: HOST_LOST latched
+        result = run_check(target, checks["heater-limit"])
+    assert result.outcome is Outcome.FAILED
+    assert "refuses to heat while HOST_LOST is latched; find its cause, then `thermrig rig clear`" in result.text

@@ -201,14 +201,19 @@ def pid_gains(t: RigUnderTest) -> str:
     return f"duty = 100 x error within {worst:.0f} permille over {len(frames)} frames; off with zero gains"
 
 
-def heartbeat_failsafe(t: RigUnderTest) -> str:
+def _heat_then_fall_silent(t: RigUnderTest) -> tuple[float, int, list[Telemetry]]:
+    """Heat, then let the host fall silent past the rig's timeout: the timeout the rig reports in HELLO
+    (the host's keepalive follows it), the rig's time of the host's last word (µs), the frames since."""
     room = t.room_c()
     t.link.set(air=round((room + 5) * 100), hlim=300, heat=1, fan0=400)
     t.run_for(1.0)
-    # The timeout the rig reports in HELLO (the host's keepalive follows it): held to its word here.
     timeout_s = t.link.info.host_timeout_s if t.link.info is not None else limits.HOST_TIMEOUT_S
     last_word_us = t.link.ping().mcu_us
-    frames = t.run_for(timeout_s + 1.0, heartbeat=False)
+    return timeout_s, last_word_us, t.run_for(timeout_s + 1.0, heartbeat=False)
+
+
+def heartbeat_failsafe(t: RigUnderTest) -> str:
+    timeout_s, last_word_us, frames = _heat_then_fall_silent(t)  # the rig held to its word
     tripped = next((f for f in frames if f.faults), None)
     expect(tripped is not None, f"no safe state {timeout_s + 1:.0f} s after the host fell silent")
     assert tripped is not None
@@ -216,6 +221,7 @@ def heartbeat_failsafe(t: RigUnderTest) -> str:
     expect(tripped.faults == Fault.HOST_LOST, f"faults {tripped.faults!r}")
     expect(tripped.heater_pct == 0 and min(tripped.fan_pct.values()) == 100, "not in the safe state")
     expect(reaction <= timeout_s + 0.25, f"safe state {reaction:.2f} s after the last host frame")
+    t.link.command("CLEAR")  # the latch this check caused, judged: the rig is left as it was found
     return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
@@ -398,6 +404,8 @@ def wiring(t: RigUnderTest) -> str:
 
 
 def latch_and_clear(t: RigUnderTest) -> str:
+    _, _, silent = _heat_then_fall_silent(t)  # a fault of its own to latch: HOST_LOST
+    expect(any(f.faults for f in silent), "no fault latched after the host fell silent while heating")
     frames = t.run_for(2.0)
     expect(all(f.faults for f in frames), "the fault did not stay latched")
     nak = _refused(t, "SET", "heat=1")
