@@ -259,13 +259,18 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
-# The whole conformance suite and fault matrix on micropython-rp2040 (tens of minutes: make test runs its
-# short form, tests/python/test_micropython_rp2040.py), its wall time printed at the end. A check may take
-# minutes of wall time here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
+# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here: make test runs
+# its short form, tests/python/test_micropython_rp2040.py), then a short campaign on it with `thermrig run`
+# on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3 minutes), each one's wall time printed. A
+# check may take minutes of wall time here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
 RP2040_CHECK_TIMEOUT ?= 1200
-conformance-rp2040: venv rp2040js firmware-pico
+conformance-rp2040: venv rp2040js build firmware-pico
 	@start=$$(date +%s); rc=0; \
 	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
 		--timeout $(RP2040_CHECK_TIMEOUT) || rc=$$?; \
 	echo "make conformance-rp2040: the whole suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
+	start=$$(date +%s); \
+	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/python/test_campaign_rp2040.py -q -p no:cacheprovider \
+		|| rc=$$?; \
+	echo "make conformance-rp2040: a campaign on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
 	exit $$rc

@@ -5,7 +5,10 @@ RP2040 and the plant. The conformance suite's short form runs here (the whole su
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import pairwise
@@ -18,6 +21,7 @@ from firmware_release import write_release
 from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
+from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.flash.pico_fs import board_filesystem
 from thermrig.link.boot_failure import BootFailed
@@ -56,6 +60,25 @@ def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
             assert result.outcome is Outcome.PASSED, result.text
+
+
+def test_rig_selftest_runs_on_it_from_the_cli(isolated_env: dict[str, str], tmp_path: Path) -> None:
+    """`thermrig rig selftest --sim --firmware micropython-rp2040` (here two checks: the whole suite is make
+    conformance-rp2040's): a handshake and the fault matrix's USB unplug, judged as on any firmware."""
+    report = tmp_path / "selftest.json"
+    only = ["--only", "handshake", "--only", "fault:usb-unplug", "--json", str(report)]
+    res = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", "rig", "selftest", "--sim", "--firmware", "micropython-rp2040", *only],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        env={**isolated_env, "COLUMNS": "400"},
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    results = {r["name"]: r for r in json.loads(report.read_text())}
+    assert {n: r["outcome"] for n, r in results.items()} == {"handshake": "passed", "fault:usb-unplug": "passed"}
+    assert "on rp2040-pico" in results["handshake"]["figure"]
+    assert "2 passed / 0 n/a / 0 failed" in res.stdout
 
 
 def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> None:
@@ -199,27 +222,34 @@ def test_a_host_that_stops_reading_for_10_s_while_heating_leaves_the_loop_at_10_
 
 
 def test_a_usb_unplug_and_replug_while_heating_on_the_bus() -> None:
-    """The cable out for 5 s while heating (the Pico powered by the rig): the device leaves the emulated bus and
-    the host's port goes away. HOST_LOST turns the heater off on the board; after the replug the host
-    enumerates the device again, MicroPython sends what it buffered, and the link is back at 10 Hz with no MCU
-    reset: the host reconnects once and marks one gap."""
+    """The fault matrix's usb-unplug, the cable out for 5 s while heating (the Pico powered by the rig), pulls the
+    cable on the emulated bus too: the host's start-of-frame markers stop and the device's port goes away. The
+    loop keeps its 10 Hz (it writes no frame while no host drives the bus: MicroPython's USB CDC would take the
+    write and wait 500 ms for room), HOST_LOST turns the heater off on the board; after the replug the host
+    enumerates the device again and the link is back at 10 Hz with no MCU reset: one reconnect, one gap."""
     with rp2040() as (sim, link):
         link.set(air=4500, heat=1, fan0=300)
         sim.advance(1.0)
         assert sim.actuators()[0] > 0
         link.ping()  # its reply comes after every frame of that second: the reader has them all
         before = link.drain_telemetry()[-1]
-        sim.firmware.unplug_usb(5.0)  # type: ignore[attr-defined]
+        sim.faults.inject(FaultKind.USB_UNPLUG, value=5.0)
         sim.advance(4.0)
         assert sim.actuators() == (0.0, [1.0, 1.0])
         sim.advance(3.0)
-        frames = [f for f in link.drain_telemetry() if f.uptime_ms > before.uptime_ms + 1000]
+        frames = [f for f in link.drain_telemetry() if f.uptime_ms > before.uptime_ms]
         frames += link.collect_telemetry(10, timeout=5.0)
-        assert frames and frames[0].faults & Fault.HOST_LOST and frames[-1].heater_pct == 0
+        after = frames[0]
+        assert after.uptime_ms >= before.uptime_ms + 5000 and after.faults & Fault.HOST_LOST
+        assert frames[-1].heater_pct == 0
+        # A frame a tick (and one a reply: the host's HELLO after the replug): the ticks while the cable was out.
+        frames_per_s = (after.seq - before.seq) * 1000 / (after.uptime_ms - before.uptime_ms)
+        assert frames_per_s >= 10, f"{frames_per_s:.1f} ticks a second while the cable was out"
         assert max(b.uptime_ms - a.uptime_ms for a, b in pairwise(frames[-10:])) < 110  # every tick's frame
         link.ping()
         assert link.stats.reconnects == 1 and link.stats.mcu_resets == 0
-        assert sim.firmware.pace()["resets"] == 0  # type: ignore[attr-defined]
+        pace = sim.firmware.pace()  # type: ignore[attr-defined]
+        assert (pace["usb_unplugs"], pace["usb_opens"], pace["resets"]) == (1, 2, 0)  # pulled on the bus, opened again
 
 
 def test_the_heap_report_is_the_chips_own() -> None:

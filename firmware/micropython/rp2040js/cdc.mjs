@@ -13,6 +13,9 @@ const CONFIG_DESCRIPTOR_SIZE = 9;
 const CDC_DATA_CLASS = 10;
 const SIE_CONNECTED = 1 << 16; // rp2040js's USB controller, SIE_STATUS
 const SIE_VBUS_DETECTED = 1 << 0;
+const SIE_SUSPENDED = 1 << 4;
+const SIE_STATUS = 0x50;
+const SUSPEND_NS = 3_000_000; // a bus idle this long is suspended (USB 2.0, 7.1.7.6)
 const SOF_RD = 0x48; // reading it clears INTR_DEV_SOF, as on the chip
 const INTR_DEV_SOF = 1 << 17;
 const SOF_NS = 1_000_000; // a full-speed frame
@@ -36,10 +39,11 @@ function bulkEndpoints(descriptors) {
 }
 
 export class CdcHost {
-  /** `later(ns, fn)`: run fn after ns of chip time. */
-  constructor(usb, later) {
+  /** `later(ns, fn)`: run fn after ns of chip time; `now()`: the chip's time in ns. */
+  constructor(usb, later, now) {
     this.usb = usb;
     this.later = later;
+    this.now = now;
     this.tx = []; // bytes for the device, oldest first
     this.pendingRead = 0; // the size of an OUT transfer the device armed and the host has not answered
     this.configSize = null;
@@ -62,8 +66,22 @@ export class CdcHost {
       if (offset === SOF_RD && !usb.hostMode) {
         usb.intRaw &= ~INTR_DEV_SOF;
         usb.checkInterrupts();
+        // A host on the bus sends a start-of-frame marker every millisecond: the frame number follows the
+        // chip's clock while the cable is in (the markers themselves are not sent: each would wake the core)
+        // and stands still while it is out.
+        if (this.plugged) usb.sofFrameNumber = Math.floor(this.now() / SOF_NS) & 0x7ff;
       }
       return read(offset);
+    };
+    // SIE_STATUS.SUSPENDED is write-1-to-clear on the chip (rp2040js keeps it set, which would raise the
+    // suspend interrupt for ever once set).
+    const write = usb.writeUint32.bind(usb);
+    usb.writeUint32 = (offset, value) => {
+      if (offset === SIE_STATUS && usb.rawWriteValue & SIE_SUSPENDED) {
+        usb.sieStatus &= ~SIE_SUSPENDED;
+        usb.sieStatusUpdated();
+      }
+      write(offset, value);
     };
     usb.onUSBEnabled = () => usb.resetDevice();
     usb.onResetReceived = () => usb.sendSetupPacket(setDeviceAddressPacket(1));
@@ -114,7 +132,7 @@ export class CdcHost {
     if (n <= 0 || !this.plugged) return;
     this.later(SOF_NS, () => {
       if (!this.plugged) return;
-      this.usb.sofFrameNumber = (this.usb.sofFrameNumber + 1) & 0x7ff;
+      this.usb.sofFrameNumber = Math.floor(this.now() / SOF_NS) & 0x7ff;
       this.usb.intRaw |= INTR_DEV_SOF;
       this.usb.checkInterrupts();
       this.frames(n - 1);
@@ -144,6 +162,14 @@ export class CdcHost {
     this.pendingRead = 0;
     this.usb.sieStatus &= ~(SIE_CONNECTED | SIE_VBUS_DETECTED);
     this.usb.sieStatusUpdated();
+    // No start-of-frame markers any more: after 3 ms of an idle bus the SIE reports it suspended. A Pico's
+    // VBUS is not wired to the USB controller (MicroPython forces VBUS detect on), so this is all the device
+    // learns of a pulled cable.
+    this.later(SUSPEND_NS, () => {
+      if (this.plugged) return;
+      this.usb.sieStatus |= SIE_SUSPENDED;
+      this.usb.sieStatusUpdated();
+    });
   }
 
   /** The cable is back: VBUS, a bus reset, and the host enumerates the device and opens the port again. */

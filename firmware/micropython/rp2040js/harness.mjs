@@ -83,6 +83,7 @@ class Pico {
     this.wallStart = process.hrtime.bigint();
     this.simBeforeNs = 0; // chip time of the chips before this one (resets)
     this.totals = { cycles: 0, idleNs: 0, resets: 0 };
+    this.usb = { unplugs: 0, opens: 0 }; // cable pulls applied, and the host's opens of the port (enumerated, DTR set)
     this.profile = opts.profile ? new Map() : null;
     this.host = []; // host bytes that came before the USB device was up
     this.announced = false;
@@ -109,7 +110,8 @@ class Pico {
     this.runner.samples = this.profile;
     this.board = new Board(chip, () => clock.nanos);
     const runner = this.runner;
-    this.cdc = new CdcHost(chip.usbCtrl, (ns, fn) => runner.at(runner.nanos + ns, fn));
+    this.cdc = new CdcHost(chip.usbCtrl, (ns, fn) => runner.at(runner.nanos + ns, fn), () => runner.nanos);
+    this.cdc.onConnected = () => (this.usb.opens += 1);
     this.cdc.onData = (data) => {
       writeSync(1, data);
       const now = this.simBeforeNs + this.runner.nanos;
@@ -152,6 +154,7 @@ class Pico {
     if (unpluggedNs > 0) {
       const cdc = this.cdc;
       cdc.unplug();
+      this.usb.unplugs += 1;
       this.runner.at(this.runner.nanos + unpluggedNs, () => cdc.replug());
     }
   }
@@ -190,6 +193,8 @@ class Pico {
       answer_ms_mean: this.answers.n ? this.answers.sum / this.answers.n / 1e6 : 0,
       answer_ms_max: this.answers.max / 1e6,
       clk_sys_hz: r.chip.clkSys,
+      usb_unplugs: this.usb.unplugs,
+      usb_opens: this.usb.opens,
     };
   }
 

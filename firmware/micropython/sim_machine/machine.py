@@ -1,5 +1,5 @@
 # `machine` for the simulated Pico (rp2040.py): the subset of MicroPython's rp2 port that the Pico's own
-# code uses (Pin with IRQ, SPI, I2C, PWM, WDT, Timer, reset_cause, disable_irq/enable_irq), with the
+# code uses (Pin with IRQ, SPI, I2C, PWM, WDT, Timer, reset_cause, disable_irq/enable_irq, mem32), with the
 # rp2 port's signatures, so main.py and thermrig_fw/hal_pico.py run here unchanged.
 import rp2040
 
@@ -13,6 +13,23 @@ def _board():
 
 def reset_cause():
     return _board().reset_cause()
+
+
+USB_SOF_RD = 0x50110048
+
+
+class _Mem32:
+    """mem32 for the one register the Pico's code reads: the USB controller's SOF_RD, the frame number of the
+    host's last start-of-frame marker, one a millisecond. This Pico's USB is the unix port's stdio, whose host
+    never leaves the bus (the simulation plays an unplug on the host's side of the line)."""
+
+    def __getitem__(self, addr):
+        if addr != USB_SOF_RD:
+            raise ValueError("mem32[0x%08x] is not simulated" % addr)
+        return (_board().now_us() // 1000) & 0x7FF
+
+
+mem32 = _Mem32()
 
 
 def disable_irq():

@@ -31,12 +31,15 @@ class App:
         # A host that keeps the port open but does not read: USB CDC's buffer fills, and a write then
         # waits for room, up to 500 ms a frame on MicroPython's rp2 port, which slowed the loop to 2 Hz.
         # So a frame goes out only while the port can take bytes; otherwise it is dropped (the host sees
-        # the gap in the uptime stamps). ipoll and write's length argument: no allocation per tick.
+        # the gap in the uptime stamps). ipoll and write's length argument: no allocation per tick. With the
+        # USB cable out the port says it can (MicroPython keeps the latest bytes for the next host) while a
+        # write waits just the same: so also only while a host drives the bus (hal.host_on_bus).
         tx = self.rig.tx
         if tx.n:
-            for _ in self.out_poll.ipoll(0):
-                self.serial_out.write(tx.buf, tx.n)  # (buf, max_len): a memoryview slice would be a heap object
-                break
+            if self.hal.host_on_bus():
+                for _ in self.out_poll.ipoll(0):
+                    self.serial_out.write(tx.buf, tx.n)  # (buf, max_len): a memoryview slice would be a heap object
+                    break
             tx.clear()
 
     async def ticking(self):

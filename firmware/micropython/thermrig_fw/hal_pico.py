@@ -14,6 +14,8 @@ BOARD = b"rp2040-pico"
 FAN_PWM_HZ = 25000  # Intel 4-wire fan spec
 HEATER_PWM_HZ = 100  # slow enough for a DC SSR; the heater's mass smooths it
 WDT_MS = 2000  # fed every 100 ms tick; a stuck loop resets the MCU into its safe state
+USB_SOF_RD = 0x50110048  # USBCTRL_REGS SOF_RD: the frame number of the host's last start-of-frame marker
+SUSPEND_MS = 3  # a USB bus without start-of-frame markers this long is suspended (or its cable is out)
 
 
 def _u16(pm):
@@ -73,6 +75,8 @@ class PicoHal:
         self._up_ms = 0
         self._frac_us = 0
         self._next_ms = time.ticks_ms()
+        self._sof = -1
+        self._sof_ms = self._next_ms
 
     def reset_cause(self):
         return self._cause
@@ -94,6 +98,18 @@ class PicoHal:
         """µs uptime for a PING's stamp: past 18 min a long int (a heap object), once per command."""
         self._advance()
         return self._up_ms * 1000 + self._frac_us
+
+    def host_on_bus(self):
+        """Whether a USB host drives the bus: its start-of-frame markers, one a millisecond, moved the USB
+        controller's frame number within SUSPEND_MS. With the cable out MicroPython's USB CDC says the port is
+        writable (it keeps the latest bytes for the next host), but its FIFO is full and a write then waits
+        500 ms for room: every tick's frame stalled the loop (2 ticks a second) until the cable was back."""
+        sof = machine.mem32[USB_SOF_RD] & 0x7FF
+        now = time.ticks_ms()
+        if sof != self._sof:
+            self._sof = sof
+            self._sof_ms = now
+        return time.ticks_diff(now, self._sof_ms) <= SUSPEND_MS
 
     def tick(self):
         """The wait for the next 100 ms tick, for the caller to await: asyncio's sleep itself, a singleton,

@@ -163,5 +163,8 @@ class SimHal:
     def feed(self):
         pass  # no watchdog in the simulation: the plant's "R 1024" stands for its reset
 
+    def host_on_bus(self):
+        return True  # a socket, not USB: the bridge plays an unplug on the host's side
+
     async def serial_closed(self):
         raise SystemExit("serial input closed")

@@ -195,19 +195,28 @@ def usb_unplug(t: RigUnderTest) -> str:
 
 
 UNPLUG_S = 1.0
+# The first frame stamped after the replug must be the next tick's, not a later one's. A stamp is the rig's
+# uptime when the tick's step ran, in whole ms: a firmware whose clock does not start on a tick's ms edge
+# stamps 1099, 1199, 1299, 1399, 1500 (MicroPython on a Pico), and a tick runs late by whatever the loop did
+# first (a Pico answers a command in 7-9 ms of its time, a HELLO in 18-24 ms): the whole suite on
+# micropython-rp2040 saw 105 ms. So the next tick's frame is anything up to half a period past one period
+# (the telemetry check's largest spacing, the host's gap), the tick after it two periods.
+NEXT_TICK_PERIODS = 1.5
 
 
 def unplug_latched(t: RigUnderTest) -> str:
     """A thermocouple opens while the USB cable is out: the fault latches unseen. The port is back after
     exactly the unplug's time in rig time (nothing advances while the host reconnects), and the host's
-    first frames from there show the latched fault."""
+    first frames from there show the latched fault, those a Pico's USB CDC kept from while the cable was
+    out (MicroPython keeps the latest bytes for a host that opens the port) as well as the first after it."""
     assert t.faults is not None
     t.faults.clear()
     t.run_for(0.3)
     t.link.command("CLEAR")
     t.link.set(heat=0, fan0=400, fan1=0)
     frames = t.run_for(0.3)
-    expect(bool(frames) and not frames[-1].faults, f"the rig does not start clean: {frames[-1].faults!r}")
+    expect(bool(frames), "no telemetry before the unplug")
+    expect(not frames[-1].faults, f"the rig does not start clean: {frames[-1].faults!r}")
     unplugged_at = frames[-1].uptime_ms
     reconnects = t.link.stats.reconnects
     seen = t.link.subscribe()
@@ -225,12 +234,21 @@ def unplug_latched(t: RigUnderTest) -> str:
         t.link.unsubscribe(seen)
     t.link.command("CLEAR")
     expect(bool(after), "no telemetry after the replug")
-    first = after[0]
-    late_ms = first.uptime_ms - unplugged_at - round(UNPLUG_S * 1000)
+    shown = after[0].faults  # the first the host reads: a frame kept from while the cable was out, or the next
+    expect(Fault.TC_OPEN in shown, f"the first frame the host read after the replug shows {shown!r}, not TC_OPEN")
+    period_ms = t.link.telemetry_period_ms
+    replug_ms = unplugged_at + round(UNPLUG_S * 1000)
+    kept = [f for f in after if f.uptime_ms < replug_ms + period_ms // 2]  # the replug tick's and before
+    fresh = [f for f in after if f.uptime_ms >= replug_ms + period_ms // 2]
+    expect(bool(fresh), "no telemetry from after the replug")
+    first = fresh[0]
+    late_ms = first.uptime_ms - replug_ms
     # The replug tick's own frame goes out before any host can have the new port open: the next one is first.
-    expect(late_ms <= 100, f"the first frame after the replug is {late_ms} ms of rig time late")
+    bound_ms = round(NEXT_TICK_PERIODS * period_ms)
+    expect(late_ms <= bound_ms, f"the first frame after the replug is {late_ms} ms of rig time late (bound {bound_ms})")
     expect(Fault.TC_OPEN in first.faults, f"the first frame after the replug shows {first.faults!r}, not TC_OPEN")
-    return f"back after {UNPLUG_S:g} s of rig time; first frame {late_ms} ms after it shows TC_OPEN latched unplugged"
+    held = f" (and {len(kept)} kept from while it was out)" if kept else ""
+    return f"back after {UNPLUG_S:g} s of rig time; first frame {late_ms} ms after it{held} shows TC_OPEN latched"
 
 
 def _drain(q: queue.Queue[Telemetry]) -> list[Telemetry]:

@@ -22,6 +22,7 @@ from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
 from thermrig.sim.firmware.micropython import announced_clock
 from thermrig.sim.firmware.rp2040_heap import HeapMap, HeapSymbols, heap_map, heap_symbols
+from thermrig.sim.wires import SerialFault, Unplug
 
 BOOTROM = "rp2040-bootrom-b1.bin"  # beside the uf2 (make firmware-pico copies it from the pinned archive)
 RP2040JS = "1.4.1"
@@ -131,6 +132,15 @@ class MicroPythonRp2040(BridgedFirmware):
         if self.heap_symbols is None:
             self.heap_symbols = heap_symbols(self.elf)
         return heap_map(self.ram(), self.heap_symbols)
+
+    def serial_fault(self, fault: SerialFault) -> None:
+        """A USB unplug (the fault matrix's, `thermrig sim fault usb-unplug`) pulls the cable on the emulated bus
+        as well as taking the host's port away, as on a Pico: the device sees VBUS go and is enumerated again
+        on the replug. Garbage and silence are the line's, played by the bridge."""
+        if isinstance(fault, Unplug):
+            self.unplug_usb(fault.seconds)
+        else:
+            super().serial_fault(fault)
 
     def control_harness(self, request: dict[str, float | str]) -> None:
         """Hand the harness a request (--control) and wait until it has it."""

@@ -1,0 +1,35 @@
+"""A campaign on stock MicroPython on the emulated RP2040 ([rig] firmware = "micropython-rp2040"): the plant,
+the virtual drive under the real fio and InfluxDB, as on rigsim. The emulated core runs the interpreter's real
+cycles, about 2.5 simulated seconds per CPU second: the campaign takes 2-3 minutes of wall time, so
+`make conformance-rp2040` runs it (THERMRIG_CONFORMANCE_RP2040 set), not `make test`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, thermrig
+from skips import elsewhere_unless
+
+from thermrig.db.query import influxql
+from thermrig.db.settings import InfluxSettings
+
+CAMPAIGN_S = 900  # wall time a loaded 2-core machine may take for it
+
+
+@elsewhere_unless(bool(os.environ.get("THERMRIG_CONFORMANCE_RP2040")), "make conformance-rp2040 runs it, minutes")
+@pytest.mark.timeout(CAMPAIGN_S + 60)
+def test_a_virtual_drive_campaign_on_stock_micropython_on_the_emulated_rp2040(
+    tmp_path: Path, influx: InfluxSettings, influx_env: dict[str, str]
+) -> None:
+    rig = {"port": "sim", "speed": 10, "firmware": "micropython-rp2040"}
+    path = CampaignFile("rc", VIRTUAL_DRIVE, rig=rig, runtime_s=4).write(tmp_path)
+    r = thermrig(*run_args(path, tmp_path / "runs"), env=influx_env, timeout=CAMPAIGN_S)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    [manifest] = manifests(tmp_path / "runs").values()
+    assert manifest["status"] == "ok" and manifest["all_points_stored"]
+    assert manifest["versions"]["firmware"].startswith("thermrig-micropython ")
+    assert manifest["rig"]["board"] == "rp2040-pico"
+    [s] = influxql(influx, "SELECT count(bw_bps) FROM fio_interval WHERE campaign = 'rc'")
+    assert s.values[0][1] > 0
