@@ -108,6 +108,21 @@ def test_by_default_the_board_holds_the_checkouts_firmware_as_a_release_does(tmp
     assert source_boot_s > bytecode_boot_s
 
 
+def test_a_reset_chip_starts_at_the_plants_time() -> None:
+    """After an MCU reset the fresh chip runs on the plant's clock: nothing of the old chip's running ahead
+    to answer the host carries over, so the new chip's uptime half a second after the reset is half a
+    second, not the 2 s a chip may lead the plant."""
+    with rp2040() as (sim, link):
+        sim.advance(5.0)
+        link.ping()  # the old chip runs ahead of the plant to answer, in its own time (5 s and more)
+        sim.faults.inject(FaultKind.MCU_RESET)
+        sim.advance(0.5)
+        link.ping()  # every frame before the reply is read
+        assert link.stats.mcu_resets == 1
+        uptime_ms = link.drain_telemetry()[-1].uptime_ms
+    assert uptime_ms <= 800  # 0.5 s of the plant, a step, and the reply's grant
+
+
 def telemetry_of(seed: int) -> list[str]:
     """A scripted run: the frames' text, every field but none of the host's clock."""
     with rp2040(seed=seed) as (sim, link):

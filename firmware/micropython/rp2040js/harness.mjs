@@ -237,6 +237,15 @@ async function paced(pico, wires) {
   let waiting = false;
   let lastStats = -Infinity;
   const held = []; // host bytes that came during a grant: the chip gets them when it ends, at a known time
+  // A reset powers on a fresh chip, its clock from 0: nothing of the old chip's run-ahead carries over
+  // (a grant or a last word in the old chip's time would let the new one run up to LEAD_NS ahead).
+  const reboot = async (cause) => {
+    const realtime = await boot(pico, wires, cause);
+    hostAt = null;
+    grantUntil = 0;
+    lastOut = -1;
+    return realtime;
+  };
   const chipOut = pico.onOutput;
   pico.onOutput = () => {
     if (hostAt !== null && lastOut < hostAt) pico.answered(pico.runner.nanos - hostAt);
@@ -298,11 +307,11 @@ async function paced(pico, wires) {
     if (pico.watchdogBit) {
       // The watchdog bit while running ahead: the reset happens now, this sample goes to the new chip.
       const at = base + pico.runner.nanos;
-      if ((await boot(pico, wires, WATCHDOG_CAUSE)) === null) return;
+      if ((await reboot(WATCHDOG_CAUSE)) === null) return;
       base = at;
     }
     if (line.startsWith('R ')) {
-      if ((await boot(pico, wires, parseInt(line.slice(2), 10))) === null) return;
+      if ((await reboot(parseInt(line.slice(2), 10))) === null) return;
       base = plantNs;
       continue;
     }
@@ -329,7 +338,7 @@ async function paced(pico, wires) {
       pico.runner.runUntil(plantNs - base);
       if (pico.watchdogBit) {
         const at = base + pico.runner.nanos;
-        if ((await boot(pico, wires, WATCHDOG_CAUSE)) === null) return;
+        if ((await reboot(WATCHDOG_CAUSE)) === null) return;
         base = at;
       }
     }
