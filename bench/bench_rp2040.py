@@ -113,7 +113,7 @@ def main() -> int:
         except SimError as exc:
             print(f"  skipped: {exc}")
             return 0
-        figure("power-on to EVT BOOT (checkout's .py files)", f"{s['boot_s']:.2f} s", "simulated")
+        figure("power-on to EVT BOOT (checkout's files as a release's .mpy)", f"{s['boot_s']:.2f} s", "simulated")
         figure("power-on to the first telemetry frame", f"{s['first_telemetry_s']:.2f} s", "watchdog: 2 s")
         answer = f"{s['answer_ms_mean']:.1f} / {s['answer_ms_max']:.1f} ms"
         figure("answer to a command, chip time (mean / max)", answer, "")
