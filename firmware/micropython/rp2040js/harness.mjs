@@ -253,8 +253,10 @@ async function paced(pico, wires) {
     chipOut();
   };
   let wake = null;
+  const early = pico.host.splice(0); // host bytes from before the chip's power-on run: it gets them after its first span
   pico.fromHost = (data) => {
-    if (!waiting || base === null) return pico.cdc.send(data);
+    if (base === null) return early.push(...data);
+    if (!waiting) return pico.cdc.send(data);
     held.push(...data);
     if (wake) wake();
   };
@@ -342,6 +344,10 @@ async function paced(pico, wires) {
         base = at;
       }
     }
+    // Host bytes from before the power-on run reach the chip as those that come while it waits for the
+    // next sample: where it stands after this span, whenever the host wrote them (the host opens its port
+    // when it will; a Pico is plugged in before).
+    if (early.length) held.push(...early.splice(0));
     if (plantNs - lastStats >= 1e9) {
       lastStats = plantNs;
       pico.writeStats(); // once a simulated second: a file write per step costs the step's time
@@ -426,7 +432,7 @@ async function main() {
   process.on('SIGINT', stop);
   const rt = await boot(pico, wires, 0);
   if (rt === null) return stop();
-  if (pico.host.length) pico.fromHost(pico.host.splice(0));
+  if (rt && pico.host.length) pico.fromHost(pico.host.splice(0)); // the paced loop takes them itself
   await (rt ? realtime(pico, wires) : paced(pico, wires));
   stop();
 }
