@@ -12,13 +12,13 @@ import itertools
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from board_files import board_files, replace_in
+from campaign_helpers import thermrig
 from waiting import advance_and_read, wait_for
 
 from thermrig.dut.pacing import Pacing
@@ -332,13 +332,7 @@ def test_a_chip_select_driven_wrong_stops_the_board_at_a_read(tmp_path: Path, ed
 def bringup(env: dict[str, str], image: Path) -> subprocess.CompletedProcess[str]:
     """`thermrig rig bringup` on a simulated rig whose Pico runs the board files of image."""
     args = ["rig", "bringup", "--sim", "--firmware", "micropython-pico", "--image", str(image)]
-    return subprocess.run(
-        [sys.executable, "-m", "thermrig.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**env, "COLUMNS": "400"},
-    )
+    return thermrig(*args, env={**env, "COLUMNS": "400"}, timeout=300)
 
 
 def test_a_watchdog_timeout_the_rp2040_cannot_hold_stops_the_firmware_safe_and_bringup_names_it(
