@@ -51,7 +51,9 @@ def compile_board_files(staged: Path, dest: Path, compiler: str) -> list[Path]:
             shutil.copyfile(src, target)
         else:
             target = target.with_suffix(".mpy")
-            subprocess.run([compiler, "-o", str(target), str(src)], check=True)
+            # The name a traceback gives is the file's path on the board, not where it was staged: the same
+            # files compile to the same bytes wherever they are staged.
+            subprocess.run([compiler, "-o", str(target), "-s", relative.as_posix(), str(src)], check=True)
         written.append(target)
     return written
 

@@ -49,6 +49,20 @@ def test_the_release_files_and_their_manifest(tmp_path: Path) -> None:
     assert checkout_version().encode() in (out / "pico" / "thermrig_fw" / "version.mpy").read_bytes()
 
 
+def test_the_picos_files_are_the_same_bytes_wherever_they_are_built(tmp_path: Path) -> None:
+    """Two releases of one checkout, staged in different temporary folders: the same Pico files, byte for
+    byte (a littlefs image of them, and so the emulated Pico's boot, is the same too). A traceback names a
+    module by its path on the board."""
+    files = []
+    for name in ("one", "two"):
+        out = write_release(tmp_path, "0.1.0+g1234567", name)
+        manifest = json.loads((out / MANIFEST).read_text())["files"]
+        files.append({f["path"]: f["sha256"] for f in manifest if f["board"] == "pico"})
+    assert files[0] == files[1] and len(files[0]) > 5
+    rig = (tmp_path / "one" / "pico" / "thermrig_fw" / "rig.mpy").read_bytes()
+    assert b"thermrig_fw/rig.py" in rig and b"/tmp" not in rig
+
+
 FAKE_OPENOCD = """#!/bin/sh
 # Stands in for OpenOCD (no board here): records its arguments; fails when told.
 echo "$*" >> "$FAKE_OPENOCD_LOG"

@@ -124,10 +124,9 @@ def test_a_reset_chip_starts_at_the_plants_time() -> None:
 
 
 def telemetry_of(seed: int) -> list[str]:
-    """A scripted run: the frames' text, every field but none of the host's clock. On the checkout's .py files,
-    whose boot (1.15 s of chip time) the host's HELLO always waits out: with a release's .mpy files (0.24 s)
-    the chip time the HELLO reaches the chip at still depends on the host, and one run in two differs by 1 ms."""
-    with rp2040(micropython_firmware_dir(), seed=seed) as (sim, link):
+    """A scripted run on the board's files as a release holds them (.mpy): the frames' text, every field but
+    none of the host's clock."""
+    with rp2040(seed=seed) as (sim, link):
         link.set(air=4000, heat=1, fan0=400)
         frames = []
         for _ in range(3):
