@@ -58,3 +58,8 @@ class SimulationControl(Protocol):
     def actuators(self) -> tuple[float, list[float]]:
         """The heater's and the fans' duty (0-1) the plant receives, whatever the link says."""
         ...
+
+    def driven(self) -> tuple[float, list[float]]:
+        """The duties the firmware drives at the plant's present time: the plant applies them over its
+        next step, so actuators() shows them a step later."""
+        ...

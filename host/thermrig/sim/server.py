@@ -66,6 +66,9 @@ class PlantServer:
         self._told = 0  # speed changes told to the listeners so far
         self._worst_late_s = 0.0  # the latest tick behind its schedule since take_worst_late_s()
         self._last_tick = 0.0  # when the last tick was let through (monotonic): the catch-up's pace
+        # The outputs the firmware sent after its last sample: what it drives at the plant's present time,
+        # which the plant applies over its next step.
+        self.driven: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self._host_nice = 0  # the plant thread's niceness as started (its starter's), and the world's
         self._world_nice = world_nice()  # read here: a bad THERMRIG_WORLD_NICE fails the start, not the thread
         self._nice: int | None = None  # the niceness the plant runs at now, once its thread runs
@@ -140,6 +143,7 @@ class PlantServer:
             if line.startswith("C "):  # the firmware's channel table, before its first outputs
                 self.sensors.wire_channel_map(line[2:].strip())
                 continue
+            heater, fan0, fan1 = self.driven = parse_outputs(line)
             with self._cond:
                 self.requests += 1
                 self._cond.notify_all()
@@ -149,7 +153,6 @@ class PlantServer:
             self._keep_pace()
             if self._answer_reset(conn):
                 continue
-            heater, fan0, fan1 = parse_outputs(line)
             p = self.plant
             p.heater_duty = heater
             p.fan_duty = [fan0, fan1]

@@ -233,6 +233,13 @@ class SimulatedRig:
         """The heater's and the fans' duty (0-1) the plant receives from the firmware."""
         return self.plant.heater_duty, list(self.plant.fan_duty)
 
+    def driven(self) -> tuple[float, list[float]]:
+        """The heater's and the fans' duty (0-1) the firmware drives at the plant's present time, as its
+        outputs after the last sample say; the plant applies them over its next step (actuators())."""
+        assert self.server is not None
+        heater, fan0, fan1 = self.server.driven
+        return heater, [fan0, fan1]
+
     @property
     def virtual_time(self) -> float:
         return self.plant.t
