@@ -118,7 +118,14 @@ def test_a_newcomer_follows_the_readme_on_the_simulated_rig(influx_env: dict[str
             elif args[0] == "run":
                 # The README's example paths are the repository's; a newcomer's copy comes from the package.
                 run(["examples", "--copy", "examples"], env, home, timeout=60)
-                assert (home / args[1]).is_file(), f"`thermrig examples --copy` did not bring {args[1]}"
+                example = home / args[1]
+                assert example.is_file(), f"`thermrig examples --copy` did not bring {args[1]}"
+                # The drive's file in this test's folder: the example's /var/tmp path is the user's, and
+                # would outlive the test (and meet another run's).
+                text = example.read_text()
+                target = re.search(r'^target = "(/var/tmp/[^"]+)"$', text, flags=re.M)
+                assert target is not None, f"{args[1]} no longer writes to a file in /var/tmp"
+                example.write_text(text.replace(target[1], str(home / Path(target[1]).name)))
                 out = run(args, env, home, timeout=900).stdout
                 assert "done" in out
             elif args[0] == "throttle":
