@@ -79,15 +79,14 @@ def rig_ppm(result: CheckResult) -> tuple[float, float]:
     return float(found[1]), float(found[2])
 
 
-def rate_width_allowed(result: CheckResult, samples: list[SyncSample]) -> float:
+def rate_width_allowed(samples: list[SyncSample]) -> float:
     """The widest rate range, ppm, that the check's round trips leave open. A line within e ms of two round
     trips i and j (uptimes dx seconds apart) places each of them within its round trip widened by e either
     side and by a stamp's tick: its rate is pinned to (rtt_i + rtt_j + 4 e + 2 tick) / dx, 1000 ppm per ms
     a second. The check keeps the lines within SLACK_MS of the best one's distance; the best pair bounds it.
     How narrow that is depends on how quick the host's quickest round trips were, not on the rig."""
-    found = re.search(r"stamps in (\d+) us ticks, .* a line within ([\d.]+) ms of every round trip", result.figure)
-    assert found is not None, result.figure
-    tick_ms, e = int(found[1]) * 1e-3, float(found[2]) + SLACK_MS
+    fit = clock_lines(samples)  # the best line's distance and the stamps' tick, as the check found them
+    tick_ms, e = fit.tick_us * 1e-3, fit.outside_ms + SLACK_MS
     widths = [
         1e3 * (a.rtt * 1e3 + b.rtt * 1e3 + 4 * e + 2 * tick_ms) / ((b.mcu_us - a.mcu_us) * 1e-6)
         for i, a in enumerate(samples)
@@ -104,7 +103,7 @@ def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed]) -> None:
     assert result.outcome is Outcome.PASSED, result.text
     assert len(samples) == SYNC_PINGS
     low, high = rig_ppm(result)
-    allowed = rate_width_allowed(result, samples)
+    allowed = rate_width_allowed(samples)
     print(f"rate range {high - low:.0f} ppm, the round trips allow {allowed:.0f}")
     assert low <= -80 <= high and high - low <= allowed, result.figure  # the crystal's -80 ppm, found
 
@@ -123,7 +122,7 @@ def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRi
             burner.wait()
     assert result.outcome is Outcome.PASSED, result.text
     low, high = rig_ppm(result)
-    assert low <= -80 <= high and high - low <= rate_width_allowed(result, samples), result.figure
+    assert low <= -80 <= high and high - low <= rate_width_allowed(samples), result.figure
 
 
 def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:
