@@ -24,7 +24,7 @@ from thermrig.link.rig_link import RigLink
 from thermrig.protocol import limits
 from thermrig.testbed import LocalRig, open_testbed
 
-app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
+app = typer.Typer(rich_markup_mode=None, help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
 
 
 @contextmanager
