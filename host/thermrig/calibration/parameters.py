@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.hardware.drive_profiles import DriveProfile, load_drive_profile
 from thermrig.hardware.profiles import SLOTS, SlotParams, load_chassis_profiles, load_slot
 
 
@@ -122,7 +122,7 @@ def read(f: Fitted) -> dict[str, float]:
 def build(v: dict[str, float], base: Fitted) -> Fitted:
     """base with every calibrated number taken from v."""
     drive = base.drive
-    states = (*drive.states[:-1], PowerState(drive.states[-1].name, v["tmt2_w"]))
+    states = (*drive.states[:-1], replace(drive.states[-1], max_w=v["tmt2_w"]))
     d = replace(
         drive,
         tmt1_c=v["tmt1_c"],
