@@ -69,4 +69,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=request.param)
     with open_testbed(spec, keepalive=False) as bed:  # as `rig selftest --sim`: the checks time the heartbeat
-        yield RigUnderTest(bed, bed.simulated)
+        yield RigUnderTest(bed, bed.sim)

@@ -57,7 +57,7 @@ def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
     checks = {c.name: c for c in ALL_CHECKS}
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
     with open_testbed(spec, keepalive=False) as bed:  # as the conformance suite opens its rigs
-        target = RigUnderTest(bed, bed.simulated)
+        target = RigUnderTest(bed, bed.sim)
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
             assert result.outcome is Outcome.PASSED, result.text

@@ -60,7 +60,7 @@ def selftest(
         bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
         info = bed.info
         console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")
-        target = RigUnderTest(bed, bed.simulated, destructive=destructive)
+        target = RigUnderTest(bed, bed.sim, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)

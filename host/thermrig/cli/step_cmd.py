@@ -59,10 +59,9 @@ def step(
         console.print(info_table(bed.info, bed.port))
         with Live(console=console, refresh_per_second=4) as live:
             view = _StepView(console, live, bed.link, profile, prof.set_args())
-            plant = bed.simulated.plant
-            outcome = run_step(
-                bed, influx, tags, prof, hold, timeout, lambda: plant.state.air, view.started, view.frame
-            )
+            sim = bed.sim
+            assert sim is not None  # a simulated rig's testbed
+            outcome = run_step(bed, influx, tags, prof, hold, timeout, sim.chassis_air_c, view.started, view.frame)
         _say_outcome(console, outcome, bed.link, influx, tags)
         if outcome.sensed.settle_s is None or outcome.timed_out:
             raise typer.Exit(1)

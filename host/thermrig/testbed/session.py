@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.dut.simulation import SimulationControl
@@ -34,16 +34,15 @@ class TestbedError(ThermrigError):
 
 @dataclass
 class Testbed:
-    """An open testbed. `sim`: the simulation's control (None on a real rig); `simulated`: the simulator's
-    own object, for the commands that play its plant (the demo, `rig bringup --sim`); `tags`: what every
-    point recorded here carries besides a run's own."""
+    """An open testbed. `sim`: the simulated rig (None on a real rig): procedures reach it as a
+    SimulationControl, the commands that play its plant (the demo, `rig bringup --sim`, `sim step`) as what
+    it is; `tags`: what every point recorded here carries besides a run's own."""
 
     name: str
     link: RigLink
     info: RigInfo
     drive: DriveUnderTest | None = None
     sim: SimulationControl | None = None
-    simulated: Any = None
     identity: Identity = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     stepped: bool = False
@@ -59,7 +58,8 @@ class Testbed:
         """work(), with virtual time advancing alongside on a stepped simulation (and the heartbeat
         between steps); on any other rig, just work()."""
         if self.stepped:
-            return self.simulated.run_alongside(self.link, work)
+            assert self.sim is not None  # stepped: only a simulation is
+            return self.sim.run_alongside(self.link, work)
         return work()
 
     def safe(self, *, checked: bool = False) -> None:
@@ -69,8 +69,8 @@ class Testbed:
         but applies it at its next control tick, and the plant takes a tick's outputs at the tick after."""
         try:
             self.run(lambda: self.link.command("SAFE"))
-            if self.stepped:
-                self.simulated.advance(SAFE_REACHES_PLANT_S)
+            if self.sim is not None and self.stepped:
+                self.sim.advance(SAFE_REACHES_PLANT_S)
         except Exception:
             if checked:
                 raise
@@ -100,7 +100,6 @@ def open_testbed(
             info,
             end.drive,
             end.sim,
-            end.simulated,
             end.identity,
             {k: v for k, v in end.tags(info).items() if v},
             end.stepped,
