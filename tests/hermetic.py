@@ -67,15 +67,11 @@ class SessionState:
 
 def session_environment(environ: Mapping[str, str], root: Path) -> dict[str, str]:
     """The environment a test session runs in: `environ` without the user's variables, its folders under
-    root (made), tools that would be looked up in the user's home pinned where they are found now, and
-    the tests' ssh first on PATH."""
+    root (made), and the tests' ssh first on PATH."""
     env = {k: v for k, v in environ.items() if not users(k)}
     for var in TEST_FOLDERS + SESSION_FOLDERS:
         (root / var.lower()).mkdir(parents=True, exist_ok=True)
         env[var] = str(root / var.lower())
-    influxd = find_tool("influxd")  # its default is under ~/go (go's GOPATH): found in the user's home
-    if "THERMRIG_INFLUXD" not in env and influxd.exists():
-        env["THERMRIG_INFLUXD"] = str(influxd)
     path = environ.get("PATH", os.defpath).split(os.pathsep)
     ssh = shutil.which("ssh", path=os.pathsep.join(p for p in path if not (Path(p) / MARK).exists()))
     if ssh is not None:  # the real one, not an outer session's wrapper (xdist's workers, a nested pytest)
@@ -92,11 +88,18 @@ def session_environment(environ: Mapping[str, str], root: Path) -> dict[str, str
 
 
 def enter_session(root: Path) -> SessionState:
-    """The process environment replaced by session_environment (the working directory is each fixture's)."""
+    """The process environment replaced by session_environment (the working directory is each fixture's),
+    and each tool found where it is found now: one whose default is under the user's home (influxd under
+    ~/go/bin) gets its variable, set to where it is."""
     state = SessionState(root, dict(os.environ))
+    theirs = {name: find_tool(name) for name, tool in TOOLS.items() if tool.env}
     env = session_environment(os.environ, root)
     os.environ.clear()
     os.environ.update(env)
+    for name, path in theirs.items():
+        var = TOOLS[name].env
+        if var is not None and var not in os.environ and path.exists() and find_tool(name) != path:
+            os.environ[var] = str(path)
     return state
 
 

@@ -143,3 +143,22 @@ def test_the_verdicts_do_not_change_beside_a_users_state(link: RigLink, tmp_path
     assert found == dict.fromkeys(SELECTION, "passed"), r.stdout[-4000:] + r.stderr[-2000:]
     assert r.returncode == 0
     assert sorted(p.name for p in clone.iterdir()) == []  # nothing written where they run
+
+
+def test_a_tool_found_under_the_users_home_stays_found(tmp_path: Path) -> None:
+    """influxd's default is under ~/go/bin (go install's): the session, whose HOME is its own, is told where
+    it is; a tool's variable the user did not set is not set for one found the same way."""
+    influxd = tmp_path / "home" / "go" / "bin" / "influxd"
+    influxd.parent.mkdir(parents=True)
+    influxd.write_text("#!/bin/sh\n")
+    tests = Path(__file__).resolve().parents[1]
+    show = (
+        "import os, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import hermetic; "
+        "hermetic.enter_session(Path(sys.argv[2])); print(os.environ.get('THERMRIG_INFLUXD'), "
+        "os.environ.get('THERMRIG_NODE'), os.environ['HOME'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("THERMRIG_INFLUXD", "THERMRIG_NODE", "GOPATH")}
+    env |= {"HOME": str(tmp_path / "home"), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", show, str(tests), str(tmp_path / "session")], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    assert out == [str(influxd), "None", str(tmp_path / "session" / "home")]
