@@ -19,7 +19,7 @@ from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets (hashed by identity)
 class OutcomeCounts:
     """Each firmware's outcomes as its checks report them (record_property travels from xdist's
     workers in the reports), printed at the end as `passed / n/a / failed` with the n/a checks named."""

@@ -205,7 +205,7 @@ def test_a_failing_pwm_slice_is_the_fault_matrixs_pwm_error() -> None:
     check = next(c for c in ALL_CHECKS if c.name == "fault:pwm-error:0")
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
     with open_testbed(spec, keepalive=False) as bed:
-        result = run_check(RigUnderTest(bed, bed.simulated), check)
+        result = run_check(RigUnderTest(bed, bed.sim), check)
     assert result.outcome is Outcome.PASSED, result.text
 
 

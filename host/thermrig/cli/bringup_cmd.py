@@ -72,7 +72,7 @@ def bringup_cmd(
 
     if sim:
         spec = SimulatedRigSpec(Pacing.stepped(), firmware=firmware, swapped_tcs=parse_swap(swap), image=image)
-        with open_testbed(spec) as bed:
+        with open_testbed(spec, stored_gains=True) as bed:
             assert isinstance(bed.sim, SimulatedRig)  # its operator touches the simulator's beads
             operator = SimulatedOperator(bed.sim.sensors)
             steps = bed.run(lambda: bringup(bed.link, operator, report))
@@ -81,7 +81,7 @@ def bringup_cmd(
             raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
         if image is not None:
             raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
-        with open_testbed(LocalRig(port)) as bed:
+        with open_testbed(LocalRig(port), stored_gains=True) as bed:
             steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]
     skipped = [s.name for s in steps if s.passed is None]

@@ -223,6 +223,7 @@ def run(
                 hooks,
                 destroy,
                 lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
+                stored_gains=True,
             )
         except CampaignInterrupted as stopped:
             live.stop()

@@ -31,7 +31,7 @@ app = typer.Typer(rich_markup_mode=None, help="Talk to the rig: identity, settin
 def _connect(port: str | None) -> Iterator[RigLink]:
     """The rig, greeted, for a short command that sets it as asked: left so on a normal exit (its
     heartbeat stops with the command: heating ends at the rig's host timeout), safe after an error."""
-    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True, stored_gains=True) as bed:
         yield bed.link
 
 
@@ -125,7 +125,7 @@ def clear(port: PortOpt = None) -> None:
 @user_errors
 def safe(port: PortOpt = None) -> None:
     """Put the rig in its safe state now: heater off, fans full."""
-    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True, stored_gains=True) as bed:
         bed.safe(checked=True)
         Console().print("[green]rig safe: heater off, fans full")
 

@@ -55,7 +55,7 @@ def step(
     console.print(f"recording run {tags.run} into {influx.describe()}")
     # The heartbeat the firmware demands while heating is counted in its (simulated) seconds: the
     # testbed paces it, and tells the time sync the simulated clock's pace.
-    with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot)) as bed:
+    with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot), stored_gains=True) as bed:
         console.print(info_table(bed.info, bed.port))
         with Live(console=console, refresh_per_second=4) as live:
             view = _StepView(console, live, bed.link, profile, prof.set_args())
