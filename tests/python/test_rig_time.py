@@ -25,6 +25,7 @@ from thermrig.campaign.plan import make_plan, nearly_same
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.spec import Campaign, Equilibrium, load_campaign
 from thermrig.campaign.transition import Drive, Push, drive_for, level_of
+from thermrig.cli.durations import hms
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.hardware.profiles import load_slot
@@ -641,7 +642,7 @@ def test_the_planner_estimates_from_recorded_runs_and_says_when_it_has_none(
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
     assert "recorded runs of rig rig1 (4 under" in said and "equilibrium of 8/8 runs, cool-down of 8/8" in said
-    assert f"estimated {_hms(plan.total_s())}" in said
+    assert f"estimated {hms(plan.total_s())}" in said
 
 
 def test_a_plan_whose_run_draws_its_own_order_says_what_other_orders_take(
@@ -668,17 +669,12 @@ def test_a_plan_whose_run_draws_its_own_order_says_what_other_orders_take(
     assert out.returncode == 0, out.stderr
     said = " ".join(out.stdout.split())
     assert "`thermrig run` draws its own (no seed in the file): 50 other orders (seeds 1-50)" in said
-    assert f"estimated {_hms(totals[0])} to {_hms(totals[-1])}, median {_hms((totals[24] + totals[25]) / 2)}" in said
+    assert f"estimated {hms(totals[0])} to {hms(totals[-1])}, median {hms((totals[24] + totals[25]) / 2)}" in said
     for fixed in (
         thermrig("plan", str(seeded), "--history", str(history), "--no-model", env=isolated_env),
         thermrig("plan", str(path), "--history", str(history), "--seed", "3", "--no-model", env=isolated_env),
     ):
         assert fixed.returncode == 0 and "other orders" not in fixed.stdout, fixed.stdout + fixed.stderr
-
-
-def _hms(seconds: float) -> str:
-    h, rest = divmod(int(seconds), 3600)
-    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
 
 
 def test_a_campaign_with_the_shorter_waits_runs_and_records_them(tmp_path: Path, influx_env: dict[str, str]) -> None:
