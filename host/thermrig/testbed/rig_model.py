@@ -71,7 +71,11 @@ class DirectRigModel:
         c = self._rig.plant.chassis
         room = self._rig.plant.room_c
         assert room is not None
-        self._places = [TC_PLACES[place] for place in sensors.tc_places]
+        self._beads = [
+            (tc, TC_PLACES[place], tc.noise_c) for tc, place in zip(sensors.tcs, sensors.tc_places, strict=True)
+        ]
+        self._gauss = sensors.rng.gauss
+        self._amb_noise = (c.amb_noise_c, c.rh_noise_pct)
         self._lag_k = 1.0 - math.exp(-TICK_S / c.tc_lag_s)  # as Thermocouple.sample computes it
         channels = ChannelMap.parse(f"{tcs},{OTHERS}")
         self._link = ModelLink(self._tick, channels, room, c.room_rh, round(TELEMETRY_S / TICK_S))
@@ -80,7 +84,7 @@ class DirectRigModel:
         """As the plant server serves a stepped firmware's request: the outputs applied, the drive's power
         for the tick, the plant stepped (not before the first sample), then the sample: each bead's
         reading and the ambient sensor's two draws of noise (so the beads' noise is the wires' own)."""
-        p, sensors = self._rig.plant, self._rig.sensors
+        p = self._rig.plant
         p.heater_duty = heater
         p.fan_duty = [fan0, fan1]
         self._heat.tick(p)
@@ -89,17 +93,16 @@ class DirectRigModel:
             p.step(dt)
         self._ticks += 1
         k = self._lag_k if dt else 0.0
-        gauss = sensors.rng.gauss
+        gauss = self._gauss
         temps = []
-        for tc, place in zip(sensors.tcs, self._places, strict=True):  # Thermocouple.sample, inlined
+        for tc, place, noise in self._beads:  # Thermocouple.sample, inlined
             true = place(p)
             bead = true if tc.value is None else tc.value
             bead += (true - bead) * k
             tc.value = bead
-            temps.append(round((bead + gauss(0.0, tc.noise_c)) / MAX31855_STEP_C) * MAX31855_STEP_C)
-        c = p.chassis
-        gauss(0.0, c.amb_noise_c)
-        gauss(0.0, c.rh_noise_pct)
+            temps.append(round((bead + gauss(0.0, noise)) / MAX31855_STEP_C) * MAX31855_STEP_C)
+        gauss(0.0, self._amb_noise[0])
+        gauss(0.0, self._amb_noise[1])
         return round(p.t * 1e6), temps
 
     @property
