@@ -18,6 +18,7 @@ BENCHES = [
     "bench_hold",
     "bench_cooldown",
     "bench_plan_model",
+    "bench_plan_time",
     "bench_speed",
     "bench_faults",
     "bench_reconnect",

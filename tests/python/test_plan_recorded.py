@@ -1,6 +1,7 @@
 """The plan's claim as a test: a campaign recorded on the simulated rig (recorded_campaign.py: the virtual
 950 Pro, real fio, 4 runs) took, in rig time by its manifests, what the rig model's plan of the same
-campaign file (its seed, so its order) says, within 15 %: the whole, its equilibria and its cool-downs."""
+campaign file (its seed, so its order) says, within the figures docs/campaigns.md gives for the model's
+estimate: the whole within 5 %, its cool-downs within 7 %, its equilibria within 15 %."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from thermrig.campaign.spec import load_campaign
 
 pytestmark = pytest.mark.timeout(1500)  # it may be the first to wait for the recording (a few minutes)
 PHASES = ("equilibrium", "baseline", "workload", "cooldown")
-WITHIN = 0.15  # the model's estimate per run against a measured sample (docs/campaigns.md: within 5 %, its
-# equilibrium within 15 %): the whole campaign's, held to the looser of the two
+# docs/campaigns.md: the model's estimate within 5 % of the measured rig time, its equilibrium within 15 %,
+# its cool-down within 7 %
+WITHIN = {"whole": 0.05, "equilibrium": 0.15, "cooldown": 0.07}
 
 
-def test_the_models_plan_of_the_recorded_campaign_is_within_15_percent_of_its_rig_time(
+def test_the_models_plan_of_the_recorded_campaign_is_within_the_docs_figures_of_its_rig_time(
     recorded_campaign: Recorded,
 ) -> None:
     rec = recorded_campaign
@@ -44,6 +46,7 @@ def test_the_models_plan_of_the_recorded_campaign_is_within_15_percent_of_its_ri
     whole, measured = sum(planned.values()), sum(took.values())
     said = ", ".join(f"{p} {planned[p]:.0f}/{took[p]:.0f}" for p in PHASES)
     said += f"; whole {whole:.0f}/{measured:.0f}"
-    assert abs(whole - measured) <= WITHIN * measured, said
-    for phase in ("equilibrium", "cooldown"):  # the waits the model is there for, each within it too
-        assert abs(planned[phase] - took[phase]) <= WITHIN * took[phase], said
+    print(said)
+    assert abs(whole - measured) <= WITHIN["whole"] * measured, said
+    for phase in ("equilibrium", "cooldown"):  # the waits the model is there for, each within its figure
+        assert abs(planned[phase] - took[phase]) <= WITHIN[phase] * took[phase], said

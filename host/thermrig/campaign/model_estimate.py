@@ -1,7 +1,8 @@
 """The planner's estimates without history: a plan's runs walked in its order through the campaign's own
-phases (campaign.phases: its equilibrium rule, driven or passive transitions, active or passive
-cool-downs, skipped cool-downs, the tail baseline) on the calibrated rig model (thermrig.dut.rig_model:
-the stepped simulated rig, the drive model's heat in place of fio). Each run's rig time per phase
+phases (campaign.phases, through Phases.walk: its equilibrium rule, driven or passive transitions, active
+or passive cool-downs, skipped cool-downs, the tail baseline) on the calibrated rig model
+(thermrig.dut.rig_model: the simulated rig's plant under the firmware's control, stepped as the phases
+read its frames, the drive model's heat in place of fio). Each run's rig time per phase
 becomes a recorded run of a History, so the planner reads the model as it reads a rig's manifests (by
 transition, by profile and workload) and any other order of the same campaign is estimated from it."""
 
@@ -18,6 +19,7 @@ from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
+from thermrig.db.schema import RunTags
 from thermrig.dut.replay import Pattern
 from thermrig.dut.rig_model import RigModel, RigModelFactory
 from thermrig.fio.workloads import Workload, WorkloadError, parse_size
@@ -64,7 +66,7 @@ class _Heat:
     def run(self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: Any) -> dict[str, Any]:
         self.model.heat(pattern_of(spec.workload))
         try:
-            self.phases._frames(self.plan.phases(spec).workload_s)
+            self.phases.telemetry(self.plan.phases(spec).workload_s)
         finally:
             self.model.heat(None)
         return {}
@@ -82,7 +84,8 @@ def model_history(plan: Plan, factory: RigModelFactory, progressed: Progressed |
         recorder = cast(Recorder, _Unrecorded())
         records: list[RunRecord] = []
         for n, (run, after) in enumerate(zip(plan.runs, (*plan.runs[1:], None), strict=True)):
-            out = model.run(lambda run=run, after=after: phases._phases(run, Path("."), recorder, None, after))  # type: ignore[arg-type]
+            tags = RunTags(rig=c.rig_name, run=run.run_id, campaign=c.name)
+            out = model.run(lambda run=run, after=after, tags=tags: phases.walk(run, recorder, tags, after))
             rig = out["rig_time_s"]
             records.append(
                 RunRecord(

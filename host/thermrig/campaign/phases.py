@@ -102,6 +102,17 @@ class Phases:
         with run_thermal(self.drive, spec.hctm, recorder.append, tags) as thermal:
             return {"drive_thermal": thermal, **self._phases(spec, run_dir, recorder, tags, next_run)}
 
+    def walk(self, spec: RunSpec, recorder: Recorder, tags: RunTags, next_run: RunSpec | None) -> dict[str, Any]:
+        """Every phase of one run as run() walks them, on a rig whose drive has no thermal configuration to
+        set (the planner's rig model, campaign.model_estimate): what run() returns but `drive_thermal`,
+        the workload phase the one given as `workload` (the model's heat in place of fio)."""
+        return self._phases(spec, Path("."), recorder, tags, next_run)
+
+    def telemetry(self, seconds_rig: float) -> list[Telemetry]:
+        """The rig's telemetry for seconds_rig of rig time, a simulated rig at the campaign's pace
+        meanwhile: what a workload phase that runs no fio (the planner's heat) spends its runtime on."""
+        return self._frames(seconds_rig)
+
     def _phases(
         self, spec: RunSpec, run_dir: Path, recorder: Recorder, tags: RunTags, next_run: RunSpec | None
     ) -> dict[str, Any]:

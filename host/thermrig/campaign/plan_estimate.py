@@ -67,10 +67,11 @@ def with_model(
         return plan.with_model(cached)
     if not run_model:
         return plan
-    from thermrig.testbed.rig_model import rig_model  # the simulator: only when it is needed
+    from thermrig.testbed.rig_model import rig_model, stepped_rig_model  # the simulator: only when needed
 
-    try:
-        model = model_history(plan, rig_model, progressed)
+    traced = any(p.trace is not None for p in plan.campaign.profiles.values())
+    try:  # a played trace's thread needs frames of its own: the stepped simulated rig (testbed.rig_model)
+        model = model_history(plan, stepped_rig_model if traced else rig_model, progressed)
     except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
         if failed is not None:
             failed(str(exc))

@@ -40,7 +40,7 @@ PlanModelOpt = Annotated[
     bool,
     typer.Option(
         help="Where no recorded run is like a run, estimate it on the calibrated rig model (the plan's "
-        "own transitions and rules, run fast; a minute or few, kept under --history for `thermrig run`); "
+        "own transitions and rules, computed in seconds, kept under --history for `thermrig run`); "
         "--no-model: the model's estimate kept from an earlier plan, else fixed guesses of 300 s."
     ),
 ]
@@ -79,8 +79,8 @@ def plan(
 
     Each run's equilibrium and cool-down come from this rig's recorded runs where one is like it, else
     from the calibrated rig model walked through the plan in its order with the campaign's rules (the
-    simulated rig stepped fast, the drive model's heat for each workload), else from fixed guesses; the
-    last line says which."""
+    simulated rig computed in this process, the drive model's heat for each workload), else from fixed
+    guesses; the last line says which."""
     c = load_campaign(campaign_file)
     h = History.read(history, c.rig_name)
     console = Console()

@@ -1,5 +1,6 @@
-"""The calibrated rig as a model the planner runs ahead of time: a stepped simulated rig whose drive
-is heated by the drive model instead of fio (a workload's heat for its runtime, no requests moved).
+"""The calibrated rig as a model the planner runs ahead of time: the simulated rig's plant under the
+firmware's control, stepped as its frames are read, whose drive is heated by the drive model instead of
+fio (a workload's heat for its runtime, no requests moved).
 The planner (campaign.model_estimate) walks a plan's runs through the campaign's own phases on it, so
 its equilibrium, transitions and cool-downs are judged by the same code as a real run's. The model is
 the simulator's (`testbed/rig_model.py` builds it); procedures see this protocol only."""
@@ -31,7 +32,8 @@ class RigModel(Protocol):
         ...
 
     def run(self, work: Callable[[], T]) -> T:
-        """work() in a thread while the model's time advances alongside it, a rig second at a time."""
+        """work() with the model's time advancing as it reads the link's frames (in the caller's thread), or
+        in a thread while the model's time advances alongside it."""
         ...
 
     def close(self) -> None: ...
