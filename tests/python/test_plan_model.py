@@ -18,7 +18,7 @@ from thermrig.campaign.model_estimate import model_history
 from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, HISTORY, MODEL, Plan, make_plan
 from thermrig.campaign.plan_estimate import cache_file
 from thermrig.campaign.spec import load_campaign
-from thermrig.cli.campaign_cmds import _hms
+from thermrig.cli.durations import hms
 from thermrig.testbed.rig_model import rig_model
 
 # One slot, the coolest and the hottest profile, two runs of each in blocks from the coolest up: a run
@@ -133,4 +133,4 @@ def test_plan_names_the_model_as_the_source_of_its_estimates(
         "estimates from the calibrated rig model run through this plan: equilibrium of 4/4 runs, cool-down of 4/4"
         in said
     )
-    assert f"estimated {_hms(plan.total_s())} (" in said
+    assert f"estimated {hms(plan.total_s())} (" in said
