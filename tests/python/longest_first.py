@@ -4,7 +4,8 @@ xdist_group (one worker runs a group's tests, one after another). Make test runs
 `--dist loadgroup --no-loadscope-reorder`, so the workers take the units in the order of the collection.
 
 SECONDS are the long tests' wall times as `make test` measured them (`--durations`, a quiet 2-core
-machine): an ordering, never a bound. A test not listed counts as a few seconds."""
+machine; the calibration's and the STM32 emulator's as `pytest -n 0 --durations=0` measured them on a
+loaded one since they changed): an ordering, never a bound. A test not listed counts as a few seconds."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 SECONDS: dict[str, float] = {
     # the recorded campaign, a timed_world test's set-up: its first test waits for it
     "test_analysis_campaign.py::test_each_run_ends_with_its_full_summary": 345.0,
-    "test_calibration.py::test_two_puget_cells_through": 338.0,
+    "test_calibration.py::test_two_puget_cells_through": 266.0,  # its two campaigns side by side
     "test_newcomer_path.py::test_a_newcomer_follows_the_readme": 199.0,
     "test_campaign_outage.py::test_an_influxdb_outage": 168.0,
     "test_campaign_rp2040.py": 151.0,  # a campaign on the emulated RP2040
