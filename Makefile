@@ -48,8 +48,11 @@ test:
 		if [ $$suite = setup ]; then after_setup=$$(date +%s); fi; \
 	done; \
 	echo "make test: everything after the setup took $$(( $$(date +%s) - after_setup )) s"; \
-	echo "make test: tests skipped, each for what this machine cannot do or what runs elsewhere ($(SKIP_LIST)):"; \
-	if [ -s $(SKIP_LIST) ]; then sed 's/^/  /' $(SKIP_LIST); else echo "  none"; fi
+	echo "make test: tests skipped, each as tests/skips.py expects ($(SKIP_LIST), $(CONFORMANCE_SKIP_LIST)):"; \
+	listed=0; for list in $(SKIP_LIST) $(CONFORMANCE_SKIP_LIST); do \
+		if [ -s $$list ]; then sed 's/^/  /' $$list; listed=1; fi; \
+	done; \
+	if [ $$listed = 0 ]; then echo "  none"; fi
 
 setup: system influxd venv rp2040js
 
@@ -141,9 +144,10 @@ lint: venv
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once), the longest work first (tests/python/longest_first.py: --no-loadscope-reorder keeps
-# that order); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip only for what
-# this machine cannot do (--strict-skips, tests/python/skips.py): a tool or privilege make setup provides,
-# or CI has, fails it. The skips left are listed in SKIP_LIST, which make test prints at its end.
+# that order); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip only as
+# tests/skips.py's list expects it (that test, that reason: what this machine cannot do, or what another
+# target runs); any other skip, at collection too, fails the run (--strict-skips). The skips left are
+# listed in SKIP_LIST, which make test prints at its end.
 # Beside them, where their real-time tests leave the cores idle, the whole conformance suite on the
 # emulated RP2040 (RP2040_SUITE, at RP2040_NICE: the timed worlds go first), its output kept in
 # build/conformance-rp2040.log and printed once both are done; each one's time printed.
@@ -168,11 +172,13 @@ pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
 # (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
-# this process).
+# this process). Its skips are held as pytest's are (--strict-skips), listed in CONFORMANCE_SKIP_LIST.
 CONFORMANCE_WORKERS ?= 5
+CONFORMANCE_SKIP_LIST := $(BUILD)/conformance-skips.txt
 conformance: venv build asan firmware-qemu firmware-board
+	rm -f $(CONFORMANCE_SKIP_LIST)
 	THERMRIG_RIGSIM=$(CURDIR)/$(ASAN_BUILD)/rigsim $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
-		-n $(CONFORMANCE_WORKERS) --dist loadgroup
+		-n $(CONFORMANCE_WORKERS) --dist loadgroup --strict-skips --skip-list $(CONFORMANCE_SKIP_LIST)
 
 # make test's conformance suite beside firmware, pio, fuzz-smoke, lint and coverage: its output kept in
 # build/conformance.log and printed once all are done; each one's time printed, then theirs together.

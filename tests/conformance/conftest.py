@@ -19,7 +19,7 @@ from thermrig.sim.firmware.zephyr import zephyr_image
 from thermrig.testbed import SimulatedRigSpec, open_testbed
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets (hashed by identity)
 class OutcomeCounts:
     """Each firmware's outcomes as its checks report them (record_property travels from xdist's
     workers in the reports), printed at the end as `passed / n/a / failed` with the n/a checks named."""
@@ -69,4 +69,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=request.param)
     with open_testbed(spec, keepalive=False) as bed:  # as `rig selftest --sim`: the checks time the heartbeat
-        yield RigUnderTest(bed, bed.simulated)
+        yield RigUnderTest(bed, bed.sim)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from longest_first import order_longest_first
-from skips import allowed, skip_reason
 
 from thermrig.db.local_server import LocalInflux, influxd_binary
 from thermrig.db.settings import InfluxSettings
@@ -37,44 +36,6 @@ VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
 TIMED_WORLD = "timed_world"
 RECORDED_WORLD = "recorded_world"
 TIMED_WORLD_NICE = "-15"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("thermrig")
-    group.addoption(
-        "--strict-skips",
-        action="store_true",
-        help="A skip that is not skips.machine_cannot or skips.elsewhere fails (make test: what make setup "
-        "provides or CI has is not skipped)",
-    )
-    group.addoption("--skip-list", metavar="PATH", help="Write the skipped tests and their reasons to PATH")
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
-    """Under --strict-skips, a skip for anything but what the machine cannot do, or what runs elsewhere,
-    is a failure that says so."""
-    report: pytest.TestReport = yield
-    if item.config.getoption("strict_skips") and report.skipped and not hasattr(report, "wasxfail"):
-        reason = skip_reason(report)
-        if not allowed(reason):
-            report.outcome = "failed"
-            report.longrepr = (
-                f"skipped under make test, where it must run: {reason}\n(make setup provides what a test here "
-                f"needs and CI has it; a machine that truly cannot skips with skips.machine_cannot)"
-            )
-    return report
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    """--skip-list: the skips of the run (nodeid: reason), one a line, for make test to print at its end."""
-    path = config.getoption("skip_list")
-    if path is None or hasattr(config, "workerinput"):  # xdist's workers: their controller writes it
-        return
-    skipped = terminalreporter.stats.get("skipped", [])
-    lines = [f"{r.nodeid}: {skip_reason(r)}" for r in skipped if not hasattr(r, "wasxfail")]
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text("".join(f"{line}\n" for line in sorted(lines)))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,48 +81,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             "(github.com/pytest-dev/pytest-xdist/issues/1386): "
             "install the pytest host/pyproject.toml pins (make venv)"
         )
-
-
-# The user's own state, which no test reads or writes: the folders thermrig keeps things in (the XDG
-# folders: config.toml, the user's profiles, stored gains, the local InfluxDB and its spool, a running
-# `thermrig sim`'s state), the variables that point elsewhere (a config file, a rig, a server, a hardware
-# folder), and the working directory (where `thermrig-runs/`, the default history and the model's
-# estimate cache under it, is looked for). Each test gets its own of each, empty (user_state_away).
-USER_FOLDERS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
-USER_POINTERS = (
-    "THERMRIG_CONFIG",
-    "THERMRIG_PORT",
-    "THERMRIG_HARDWARE_DIR",
-    *(f"THERMRIG_INFLUX_{k}" for k in ("URL", "TOKEN", "ORG", "BUCKET", "DATABASE")),
-)
-
-
-def point_user_state_at(root: Path, env: pytest.MonkeyPatch) -> None:
-    """The user's folders under root (made empty), the pointers unset, root/work the working directory."""
-    for var in USER_FOLDERS:
-        (root / var.lower()).mkdir(parents=True)
-        env.setenv(var, str(root / var.lower()))
-    for var in USER_POINTERS:
-        env.delenv(var, raising=False)
-    (root / "work").mkdir()
-    env.chdir(root / "work")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def user_state_away_for_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The session's fixtures (the recorded campaign) run away from the user's state too."""
-    with pytest.MonkeyPatch.context() as env:
-        point_user_state_at(tmp_path_factory.mktemp("user-session"), env)
-        yield
-
-
-@pytest.fixture(autouse=True)
-def user_state_away(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Each test's own empty user state (USER_FOLDERS, USER_POINTERS, the working directory): returns
-    its root. A test that wants another (isolated_env) sets its own over it."""
-    root = tmp_path_factory.mktemp("user")
-    point_user_state_at(root, monkeypatch)
-    return root
 
 
 @pytest.fixture

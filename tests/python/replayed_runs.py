@@ -42,7 +42,6 @@ HERE = Path(__file__).resolve().parent
 REPLAYS = HERE / "replays"
 CARDEA = "cardea_iops_1tb"
 ATTEMPTS = 4  # recordings made before the recorder gives up on a machine too busy to keep up
-LAGGING_YET = ("recorded-950pro",)  # recorded on a world that fell behind, to be recorded again
 
 
 class LaggingReplay(ValueError):
@@ -138,13 +137,8 @@ def load(path: Path) -> list[RunData]:
 
 
 def replay(name: str) -> list[RunData]:
-    """The recorded campaign's runs, as load_campaign gave them when it was recorded (checked: load;
-    recorded-950pro not yet: its recording ran 6.0 and 10.3 s late, test_replays pins that)."""
-    path = REPLAYS / f"{name}.json.gz"
-    if name in LAGGING_YET:
-        with gzip.open(path, "rt") as f:
-            return [decode(d) for d in json.load(f)]
-    return load(path)
+    """The recorded campaign's runs, as load_campaign gave them when it was recorded (checked: load)."""
+    return load(REPLAYS / f"{name}.json.gz")
 
 
 def _record_recorded_950pro(root: Path, server: LocalInflux) -> str:

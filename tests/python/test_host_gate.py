@@ -22,7 +22,7 @@ STALL_S = 1.0  # a host stall of real time: ten MCU seconds at 10x, a third of w
 
 def test_a_host_silent_for_less_than_a_real_rig_allows_holds_the_plant_and_keeps_its_rig() -> None:
     with open_testbed(SimulatedRigSpec(Pacing.accelerated(SPEED)), keepalive=False) as bed:
-        sim, link = bed.simulated, bed.link
+        sim, link = bed.sim, bed.link
         frames = link.subscribe()
         link.set(air=6000, hlim=1000, heat=1, fan0=300, fan1=300)
         assert wait_for(lambda: sim.actuators()[0] > 0, 30)
@@ -44,7 +44,7 @@ def test_a_host_silent_for_less_than_a_real_rig_allows_holds_the_plant_and_keeps
 
 def test_a_host_silent_for_longer_than_a_real_rig_allows_is_lost() -> None:
     with open_testbed(SimulatedRigSpec(Pacing.accelerated(SPEED)), keepalive=False) as bed:
-        sim, link = bed.simulated, bed.link
+        sim, link = bed.sim, bed.link
         link.set(air=6000, hlim=1000, heat=1, fan0=300, fan1=300)
         assert wait_for(lambda: sim.actuators()[0] > 0, 30)
         silent_from = time.monotonic()  # the host's last frame goes out after this

@@ -70,8 +70,9 @@ def test_the_workshop_pattern_catches_what_it_is_for() -> None:
     assert not any(WORKSHOP_WORDS.search(s) for s in passed)
 
 
-def test_docs_need_nothing_outside_the_repository() -> None:
-    assert _hits(OUTSIDE, _files("docs", "README.md")) == []
+def test_docs_and_shipped_files_need_nothing_outside_the_repository() -> None:
+    # the docs, and what the wheel ships (the package, the hardware profiles), name sources a user has
+    assert _hits(OUTSIDE, _files("docs", "README.md", "host", "hardware")) == []
     assert OUTSIDE.search("from `../shared/toolchains`") and not OUTSIDE.search("a shared-memory ring")
 
 

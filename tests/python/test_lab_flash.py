@@ -146,7 +146,7 @@ def test_flash_a_nucleo_place_uploads_on_its_test_pc_and_checks_the_version(
     assert (testpc["nuc"] / "openocd.log").read_text().splitlines() == [
         "-f interface/stlink.cfg -f target/stm32f4x.cfg -c program firmware.elf verify reset exit"
     ]
-    assert not list(Path("/tmp").glob("thermrig-flash.*/firmware.elf"))  # the test PC's folder removed
+    assert not list((testpc["nuc"] / "tmp").glob("thermrig-flash.*"))  # the test PC's folder removed
     assert firmware_tag(lab, "nuc") == tag_value(version)  # what `lab status` compares
     nothing_of_ours(lab, env)
 
@@ -253,13 +253,14 @@ def test_ctrl_c_during_the_upload_releases_the_place(
     try:
         assert wait_for((testpc["nuc"] / "hanging").exists, 120), proc.output()
         assert holders(lab)["nuc"] is not None
+        assert list((testpc["nuc"] / "tmp").glob("thermrig-flash.*/firmware.elf"))  # in the test PC's TMPDIR
         os.kill(proc.popen.pid, signal.SIGINT)
         assert proc.popen.wait(60) != 0, proc.output()
     finally:
         (testpc["nuc"] / "go").touch()  # the fake tool on the test PC ends too (ssh gone, it runs on)
         proc.stop()
     assert wait_for((testpc["nuc"] / "resumed").exists, 30)
-    assert wait_for(lambda: not list(Path("/tmp").glob("thermrig-flash.*/firmware.elf")), 30)  # its folder gone
+    assert wait_for(lambda: not list((testpc["nuc"] / "tmp").glob("thermrig-flash.*")), 30)  # its folder gone
     nothing_of_ours(lab, env)
 
 

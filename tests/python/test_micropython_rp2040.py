@@ -9,7 +9,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
@@ -57,7 +57,7 @@ def test_the_short_conformance_form_passes_on_the_stock_image() -> None:
     checks = {c.name: c for c in ALL_CHECKS}
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
     with open_testbed(spec, keepalive=False) as bed:  # as the conformance suite opens its rigs
-        target = RigUnderTest(bed, bed.simulated)
+        target = RigUnderTest(bed, bed.sim)
         for name in SHORT_FORM:
             result = run_check(target, checks[name])
             assert result.outcome is Outcome.PASSED, result.text
@@ -144,22 +144,69 @@ def test_a_stepped_run_is_the_same_run_whatever_the_load() -> None:
     assert first == second
 
 
-@pytest.mark.parametrize(
-    ("edit", "says"),
-    [
-        (replace_in("thermrig_fw/hal_pico.py", "polarity=0, phase=0", "polarity=1, phase=1"), "needs mode 0"),
-        (replace_in("thermrig_fw/hal_pico.py", "FAN_PWM_HZ = 25000", "FAN_PWM_HZ = 1000"), "fan0 PWM (GP6) at 1000 Hz"),
-    ],
-    ids=["spi-mode", "fan-pwm-frequency"],
-)
-def test_a_wiring_mistake_stops_the_board_with_one_line(
-    tmp_path: Path, edit: Callable[[Path], None], says: str
-) -> None:
+def test_a_wiring_mistake_no_part_could_answer_stops_the_board_with_one_line(tmp_path: Path) -> None:
+    """A fan PWM at a frequency no 4-wire fan takes: the board stops and says which pin and why."""
+    edit = replace_in("thermrig_fw/hal_pico.py", "FAN_PWM_HZ = 25000", "FAN_PWM_HZ = 1000")
     with (
-        pytest.raises(SimError, match="pico board: .*" + re.escape(says)),
+        pytest.raises(SimError, match="pico board: .*" + re.escape("fan0 PWM (GP6) at 1000 Hz")),
         rp2040(board_files(tmp_path, edit)) as (sim, _),
     ):
         sim.advance(0.5)
+
+
+SPI_SETUP = "SPI(0, baudrate=4_000_000, polarity=0, phase=0,"
+
+
+@pytest.mark.parametrize(
+    ("spi", "said"),
+    [
+        # Mode 1: SO sampled on the edge the MAX31855 shifts on, every word a bit late: each chip reads open.
+        (
+            "SPI(0, baudrate=4_000_000, polarity=0, phase=1,",
+            (
+                "tc0 (drive_ctrl) reads 0.0 °C, open",
+                "tc3 (chassis_air) reads 0.0 °C, open",
+                "every thermocouple reads open: check first what they share: the SPI mode (0)",
+            ),
+        ),
+        # 20 MHz, four times the chip's 5 MHz: bits that change from read to read.
+        (
+            "SPI(0, baudrate=20_000_000, polarity=0, phase=0,",
+            ("unstable readings with the rig cold", "the MAX31855 takes up to 5 MHz", "the SPI's baudrate on a Pico"),
+        ),
+    ],
+    ids=["spi-mode-1", "spi-clock-20mhz"],
+)
+def test_the_thermocouples_read_as_the_bus_drives_them_and_bringup_names_it(
+    spi: str, said: tuple[str, ...], isolated_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The Pico's SPI in another mode than the MAX31855's, or clocked past its 5 MHz: the chips answer as
+    real ones would (the board does not stop), and `rig bringup` names the SPI setting."""
+    image = board_files(tmp_path, replace_in("thermrig_fw/hal_pico.py", SPI_SETUP, spi))
+    bringup = ["rig", "bringup", "--sim", "--firmware", "micropython-rp2040", "--image", str(image)]
+    res = subprocess.run(
+        [sys.executable, "-m", "thermrig.cli", *bringup],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**isolated_env, "COLUMNS": "400"},
+    )
+    out = " ".join(res.stdout.split())
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAIL room temperature" in out, res.stdout
+    for words in said:
+        assert words in out, res.stdout
+    assert "pico board:" not in res.stderr, res.stderr
+
+
+def test_a_failing_pwm_slice_is_the_fault_matrixs_pwm_error() -> None:
+    """fault:pwm-error:0 on the stock image: the heater's slice stops holding its level; the firmware reads
+    back a level it did not write, makes the outputs safe and the watchdog restarts the MCU."""
+    check = next(c for c in ALL_CHECKS if c.name == "fault:pwm-error:0")
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware="micropython-rp2040")
+    with open_testbed(spec, keepalive=False) as bed:
+        result = run_check(RigUnderTest(bed, bed.sim), check)
+    assert result.outcome is Outcome.PASSED, result.text
 
 
 def test_a_watchdog_timeout_past_the_rp2040s_range_is_refused_by_the_stock_port_too(tmp_path: Path) -> None:

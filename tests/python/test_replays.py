@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from replayed_runs import LAGGING_YET, REPLAYS, LaggingReplay, load
+from replayed_runs import REPLAYS, LaggingReplay, load
 
 from thermrig.analysis.lag import BOUND_MS
 
@@ -19,22 +19,7 @@ def test_there_are_replays() -> None:
     assert {p.name for p in REPLAY_FILES} >= {"recorded-950pro.json.gz", "cache-drops.json.gz"}
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                p.name.removesuffix(".json.gz") in LAGGING_YET,
-                raises=LaggingReplay,
-                strict=True,
-                reason="recorded while the plant ran 6.0 and 10.3 s late: to be recorded again",
-            ),
-        )
-        for p in REPLAY_FILES
-    ],
-    ids=[p.name for p in REPLAY_FILES],
-)
+@pytest.mark.parametrize("path", REPLAY_FILES, ids=[p.name for p in REPLAY_FILES])
 def test_every_replay_was_recorded_on_a_world_that_kept_up(path: Path) -> None:
     assert load(path)
 

@@ -44,7 +44,7 @@ def test_a_check_that_latches_a_fault_clears_it_and_runs_again_and_a_latch_from_
     checks = {c.name: c for c in ALL_CHECKS}
     spec = SimulatedRigSpec(Pacing.stepped(), seed=5)
     with open_testbed(spec, keepalive=False) as bed:
-        target = RigUnderTest(bed, bed.simulated)
+        target = RigUnderTest(bed, bed.sim)
         for name in ("heartbeat-failsafe", "heartbeat-failsafe", "latch-and-clear"):
             result = run_check(target, checks[name])
             assert result.outcome is Outcome.PASSED, f"{name}: {result.text}"

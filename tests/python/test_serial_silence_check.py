@@ -20,7 +20,7 @@ SERIAL_SILENCE = next(c for c in FAULT_CHECKS if c.name == "fault:serial-silence
 def silence_on(firmware: str, image: Path | None = None) -> CheckResult:
     spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=firmware, image=image)
     with open_testbed(spec, keepalive=False) as bed:
-        result = run_check(RigUnderTest(bed, bed.simulated), SERIAL_SILENCE)
+        result = run_check(RigUnderTest(bed, bed.sim), SERIAL_SILENCE)
     print(f"{firmware}: {result.text}")
     return result
 

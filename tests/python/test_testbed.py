@@ -92,10 +92,26 @@ def test_a_rig_with_latched_faults_is_refused_when_its_health_is_asked(rig: Simu
 def test_a_stepped_simulated_testbed_runs_work_alongside_virtual_time() -> None:
     with open_testbed(SimulatedRigSpec(Pacing.stepped(), chassis_scales={"heater": 0.5})) as bed:
         assert bed.stepped and bed.sim is not None and bed.drive is None
-        assert bed.simulated.plant.chassis.heater_max_w > 0
+        assert bed.sim.plant.chassis.heater_max_w > 0
         bed.run(lambda: bed.link.set(air=6000, hlim=1000, heat=1, fan0=300, fan1=300))
-        before = bed.simulated.virtual_time
-        assert bed.run(lambda: wait_for(lambda: bed.simulated.virtual_time > before + 3, 30))  # time went on
-        assert bed.simulated.actuators()[0] > 0
-    heater, _ = bed.simulated.actuators()
+        before = bed.sim.virtual_time
+        assert bed.run(lambda: wait_for(lambda: bed.sim.virtual_time > before + 3, 30))  # time went on
+        assert bed.sim.actuators()[0] > 0
+    heater, _ = bed.sim.actuators()
     assert heater == 0  # SAFE, sent alongside virtual time
+
+
+def test_a_testbed_names_its_simulator_once_and_typed() -> None:
+    """One field for the simulated rig, typed as what procedures may do to it: no untyped way past it."""
+    import dataclasses
+
+    from thermrig.dut.simulation import SimulationControl
+    from thermrig.testbed.kinds import RigEnd
+    from thermrig.testbed.session import Testbed
+
+    for cls in (Testbed, RigEnd):
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        assert "simulated" not in fields
+        assert fields["sim"] == "SimulationControl | None"
+        assert "Any" not in " ".join(str(t) for t in fields.values())
+    assert SimulationControl.run_alongside and SimulationControl.chassis_air_c

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from thermrig.drive.thermal_config import (
-    PowerState,
     ThermalConfig,
     ThermalConfigError,
     check_hctm,
@@ -21,6 +20,7 @@ from thermrig.drive.thermal_config import (
     parse_id_ctrl,
     read_thermal_config,
 )
+from thermrig.dut.power_state import PowerState
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.virtual_drive.drive_model import DriveModel
 
@@ -47,7 +47,7 @@ def test_id_ctrl_in_nvme_cli_1x_form() -> None:
     c = parse_id_ctrl(json.dumps(ID_CTRL_1X))
     assert (c.wctemp_c, c.cctemp_c, c.mntmt_c, c.mxtmt_c) == (83.85, 87.85, -0.15, 83.85)
     assert c.hctm_supported is True
-    assert c.power_states == (PowerState(5.0, True), PowerState(3.5, True), PowerState(0.0035, False))
+    assert c.power_states == (PowerState(5.0), PowerState(3.5), PowerState(0.0035, operational=False))
 
 
 def test_the_virtual_drive_answers_id_ctrl_as_nvme_cli_2x_prints_it() -> None:
@@ -56,7 +56,7 @@ def test_the_virtual_drive_answers_id_ctrl_as_nvme_cli_2x_prints_it() -> None:
     assert c.hctm_supported is True
     assert c.wctemp_c is None and c.cctemp_c is None  # reported as 0: not implemented
     assert c.mxtmt_c == pytest.approx(model.profile.tmt2_c, abs=0.5)
-    assert [ps.max_power_w for ps in c.power_states] == [s.max_w for s in model.profile.states]
+    assert [ps.max_w for ps in c.power_states] == [s.max_w for s in model.profile.states]
 
 
 def test_a_drive_that_reports_no_thermal_fields_is_recorded_without_them() -> None:

@@ -6,6 +6,7 @@ simulated rig's injected clock faults)."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 from collections.abc import Callable, Iterator
@@ -20,11 +21,33 @@ from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.link.timesync import SyncSample
+from thermrig.priority import set_thread_nice, world_nice
 from thermrig.sim.faults import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.testbed import LocalRig, Testbed, open_testbed
 
 TIME_SYNC = next(c for c in CHECKS if c.name == "time-sync")
+# How wide a healthy rig's rate range may be wherever the check runs in make test (docs/conformance.md): the
+# quickest round trips near either end of the check's 9.5 s span bound it, 1000 ppm for each ms of them over
+# a second, and so do the stamps' ticks (the arrival lies anywhere in the tick stamped): two of them.
+ROUND_TRIPS_MAX_PPM = 600
+SPAN_S = (SYNC_PINGS - 1) * 0.5
+
+
+def healthy_range_max_ppm(tick_us: int) -> float:
+    """600 ppm, and two ticks over the span: 811 ppm on native_sim's 1 ms ticks, 2705 on QEMU's 10 ms."""
+    return ROUND_TRIPS_MAX_PPM + 2 * tick_us / SPAN_S
+
+
+@pytest.fixture
+def host_at_world_priority() -> Iterator[None]:
+    """The host's end of the link (this thread, and the link's reader thread it starts) at the timed world's
+    niceness: the round trips the check measures are the instrument's, and a busy host's other tests must
+    not widen them past what the check can place a clock in. Back to its own niceness after."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    set_thread_nice(world_nice())
+    yield
+    set_thread_nice(own)
 
 
 @pytest.fixture
@@ -96,19 +119,51 @@ def rate_width_allowed(samples: list[SyncSample]) -> float:
     return min(widths) + 1  # the figure's ends are rounded to whole ppm
 
 
-def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+def assert_healthy(result: CheckResult, samples: list[SyncSample]) -> None:
+    """time-sync passed, its best line lies within the check's slack of every round trip (a steady clock has
+    one inside them all), and the rate range is no wider than the round trips allow nor than the stated cap."""
+    assert result.outcome is Outcome.PASSED, result.text
+    assert len(samples) == SYNC_PINGS
+    fit = clock_lines(samples)
+    low, high = rig_ppm(result)
+    allowed = rate_width_allowed(samples)
+    print(f"rate range {high - low:.0f} ppm, the round trips allow {allowed:.0f}; best line {fit.outside_ms:.3f} ms")
+    assert fit.outside_ms <= SLACK_MS, result.figure
+    assert high - low <= min(allowed, healthy_range_max_ppm(fit.tick_us) + 1), result.figure  # ends rounded
+
+
+@pytest.mark.timed_world
+def test_a_healthy_rig_passes(live_rig: tuple[SimulatedRig, Testbed], host_at_world_priority: None) -> None:
     _, bed = live_rig
     samples: list[SyncSample] = []
     result = run_time_sync(bed, pinged=samples)
-    assert result.outcome is Outcome.PASSED, result.text
-    assert len(samples) == SYNC_PINGS
+    assert_healthy(result, samples)
     low, high = rig_ppm(result)
-    allowed = rate_width_allowed(samples)
-    print(f"rate range {high - low:.0f} ppm, the round trips allow {allowed:.0f}")
-    assert low <= -80 <= high and high - low <= allowed, result.figure  # the crystal's -80 ppm, found
+    assert low <= -80 <= high, result.figure  # the crystal's -80 ppm, found
 
 
-def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRig, Testbed]) -> None:
+# Every other firmware that runs in real time, on the clock it keeps: Zephyr's kernel clock in QEMU (10 ms
+# ticks) and on native_sim (1 ms), MicroPython's unix port (the host's clock), stock MicroPython on the
+# emulated RP2040 (the emulated crystal, paced against the wall clock).
+REAL_TIME_FIRMWARES = ["zephyr", "zephyr-board", "micropython"]
+
+
+@pytest.mark.timed_world
+@pytest.mark.parametrize("firmware", REAL_TIME_FIRMWARES)
+def test_a_healthy_rig_passes_on_every_real_time_firmware(firmware: str, host_at_world_priority: None) -> None:
+    with (
+        SimulatedRig(SimConfig(firmware=firmware)) as sim,
+        open_testbed(LocalRig(sim.port), keepalive=False) as bed,
+    ):
+        samples: list[SyncSample] = []
+        result = run_time_sync(bed, pinged=samples)
+    assert_healthy(result, samples)
+
+
+@pytest.mark.timed_world
+def test_a_healthy_rig_passes_beside_two_cpu_burners(
+    live_rig: tuple[SimulatedRig, Testbed], host_at_world_priority: None
+) -> None:
     """The host's effect: with both cores of a 2-core machine kept busy the round trips grow, the fit
     still keeps its promise."""
     _, bed = live_rig
@@ -120,9 +175,9 @@ def test_a_healthy_rig_passes_beside_two_cpu_burners(live_rig: tuple[SimulatedRi
         for burner in burners:
             burner.kill()
             burner.wait()
-    assert result.outcome is Outcome.PASSED, result.text
+    assert_healthy(result, samples)
     low, high = rig_ppm(result)
-    assert low <= -80 <= high and high - low <= rate_width_allowed(samples), result.figure
+    assert low <= -80 <= high, result.figure
 
 
 def test_a_clock_that_jumps_fails(live_rig: tuple[SimulatedRig, Testbed]) -> None:

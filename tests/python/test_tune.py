@@ -15,9 +15,9 @@ from thermrig.cli.main import app
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
-from thermrig.link.stored_gains import Gains, GainsError, gains_path, load_gains, rig_key, save_gains
+from thermrig.link.stored_gains import Gains, GainsError, StoredGains, gains_path, load_gains, rig_key, save_gains
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
-from thermrig.testbed import SimulatedRigSpec
+from thermrig.testbed import SimulatedRigSpec, open_testbed
 from thermrig.tune.air_step import air_step
 from thermrig.tune.auto import auto_tune
 from thermrig.tune.relay import RelayPlan, TuneError, relay
@@ -56,10 +56,11 @@ def tune_and_store(scales: dict[str, float]) -> Gains:
 
 
 def step_after_connect(scales: dict[str, float], rise_c: float) -> tuple[RigLink, float | None, float]:
-    """A fresh rig on the chassis, connected (the HELLO sends whatever gains are stored), and a step."""
-    with SimulatedRigSpec(chassis_scales=scales).rig() as sim, RigLink(sim.port) as link:
-        link.hello()
-        r = sim.run_alongside(link, lambda: air_step(link, rise_c, STEP_S))
+    """A fresh rig on the chassis, opened as the commands a user runs open it (whatever gains are stored
+    are sent after the HELLO), and a step."""
+    with open_testbed(SimulatedRigSpec(chassis_scales=scales), stored_gains=True) as bed:
+        link = bed.link
+        r = bed.run(lambda: air_step(link, rise_c, STEP_S))
     return link, r.settle_s, r.overshoot_c
 
 
@@ -173,20 +174,29 @@ def test_rig_tune_sim_reports_the_gains_and_stores_nothing(isolated_env: dict[st
     assert refused.exit_code != 0 and "go with --sim" in refused.output
 
 
-def test_stored_gains_are_sent_at_connection_and_said(
+def test_stored_gains_are_sent_when_the_opener_asks_and_said(
     isolated_env: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
-        info = link.hello()
-        assert link.gains is None and not caplog.records  # nothing stored: the firmware's defaults, silently
-        path = save_gains(rig_key(info, link.usb_serial), Gains(123.4, 5.6, 7.8), "by hand")
-        with caplog.at_level("INFO", logger="thermrig.link.rig_link"):
-            link.hello()  # a reconnection, or the re-handshake after the rig reset
-        assert link.gains is not None and link.gains.gains == Gains(123.4, 5.6, 7.8)
+    """A testbed opened with stored_gains (as every command a user runs on a rig opens it) sends the gains
+    stored for its rig after the HELLO and says so; one opened without them (a test, the conformance
+    suite) sends none, stored or not."""
+    with open_testbed(SimulatedRigSpec(), stored_gains=True) as bed:
+        key = rig_key(bed.info, bed.link.usb_serial)
+        assert bed.link.gains is None and "gains" not in caplog.text  # none stored: the firmware's, silently
+    path = save_gains(key, Gains(123.4, 5.6, 7.8), "by hand")
+    with caplog.at_level("INFO", logger="thermrig.link.rig_link"):
+        with open_testbed(SimulatedRigSpec(), stored_gains=True) as bed:
+            assert bed.link.gains is not None and bed.link.gains.gains == Gains(123.4, 5.6, 7.8)
+            assert [e.kind for e in bed.link.events].count("gains") == 1
         assert f"sent the stored air-loop gains kp 123.4, ki 5.60, kd 7.8 ({path})" in caplog.text
-        path.write_text("[air_pid]\nkp = 99999\nki = 1\nkd = 1\n")  # a broken file: said, and the defaults
-        link.hello()
-        assert link.gains is None and "keeps its firmware's air-loop gains" in caplog.text
+        caplog.clear()
+        with open_testbed(SimulatedRigSpec()) as bed:  # not asked: the file is not read, nothing sent
+            assert bed.link.gains is None and "gains" not in [e.kind for e in bed.link.events]
+        assert "gains" not in caplog.text
+    path.write_text("[air_pid]\nkp = 99999\nki = 1\nkd = 1\n")  # a broken file: said, and the defaults
+    with open_testbed(SimulatedRigSpec(), stored_gains=True) as bed:
+        assert bed.link.gains is None and "gains" not in [e.kind for e in bed.link.events]
+    assert "keeps its firmware's air-loop gains" in caplog.text and "kp" in caplog.text
 
 
 def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
@@ -206,11 +216,12 @@ def test_rig_tune_on_a_port_stores_the_gains_and_the_next_connection_sends_them(
 
 
 def test_a_rig_that_resets_gets_its_stored_gains_again(isolated_env: dict[str, str]) -> None:
-    """A reset rig boots on its firmware's gains: the link's re-handshake sends the stored ones again."""
+    """A reset rig boots on its firmware's gains: the link's re-handshake sends the ones its opener gave
+    it again."""
     with SimulatedRigSpec(chassis_scales={}).rig() as sim, RigLink(sim.port) as link:
         info = link.hello()
-        save_gains(rig_key(info, link.usb_serial), Gains(300.0, 10.0, 150.0), "by hand")
-        link.hello()
+        path = save_gains(rig_key(info, link.usb_serial), Gains(300.0, 10.0, 150.0), "by hand")
+        link.send_gains(StoredGains(Gains(300.0, 10.0, 150.0), "by hand", path))
         assert [e.kind for e in link.events].count("gains") == 1
         sim.faults.inject(FaultKind.MCU_RESET)
         sim.advance(0.1)  # the rig reboots and reports at its first tick

@@ -1,8 +1,12 @@
 // The rig's wiring around the Pico (hardware/README.md), independent of main.py's pin map: the four
 // MAX31855 on SPI0 behind their own chip selects, the SHT31 on I2C0, the heater and fan PWM outputs, the
-// fans' tach lines. The chips answer with what the plant's last sample said. Like the chips, the board
-// checks what matters to them (SPI mode and clock, the SHT31's address and command, the PWM frequencies);
-// a firmware that gets one wrong stops the simulation with one line (WiringError).
+// fans' tach lines. The chips answer with what the plant's last sample said, as they answer the bus they
+// are driven by: read in another SPI mode than 0 a MAX31855's word arrives a bit late, and clocked past its
+// 5 MHz its bits come garbled (bring-up names both). What no chip could answer at all (the SHT31's
+// address and command aside, which it NAKs) stops the simulation with one line (WiringError): chips on
+// the wrong pins, two chip selects low at once, PWM frequencies the heater's switch or the fans cannot take.
+// A PWM slice can be made to fail (the plant's pwm-error): its channel's compare level stays 0, whatever
+// is written to it, so its output stops, and the level the firmware reads back is not the one it wrote.
 import { I2CMode } from 'rp2040js';
 
 export const TC_CS = [17, 20, 21, 22]; // GPIO of thermocouple channel 0..3
@@ -25,6 +29,33 @@ export const SHT3X_CONVERSION_NS = 15_500_000; // high repeatability, datasheet 
 const FAN_HZ = [21_000, 28_000];
 const HEATER_HZ = [1, 1_000];
 const NO_CHIP = [0xff, 0xff, 0xff, 0xff]; // MISO undriven
+const PWM_OUTPUTS = [HEATER, FANS[0], FANS[1]]; // the plant's pwm-error channels 0-2
+const CC = 0x0c; // a slice's compare register, within its 0x14 bytes: channel A's level low, B's high
+
+/** xorshift32: which bits of an overclocked read come unstable, the same sequence on every run. */
+function xorshift(state) {
+  let x = state;
+  x ^= x << 13;
+  x ^= x >>> 17;
+  x ^= x << 5;
+  return x >>> 0;
+}
+
+/** The 32-bit word a MAX31855 puts on SO as this bus reads it. SCK's idle level or clock phase other than
+ * mode 0 samples SO on the falling edge, the edge on which the chip shifts its next bit out (SO valid up to
+ * 40 ns after it; nothing holds the old bit), or after it (mode 3): each bit a clock late, D31 lost and
+ * MISO's pull-up read last. Past 5 MHz SO is sampled while it still changes: a quarter of the bits, at
+ * random, read as the bit before them. jitter(): the next random 32 bits. */
+export function busWord(word, mode, hz, jitter) {
+  let w = word >>> 0;
+  if (hz > MAX31855_MAX_HZ) {
+    const late = (jitter() & jitter()) >>> 0;
+    const before = ((w >>> 1) | (w & 0x80000000)) >>> 0;
+    w = ((w & ~late) | (before & late)) >>> 0;
+  }
+  if (mode !== 0) w = ((w << 1) | 1) >>> 0;
+  return w;
+}
 
 export class WiringError extends Error {}
 
@@ -50,7 +81,11 @@ export class Board {
     this.shtRead = 0;
     this.shtReading = false;
     this.shifted = TC_CS.map(() => 0); // bytes each MAX31855 has shifted out since its CS fell
+    this.reading = TC_CS.map(() => NO_CHIP); // the word each is shifting out, as the bus reads it
+    this.jitterState = 0x2545f491;
+    this.pwmFailing = [false, false, false]; // heater, fan0, fan1: the plant's pwm-error
     this.wireSpi();
+    this.wirePwm();
     this.wireI2c();
   }
 
@@ -79,13 +114,46 @@ export class Board {
       if (this.chip.gpio[SPI0_SCK].functionSelect !== FUNC_SPI || this.chip.gpio[SPI0_MISO].functionSelect !== FUNC_SPI) {
         wiring(`the MAX31855s' SCK and SO are on GP${SPI0_SCK} and GP${SPI0_MISO}: those pins are not SPI0's`);
       }
-      if (spi.spiMode !== 0) wiring(`SPI mode ${spi.spiMode}: the MAX31855 needs mode 0 (SCK idle low, SO read on the rising edge)`);
-      if (spi.clockFrequency > MAX31855_MAX_HZ) wiring(`SPI at ${Math.round(spi.clockFrequency)} Hz: the MAX31855 takes up to ${MAX31855_MAX_HZ} Hz`);
       if (spi.dataBits !== 8) wiring(`SPI with ${spi.dataBits}-bit words: the firmware reads the MAX31855 in bytes`);
       const ch = selected[0];
       const i = this.shifted[ch]++;
-      spi.completeTransmit(i < 4 ? this.words[ch][i] : 0);
+      if (i === 0) this.reading[ch] = this.read(ch, spi);
+      spi.completeTransmit(i < 4 ? this.reading[ch][i] : 0);
     };
+  }
+
+  /** Thermocouple ch's word as the bus, in its mode and at its clock, reads it: four bytes. */
+  read(ch, spi) {
+    const [b0, b1, b2, b3] = this.words[ch];
+    const word = ((b0 << 24) | (b1 << 16) | (b2 << 8) | b3) >>> 0;
+    const jitter = () => (this.jitterState = xorshift(this.jitterState));
+    const w = busWord(word, spi.spiMode, spi.clockFrequency, jitter);
+    return [w >>> 24, (w >>> 16) & 0xff, (w >>> 8) & 0xff, w & 0xff];
+  }
+
+  /** The PWM slices: a failing channel's compare level is held at 0 (writes to it are lost). */
+  wirePwm() {
+    this.chip.pwm.channels.forEach((slice) => {
+      const write = slice.writeRegister.bind(slice);
+      slice.writeRegister = (offset, value) => write(offset, offset === CC ? this.heldLevel(slice.index, value) : value);
+    });
+  }
+
+  /** The compare value slice index takes: its failing channels' halves at 0. */
+  heldLevel(index, value) {
+    let v = value >>> 0;
+    PWM_OUTPUTS.forEach((pin, channel) => {
+      if (this.pwmFailing[channel] && ((pin >> 1) & 7) === index) v &= pin & 1 ? 0x0000ffff : 0xffff0000;
+    });
+    return v >>> 0;
+  }
+
+  /** The plant's pwm-error: channel (0 heater, 1-2 fans) fails, or works again (its level then 0 until
+   * the firmware writes one). */
+  pwmError(channel, failing) {
+    this.pwmFailing[channel] = failing;
+    const slice = this.chip.pwm.channels[(PWM_OUTPUTS[channel] >> 1) & 7];
+    slice.writeRegister(CC, slice.cc);
   }
 
   wireI2c() {

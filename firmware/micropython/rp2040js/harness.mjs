@@ -13,6 +13,8 @@
 // its own time; --stats says how many simulated seconds it ran per wall second.
 // A reset (the plant's "R <cause>", or the chip's watchdog) powers on a fresh chip with the same flash; the
 // watchdog's reset leaves WATCHDOG_REASON set, which MicroPython's machine.reset_cause() reads.
+// The plant's "P <channel> <0|1>" (pwm-error) makes that output's PWM slice fail, or work again
+// (board.mjs), on this chip and on the chips after a reset.
 // A test drives the USB host through --control: on SIGUSR2 the harness reads that JSON file, removes it
 // (the test waits for that), and applies it at the next plant sample, so a stepped run is the same run:
 // {"usb_host_frozen_s": N} makes the host stop taking the device's IN transfers for N s of chip time;
@@ -93,6 +95,7 @@ class Pico {
     this.bootNs = null; // chip time from power-on to its first word on USB (EVT BOOT)
     this.firstTelNs = null; // ... and to its first telemetry frame
     this.control = null; // the test's request (--control), applied at the next sample
+    this.pwmFailing = [false, false, false]; // the plant's pwm-error, per channel: outlives a reset
     this.fromHost = (data) => this.cdc.send(data); // the paced loop holds bytes back while it runs ahead
   }
 
@@ -109,6 +112,7 @@ class Pico {
     this.runner = new Runner(chip, clock);
     this.runner.samples = this.profile;
     this.board = new Board(chip, () => clock.nanos);
+    this.pwmFailing.forEach((failing, channel) => failing && this.board.pwmError(channel, true)); // a fresh chip's slice fails too
     const runner = this.runner;
     this.cdc = new CdcHost(chip.usbCtrl, (ns, fn) => runner.at(runner.nanos + ns, fn), () => runner.nanos);
     this.cdc.onConnected = () => (this.usb.opens += 1);
@@ -120,9 +124,13 @@ class Pico {
       this.onOutput();
     };
     this.watchdogBit = false;
-    chip.peripherals[0x40058].onWatchdogTrigger = () => {
+    const wdog = chip.peripherals[0x40058];
+    wdog.onWatchdogTrigger = () => {
       this.watchdogBit = true;
       this.runner.stopped = true; // the chip resets: nothing after this instruction runs
+      // The reset stops the watchdog. Left running, rp2040js's alarm at a count of 0 fires again at once,
+      // forever, within the same clock tick: the harness hung at the first watchdog reset of a chip.
+      wdog.alarm.enable = false;
     };
   }
 
@@ -140,6 +148,17 @@ class Pico {
         this.runner.at(start + ((k + 0.75) * spanNs) / pulses, () => this.board.tach(fan, true));
       }
     });
+  }
+
+  /** The plant's "P <channel> <0|1>": that PWM channel's slice fails (or works again) from now on. Returns
+   * next, the line after it. */
+  pwmError(line, next) {
+    const [, channel, on] = line.split(' ');
+    const ch = parseInt(channel, 10);
+    if (!(ch >= 0 && ch < this.pwmFailing.length)) throw new Error(`bad plant message: ${line}`);
+    this.pwmFailing[ch] = on === '1';
+    this.board?.pwmError(ch, this.pwmFailing[ch]);
+    return next;
   }
 
   /** The test's request: the USB host stops reading for a while (chip time). */
@@ -289,7 +308,7 @@ async function paced(pico, wires) {
     waiting = true;
     const ahead = runAhead();
     let line = await wires.next();
-    while (line !== null && line.startsWith('P ')) line = await wires.next(); // a PWM failure: not on this chip
+    while (line !== null && line.startsWith('P ')) line = pico.pwmError(line, await wires.next());
     waiting = false;
     if (wake) wake();
     await ahead;
@@ -366,7 +385,7 @@ async function realtime(pico, wires) {
     if (r.nanos >= nextSample) {
       wires.send(pico.outputsLine());
       let line = await wires.next();
-      while (line !== null && line.startsWith('P ')) line = await wires.next();
+      while (line !== null && line.startsWith('P ')) line = pico.pwmError(line, await wires.next());
       if (line === null) return;
       if (line.startsWith('R ')) {
         if ((await boot(pico, wires, parseInt(line.slice(2), 10))) === null) return;

@@ -22,6 +22,18 @@ def _u16(pm):
     return pm * 65535 // 1000
 
 
+DUTY_SLACK = 256  # u16: a slice's compare level rounds a duty to whole counts of its period (13 at 25 kHz)
+
+
+def _drive(pwm, duty):
+    """A PWM output's duty, read back from its slice: a slice that does not hold the level written to it
+    has failed, and says so as a driver would (OSError EIO): main.py then makes the outputs safe and the
+    watchdog restarts the MCU."""
+    pwm.duty_u16(duty)
+    if abs(pwm.duty_u16() - duty) > DUTY_SLACK:
+        raise OSError(5)
+
+
 class SetupError(Exception):
     """A peripheral the chip refuses to set up as asked (ValueError from machine): which one, and why."""
 
@@ -129,9 +141,9 @@ class PicoHal:
             s.tach[i] = self.tachs[i].take()
 
     def apply(self, heater_pm, fan_pm):
-        self.heater.duty_u16(_u16(heater_pm))
+        _drive(self.heater, _u16(heater_pm))
         for i in range(c.NUM_FANS):
-            self.fans[i].duty_u16(_u16(fan_pm[i]))
+            _drive(self.fans[i], _u16(fan_pm[i]))
 
     def safe(self):
         """Heater off, fans full, each on its own: a PWM that fails (OSError) keeps none of the others from

@@ -162,17 +162,55 @@ static void play_tach(void)
     tach_idle = true;
 }
 
-/* The host's bytes into the link UART, as they come. */
+/* In real time the simulated clock runs at the host's (native_sim's --rt, on CLOCK_MONOTONIC_RAW), but
+ * while the host does not run this program it stands still, and then runs flat out to catch up. Bytes
+ * the host wrote meanwhile must not reach the board at an uptime before they reached the socket, or the
+ * uptime stamped on them (a PING's) would lie before the host sent them: a clock that jumps, as the host's
+ * time sync sees it. So each chunk read from the socket carries the host's time it was read at, in the
+ * simulated clock's terms, and goes into the UART at the first poll whose tick it does not lie beyond: a
+ * stamp in whole ticks then covers it. Where the clock keeps up, that is the poll that read it. */
+#define TICK_US (1000000 / CONFIG_SYS_CLOCK_TICKS_PER_SEC)
+#define SLACK_US 100 /* how far the least lead seen may overstate the clocks' true offset (a wake-up's latency) */
+static int64_t host_lead_us = INT64_MAX; /* the host's clock less the simulated one, the least seen */
+static uint8_t held[256];                /* host bytes read but not yet due on the board */
+static int held_len;
+static int64_t held_due_us; /* simulated time at which they reached the socket */
+
+/* The simulated clock, in microseconds, and the host's as that clock counts it. */
+static int64_t sim_us(void)
+{
+    return (int64_t)k_cyc_to_us_floor64(k_cycle_get_64());
+}
+
+static int64_t host_in_sim_us(int64_t now)
+{
+    int64_t lead = plant_host_now_us() - now;
+    host_lead_us = MIN(host_lead_us, lead);
+    return now + (lead - host_lead_us);
+}
+
+/* The host's bytes into the link UART, as they come: in real time, no earlier than they came. */
 static void poll_link(struct k_timer *timer)
 {
     ARG_UNUSED(timer);
-    uint8_t chunk[256];
-    int n;
-    while ((n = plant_host_recv(serial_fd, chunk, sizeof chunk)) > 0) {
-        (void)uart_emul_put_rx_data(LINK, chunk, (size_t)n);
-    }
-    if (n < 0) {
-        gone();
+    int64_t now = sim_us();
+    for (;;) {
+        if (held_len > 0) {
+            if (plant.realtime && held_due_us > now + TICK_US - SLACK_US) {
+                return; /* the clock has not caught up with them yet */
+            }
+            (void)uart_emul_put_rx_data(LINK, held, (size_t)held_len);
+            held_len = 0;
+        }
+        int n = plant_host_recv(serial_fd, held, sizeof held);
+        if (n < 0) {
+            gone();
+        }
+        if (n <= 0) {
+            return;
+        }
+        held_len = n;
+        held_due_us = plant.realtime ? host_in_sim_us(now) : now;
     }
 }
 K_TIMER_DEFINE(link_timer, poll_link, NULL);

@@ -11,6 +11,8 @@ int plant_host_recv(int fd, void *buf, int len);
 int plant_host_wait(int fd, int timeout_ms);
 /* All len bytes, waiting as needed: 0, or -1 once the peer has gone. */
 int plant_host_send(int fd, const void *buf, int len);
+/* The host's monotonic clock (CLOCK_MONOTONIC_RAW, the one native_sim's real time follows), microseconds. */
+long long plant_host_now_us(void);
 /* Start this program afresh (a cold reboot) with both sockets kept open for the new boot. */
 void plant_host_reboot(int serial_fd, int plant_fd);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plant_host.h"
@@ -48,6 +49,13 @@ int plant_host_recv(int fd, void *buf, int len)
         return 0;
     }
     return -1;
+}
+
+long long plant_host_now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (long long)t.tv_sec * 1000000LL + t.tv_nsec / 1000;
 }
 
 int plant_host_wait(int fd, int timeout_ms)

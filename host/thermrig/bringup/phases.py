@@ -155,7 +155,7 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
         fixes.append(
             f"{'; '.join(unstable)}: unstable readings with the rig cold (bits that change from read to"
             " read): check the SPI clock of those chips (the MAX31855 takes up to 5 MHz:"
-            " spi-max-frequency) and their SCK and SO wires"
+            " spi-max-frequency in a Zephyr overlay, the SPI's baudrate on a Pico) and their SCK and SO wires"
         )
     if absurd:
         fixes.append(
@@ -166,10 +166,16 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
         others = [n for n in names if n not in unreadable]
         said = ", ".join(f"{key} ({name}) reads {frames.last.named(name).value:.1f} °C, open" for name, key in silent)
         keys = ", ".join(key for _, key in silent)
-        fixes.append(
-            f"{said}, while {', '.join(others) or 'no other'} read room temperature: check {keys}'s chip select"
-            " (its wire, and its polarity: active low), its SPI mode (0) and then the bead's plug"
-        )
+        if len(silent) < len(names) or len(names) == 1:
+            fixes.append(
+                f"{said}, while {', '.join(others) or 'no other'} read room temperature: check {keys}'s chip"
+                " select (its wire, and its polarity: active low), its SPI mode (0) and then the bead's plug"
+            )
+        else:  # what the chips share before what each has of its own: one bus in the wrong mode reads all open
+            fixes.append(
+                f"{said}: every thermocouple reads open: check first what they share: the SPI mode (0) they are"
+                " read with, the SCK and SO wires and the chips' 3.3 V; then each chip select and bead plug"
+            )
     if bad:
         fixes.append(
             f"{'; '.join(bad)}: check that thermocouple's plug "

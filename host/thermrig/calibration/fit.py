@@ -32,7 +32,7 @@ from thermrig.analysis.published import (
 from thermrig.analysis.throttle import throttle_of
 from thermrig.calibration.parameters import FIT_MODEL, Bound, Fitted, Model, current
 from thermrig.dut.replay import ModelReplay, Pattern, Workload, condition
-from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.hardware.drive_profiles import DriveProfile, load_drive_profile
 from thermrig.hardware.profiles import (
     ChassisParams,
     load_chassis,
@@ -176,7 +176,7 @@ def fit_sm951(replayer: ModelReplay, maxfev: int = 300) -> tuple[DriveProfile, f
     drive = load_drive_profile("sm951_512")
 
     def build(x: np.ndarray) -> DriveProfile:
-        states = (*drive.states[:-1], PowerState(drive.states[-1].name, float(x[1])))
+        states = (*drive.states[:-1], replace(drive.states[-1], max_w=float(x[1])))
         return replace(drive, tmt1_c=float(x[0]), idle_power_w=float(x[2]), states=states)
 
     def objective(x: np.ndarray) -> float:

@@ -1,5 +1,5 @@
 """What the 950 Pro fit may move, and what it holds: every calibrated number of the drive, the slots
-and the chassis profiles by name, its bounds and their source (../shared/reference/physics.md), and
+and the chassis profiles by name, its bounds and their source (docs/sources.md), and
 the models of the fit (which of them are free, which are set from elsewhere and from what).
 
 `FIT_MODEL` (`EXHAUST_TIED_HELD`) is the fit `make fit` runs and what hardware/profiles hold: the top and
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from thermrig.hardware.drive_profiles import DriveProfile, PowerState, load_drive_profile
+from thermrig.hardware.drive_profiles import DriveProfile, load_drive_profile
 from thermrig.hardware.profiles import SLOTS, SlotParams, load_chassis_profiles, load_slot
 
 
@@ -122,7 +122,7 @@ def read(f: Fitted) -> dict[str, float]:
 def build(v: dict[str, float], base: Fitted) -> Fitted:
     """base with every calibrated number taken from v."""
     drive = base.drive
-    states = (*drive.states[:-1], PowerState(drive.states[-1].name, v["tmt2_w"]))
+    states = (*drive.states[:-1], replace(drive.states[-1], max_w=v["tmt2_w"]))
     d = replace(
         drive,
         tmt1_c=v["tmt1_c"],
@@ -298,7 +298,7 @@ class Prior:
 
 
 MIDDLE_SOURCE = "no published value: the middle of its bound"
-PRIOR = (  # ../shared/reference/physics.md; every other number starts at its bound's middle (MIDDLE_SOURCE)
+PRIOR = (  # docs/sources.md; every other number starts at its bound's middle (MIDDLE_SOURCE)
     Prior("tmt1_c", 75.0, "no published threshold; 'start near 70-80 C on the controller': the middle of that"),
     Prior("board_capacity_j_per_k", 9.0, "M.2 2280 board <= 10 g (spec): ~9 J/K (EST)"),
     Prior(

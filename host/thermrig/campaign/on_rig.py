@@ -71,10 +71,13 @@ def run_campaign(
     hooks: CampaignHooks,
     destroy: bool = False,
     on_warning: Callable[[str], None] = lambda text: None,
+    stored_gains: bool = False,
 ) -> Orchestrator:
     """The plan walked on the testbed its campaign names; the orchestrator, for what it left unsent or
-    unanalysed. A rig with latched faults is refused before any run."""
-    with open_testbed(testbed_of(plan.campaign, destroy), require_clear=True) as bed:
+    unanalysed. A rig with latched faults is refused before any run. stored_gains: the rig gets the gains
+    `thermrig rig tune` stored for it (`thermrig run` asks; the calibration runs the firmware's)."""
+    testbed = testbed_of(plan.campaign, destroy)
+    with open_testbed(testbed, require_clear=True, stored_gains=stored_gains) as bed:
         for warning in bed.warnings:
             on_warning(warning)
         return walk(Orchestrator(plan, state.folder, bed, influx, hooks), state)

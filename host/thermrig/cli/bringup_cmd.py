@@ -13,6 +13,7 @@ from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.operator import SimulatedOperator
+from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
 COLOURS = {"PASS": "green", "FAIL": "red", "SKIP": "yellow"}
@@ -71,15 +72,16 @@ def bringup_cmd(
 
     if sim:
         spec = SimulatedRigSpec(Pacing.stepped(), firmware=firmware, swapped_tcs=parse_swap(swap), image=image)
-        with open_testbed(spec) as bed:
-            operator = SimulatedOperator(bed.simulated.sensors)
+        with open_testbed(spec, stored_gains=True) as bed:
+            assert isinstance(bed.sim, SimulatedRig)  # its operator touches the simulator's beads
+            operator = SimulatedOperator(bed.sim.sensors)
             steps = bed.run(lambda: bringup(bed.link, operator, report))
     else:
         if swap is not None:
             raise typer.BadParameter("--swap plays a miswired rig: it goes with --sim")
         if image is not None:
             raise typer.BadParameter("--image runs a simulated rig's firmware: it goes with --sim")
-        with open_testbed(LocalRig(port)) as bed:
+        with open_testbed(LocalRig(port), stored_gains=True) as bed:
             steps = bringup(bed.link, ConsoleOperator(console), report)
     failed = [s.name for s in steps if s.passed is False]
     skipped = [s.name for s in steps if s.passed is None]

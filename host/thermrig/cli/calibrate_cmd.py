@@ -31,7 +31,9 @@ from thermrig.testbed.signals import sigterm_interrupts
 # every fit measured from the prior converged within 1,101-2,859 (docs/virtual-drive.md, "Out of sample")
 CROSSVAL_MAXFEV = 3000
 
-app = typer.Typer(help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check.")
+app = typer.Typer(
+    rich_markup_mode=None, help="Calibrate the virtual drive against the seeds: fit, replay, full-pipeline check."
+)
 
 
 def _console() -> Console:

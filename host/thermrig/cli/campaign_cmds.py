@@ -24,6 +24,7 @@ from thermrig.campaign.plan_estimate import sources
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import load_campaign
+from thermrig.cli.durations import hms
 from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.tables import fitted
@@ -45,11 +46,6 @@ PlanModelOpt = Annotated[
 ]
 
 
-def _hms(seconds: float) -> str:
-    h, rest = divmod(int(seconds), 3600)
-    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
-
-
 def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
     t = Table(title=f"campaign {plan.campaign.name}: {len(plan.runs)} runs, seed {plan.seed}")
     for col in ("#", "run", "slot", "heatsink", "airflow", "profile", "fan1 %", "hctm", "workload", "repeat", "est."):
@@ -67,7 +63,7 @@ def _plan_table(plan: Plan, done: set[str] | None = None) -> Table:
             "-" if r.hctm is None else r.hctm.label,
             r.workload.name,
             str(r.repeat),
-            _hms(plan.estimate_s(r)),
+            hms(plan.estimate_s(r)),
         )
     return t
 
@@ -95,18 +91,18 @@ def plan(
     total = sum(e.total_s for e in phases)
     source = sources(p) if p.runs else "no runs"
     by_phase = ", ".join(
-        f"{name} {_hms(sum(getattr(e, name + '_s') for e in phases))}"
+        f"{name} {hms(sum(getattr(e, name + '_s') for e in phases))}"
         for name in ("equilibrium", "baseline", "workload", "cooldown")
     )
     console.print(
-        f"estimated {_hms(total)} ({by_phase}); {source}; "
+        f"estimated {hms(total)} ({by_phase}); {source}; "
         f"{p.physical_changes()} hardware changes by the operator, {p.condition_changes()} chassis changes"
     )
     if seed is None and (orders := drawn_orders_s(c, h, model=p.model)):
         console.print(
             f"this order is seed {p.seed}'s; `thermrig run` draws its own (no seed in the file): "
-            f"{len(orders)} other orders (seeds 1-{len(orders)}) estimated {_hms(orders[0])} to {_hms(orders[-1])}, "
-            f"median {_hms(statistics.median(orders))}"
+            f"{len(orders)} other orders (seeds 1-{len(orders)}) estimated {hms(orders[0])} to {hms(orders[-1])}, "
+            f"median {hms(statistics.median(orders))}"
         )
 
 
@@ -126,7 +122,7 @@ def _view(progress: Progress, eta_basis: str = "") -> Group:
     if progress.phase == "done":
         t.add_row("ETA", "finished")
     else:
-        t.add_row("ETA", f"about {_hms(progress.eta_s)} left ({eta_basis or 'estimate'})")
+        t.add_row("ETA", f"about {hms(progress.eta_s)} left ({eta_basis or 'estimate'})")
     if progress.influx:
         t.add_row("InfluxDB", f"[yellow]{escape(progress.influx)}[/]")
     if progress.latest:
@@ -227,6 +223,7 @@ def run(
                 hooks,
                 destroy,
                 lambda warning: console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True),
+                stored_gains=True,
             )
         except CampaignInterrupted as stopped:
             live.stop()

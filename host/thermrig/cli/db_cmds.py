@@ -22,7 +22,7 @@ from thermrig.db.settings import configured
 from thermrig.db.spool import pending_spools, spool_dir, spool_folders
 from thermrig.db.writer import SpoolWriter, WriteProblem
 
-app = typer.Typer(help="The local InfluxDB server and the durable spool.", no_args_is_help=True)
+app = typer.Typer(rich_markup_mode=None, help="The local InfluxDB server and the durable spool.", no_args_is_help=True)
 
 
 @app.command()

@@ -26,7 +26,9 @@ def flash(
     ] = None,
     port: Annotated[
         str | None,
-        typer.Option(help="Serial port the rig answers on after flashing (default: as `thermrig rig` finds it)."),
+        typer.Option(
+            "--port", "-p", help="Serial port the rig answers on after flashing (default: as `thermrig rig` finds it)."
+        ),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds the rig may take to answer after the upload.")] = 20.0,
     dry_run: Annotated[
@@ -36,7 +38,7 @@ def flash(
         str | None,
         typer.Option("--lab", help="Flash a place of this labgrid coordinator (HOST:PORT) instead: see --place."),
     ] = None,
-    place: Annotated[str | None, typer.Option("--place", "-p", help="With --lab: the place to flash.")] = None,
+    place: Annotated[str | None, typer.Option("--place", help="With --lab: the place to flash.")] = None,
     image: Annotated[
         Path | None,
         typer.Option(

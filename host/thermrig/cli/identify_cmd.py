@@ -63,7 +63,7 @@ def identify(
     target = out or data_dir() / "chassis" / f"{name}.toml"
     load_chassis()  # the base chassis must read before half an hour of steps is spent
     console = Console()
-    with open_testbed(LocalRig(port, speed=speed)) as bed:
+    with open_testbed(LocalRig(port, speed=speed), stored_gains=True) as bed:
         samples = _record(console, bed.link, plan)
     found = identify_chassis(samples, load_chassis(), heater_w)
     console.print(fit_table(found.fit))

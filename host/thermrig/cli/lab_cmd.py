@@ -20,6 +20,7 @@ from thermrig.config import resolve_port
 from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml
 
 app = typer.Typer(
+    rich_markup_mode=None,
     help="A lab of rigs through labgrid: each rig a place (its serial port, its test PC's fio server and SSH, "
     "tags), locked through labgrid's coordinator. See docs/lab.md.",
     no_args_is_help=True,

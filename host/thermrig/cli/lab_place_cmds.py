@@ -19,7 +19,7 @@ from thermrig.testbed.signals import sigterm_interrupts
 
 
 @user_errors
-def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-p", help="The place.")]) -> None:
+def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", help="The place.")]) -> None:
     """Acquire a place, say hello to its rig through the place's RFC 2217 port, print what it is, release."""
     lab = labgrid_modules()
     from thermrig.lab.place_check import place_rig
@@ -31,7 +31,7 @@ def info(coordinator: CoordOpt, place: Annotated[str, typer.Option("--place", "-
 @user_errors
 def check(
     coordinator: CoordOpt,
-    place: Annotated[str, typer.Option("--place", "-p", help="The place.")],
+    place: Annotated[str, typer.Option("--place", help="The place.")],
     insecure: Annotated[
         bool, typer.Option("--insecure", help="The fio server straight over the network, not through SSH.")
     ] = False,
@@ -58,14 +58,12 @@ def check(
 @user_errors
 def hold(
     coordinator: CoordOpt,
-    place: Annotated[list[str], typer.Option("--place", "-p", help="A place to hold (repeatable).")] = [],  # noqa: B006
+    place: Annotated[list[str], typer.Option("--place", help="A place to hold (repeatable).")] = [],  # noqa: B006
     tag: Annotated[
         list[str],
         typer.Option("--tag", "-t", help="Instead of --place: hold places with this tag (KEY=VALUE, repeatable)."),
     ] = [],  # noqa: B006
-    count: Annotated[
-        int, typer.Option("--count", "-n", min=1, help="With --tag: how many places (as many as match).")
-    ] = 1,
+    count: Annotated[int, typer.Option("--count", min=1, help="With --tag: how many places (as many as match).")] = 1,
 ) -> None:
     """Acquire places and hold them until Ctrl-C: prints each rig's serial URL (for --port) and its test PC.
 

@@ -10,14 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.cli.campaign_cmds import HistoryOpt, PlanModelOpt, SeedOpt
+from thermrig.cli.durations import hms
 from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules, pairs
 from thermrig.lab.rig_place import tag_value
-
-
-def _hms(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s"
 
 
 @user_errors
@@ -59,10 +55,10 @@ def plan(
         table.add_column(column)
     for hw, lane in zip(planned.places, split.lanes, strict=True):
         fixed = planned.fixed(hw) or "-"
-        table.add_row(lane.place, fixed, str(len(lane.runs)), str(len(lane.prompts)), _hms(lane.busy_s))
+        table.add_row(lane.place, fixed, str(len(lane.runs)), str(len(lane.prompts)), hms(lane.busy_s))
     Console(width=200).print(table)
     one = planned.one_place_s
     typer.echo(
-        f"planned {_hms(one)} on one place, {_hms(split.makespan_s)} on {len(planned.places)} places "
+        f"planned {hms(one)} on one place, {hms(split.makespan_s)} on {len(planned.places)} places "
         f"({one / split.makespan_s:.2f}x); {sources(p)}"
     )

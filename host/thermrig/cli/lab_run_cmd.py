@@ -84,7 +84,12 @@ def run_on_lab(
     )
     events = LogEvents(console, state, len(plan.runs), no_prompt)
     request = LabRequest(
-        address, {k: tag_value(v) for k, v in table.tags.items()}, table.places, table.ssh_key, table.insecure
+        address,
+        {k: tag_value(v) for k, v in table.tags.items()},
+        table.places,
+        table.ssh_key,
+        table.insecure,
+        stored_gains=True,
     )
     lab = LabCampaign(plan, state, influx, request, events)
     again = f"`thermrig run {campaign_file} --lab {address} --resume --out {state.folder}`"

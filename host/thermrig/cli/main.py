@@ -16,9 +16,11 @@ from thermrig.cli.report_cmd import report
 from thermrig.firmware_identity import host_version
 
 app = typer.Typer(
+    rich_markup_mode=None,
     help="thermrig: control the thermal rig, run the simulated rig, and record SSD throttling experiments.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"max_content_width": 1000},  # help fills the terminal, however wide
 )
 app.add_typer(rig_cmds.app, name="rig")
 app.add_typer(sim_cmd.app, name="sim")

@@ -48,7 +48,10 @@ def record(
     console = Console()
     tags = _tags(rig, run, campaign, tag)
     settings = resolve_settings()
-    with open_testbed(LocalRig(port)) as bed, Live(console=console, refresh_per_second=2, transient=False) as live:
+    with (
+        open_testbed(LocalRig(port), stored_gains=True) as bed,
+        Live(console=console, refresh_per_second=2, transient=False) as live,
+    ):
 
         def started(spool: str) -> None:
             console.print(f"recording run [bold]{tags.run}[/] to {settings.describe()}; spool {spool}")

@@ -24,14 +24,14 @@ from thermrig.link.rig_link import RigLink
 from thermrig.protocol import limits
 from thermrig.testbed import LocalRig, open_testbed
 
-app = typer.Typer(help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
+app = typer.Typer(rich_markup_mode=None, help="Talk to the rig: identity, settings, live view.", no_args_is_help=True)
 
 
 @contextmanager
 def _connect(port: str | None) -> Iterator[RigLink]:
     """The rig, greeted, for a short command that sets it as asked: left so on a normal exit (its
     heartbeat stops with the command: heating ends at the rig's host timeout), safe after an error."""
-    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True, stored_gains=True) as bed:
         yield bed.link
 
 
@@ -125,7 +125,7 @@ def clear(port: PortOpt = None) -> None:
 @user_errors
 def safe(port: PortOpt = None) -> None:
     """Put the rig in its safe state now: heater off, fans full."""
-    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True) as bed:
+    with open_testbed(LocalRig(port), keepalive=False, leave_as_is=True, stored_gains=True) as bed:
         bed.safe(checked=True)
         Console().print("[green]rig safe: heater off, fans full")
 

@@ -57,10 +57,11 @@ def selftest(
         raise typer.BadParameter(str(exc)) from exc
     with contextlib.ExitStack() as stack:
         where = SimulatedRigSpec(Pacing.stepped(), seed=7, firmware=firmware, image=image) if sim else LocalRig(port)
-        bed = stack.enter_context(open_testbed(where, keepalive=False))  # the checks time the heartbeat
+        # no heartbeat: the checks time it
+        bed = stack.enter_context(open_testbed(where, keepalive=False, stored_gains=True))
         info = bed.info
         console.print(f"selftest of {info.firmware} {info.version} on {info.board} at {bed.port}")
-        target = RigUnderTest(bed, bed.simulated, destructive=destructive)
+        target = RigUnderTest(bed, bed.sim, destructive=destructive)
         table = Table(title="conformance")
         for col in ("check", "result", "figure / detail", "wall"):
             table.add_column(col)

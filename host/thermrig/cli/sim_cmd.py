@@ -26,7 +26,7 @@ from thermrig.sim.serving import Serving, serve
 from thermrig.sim.simulated_rig import SimConfig
 from thermrig.testbed.signals import signals_stop
 
-app = typer.Typer(help="The simulated rig: plant model plus the real firmware core.")
+app = typer.Typer(rich_markup_mode=None, help="The simulated rig: plant model plus the real firmware core.")
 app.command("step")(step)
 
 

@@ -55,14 +55,13 @@ def step(
     console.print(f"recording run {tags.run} into {influx.describe()}")
     # The heartbeat the firmware demands while heating is counted in its (simulated) seconds: the
     # testbed paces it, and tells the time sync the simulated clock's pace.
-    with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot)) as bed:
+    with open_testbed(SimulatedRigSpec(Pacing.of_speed(speed), slot=slot), stored_gains=True) as bed:
         console.print(info_table(bed.info, bed.port))
         with Live(console=console, refresh_per_second=4) as live:
             view = _StepView(console, live, bed.link, profile, prof.set_args())
-            plant = bed.simulated.plant
-            outcome = run_step(
-                bed, influx, tags, prof, hold, timeout, lambda: plant.state.air, view.started, view.frame
-            )
+            sim = bed.sim
+            assert sim is not None  # a simulated rig's testbed
+            outcome = run_step(bed, influx, tags, prof, hold, timeout, sim.chassis_air_c, view.started, view.frame)
         _say_outcome(console, outcome, bed.link, influx, tags)
         if outcome.sensed.settle_s is None or outcome.timed_out:
             raise typer.Exit(1)

@@ -14,7 +14,7 @@ from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
 from thermrig.cli.rig_options import PortOpt, SpeedOpt
 from thermrig.dut.pacing import Pacing
-from thermrig.link.stored_gains import rig_key, save_gains
+from thermrig.link.stored_gains import StoredGains, rig_key, save_gains
 from thermrig.protocol.messages import Telemetry
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 from thermrig.tune.air_step import air_step
@@ -65,7 +65,7 @@ def tune(
 
     if sim:
         where = SimulatedRigSpec(Pacing.stepped(), chassis=chassis, chassis_scales=scales)
-        with open_testbed(where) as bed:
+        with open_testbed(where, stored_gains=True) as bed:
             link = bed.link
             result = bed.run(lambda: auto_tune(link, plan))
             console.print(f"model: {result.model.describe()}")
@@ -75,15 +75,16 @@ def tune(
                 link.set(**result.gains.set_args())
                 _report_check(console, bed.run(lambda: air_step(link, check, CHECK_S, fan_pct)))
         return
-    with open_testbed(LocalRig(port, speed=speed)) as bed:
+    with open_testbed(LocalRig(port, speed=speed), stored_gains=True) as bed:
         link, info = bed.link, bed.info
         if link.gains is not None:
             console.print(f"the rig runs stored gains {link.gains.gains.describe()} ({link.gains.path})")
         result = auto_tune(link, plan, _progress(console))
         console.print(f"model: {result.model.describe()}")
         console.print(result_table(result))
-        path = save_gains(rig_key(info, link.usb_serial), result.gains, result.note(plan))
-        link.set(**result.gains.set_args())
+        note = result.note(plan)
+        path = save_gains(rig_key(info, link.usb_serial), result.gains, note)
+        link.send_gains(StoredGains(result.gains.bounded(), note, path))  # and after a reset of the rig
         console.print(f"stored in {path}; sent to the rig now and at every connection")
         if check is not None:
             _report_check(console, air_step(link, check, CHECK_S, fan_pct))

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from thermrig.dut.drive import ThermalManagement
+from thermrig.dut.power_state import PowerState
 from thermrig.errors import ThermrigError
 
 KELVIN = 273.15
@@ -31,12 +32,6 @@ FEATURE_HCTM = 0x10
 
 class ThermalConfigError(ThermrigError, ValueError):
     pass
-
-
-@dataclass(frozen=True)
-class PowerState:
-    max_power_w: float
-    operational: bool
 
 
 @dataclass(frozen=True)
@@ -61,7 +56,7 @@ class ThermalConfig:
         if self.hctm_supported is not None:
             out["hctm_supported"] = self.hctm_supported
         for i, ps in enumerate(self.power_states):
-            out[f"ps{i}_max_power_w"] = ps.max_power_w
+            out[f"ps{i}_max_power_w"] = ps.max_w
         return out
 
     def with_hctm(self, value: int) -> ThermalConfig:
@@ -96,7 +91,7 @@ def parse_id_ctrl(text: str) -> ThermalConfig:
         flags = psd.get("flags")  # nvme-cli 1.x: bit 0 MXPS, bit 1 NOPS; 2.x: fields of their own
         scale = psd.get("max_power_scale", flags & 1 if isinstance(flags, int) else 0)
         non_op = psd.get("non-operational_state", (flags >> 1) & 1 if isinstance(flags, int) else 0)
-        states.append(PowerState(round(psd["max_power"] * (1e-4 if scale else 1e-2), 4), not non_op))
+        states.append(PowerState(max_w=round(psd["max_power"] * (1e-4 if scale else 1e-2), 4), operational=not non_op))
     return ThermalConfig(
         wctemp_c=_celsius(data.get("wctemp")),
         cctemp_c=_celsius(data.get("cctemp")),

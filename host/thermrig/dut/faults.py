@@ -22,7 +22,7 @@ class FaultKind(StrEnum):
     AMBIENT_CRC_TEMP = "ambient-crc-temp"  # a bit of its temperature word flipped on the bus: that word's CRC fails
     HEATER_STUCK_ON = "heater-stuck-on"
     HEATER_OPEN = "heater-open"
-    PWM_ERROR = "pwm-error"  # the PWM driver returns an error (board build only); channel 0 heater, 1-2 fans
+    PWM_ERROR = "pwm-error"  # an output's PWM driver fails (board build, Pico firmwares); channel 0 heater, 1-2 fans
     FAN_STALL = "fan-stall"
     TACH_MISSING = "tach-missing"
     SERIAL_GARBAGE = "serial-garbage"  # channel 0: into the rig's receiver, 1: toward the host

@@ -5,10 +5,12 @@ simulation, inject faults, and read what its actuators really do."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
+
+T = TypeVar("T")
 
 FIRMWARES = (
     "rigsim",
@@ -40,6 +42,15 @@ class SimulationControl(Protocol):
     def set_pacing(self, pacing: Pacing) -> None: ...
 
     def advance(self, seconds: float) -> None: ...
+
+    def run_alongside(self, link: Any, work: Callable[[], T]) -> T:
+        """A stepped simulation with a host procedure: work() runs while virtual time advances, the host's
+        heartbeat on link (a RigLink) between steps; its result, or its exception raised."""
+        ...
+
+    def chassis_air_c(self) -> float:
+        """The chassis air's true temperature in the plant (what the air bead reads, less its noise)."""
+        ...
 
     def watch_clock(self, listener: Callable[[Any, float], None]) -> None:
         """Tell listener the clock's pace (a link's ClockPace) and the UTC it runs from, now and at

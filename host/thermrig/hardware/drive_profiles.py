@@ -5,16 +5,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
+from thermrig.dut.power_state import PowerState
 from thermrig.hardware.profiles import DRIVE_PACKAGE, DriveThermalParams, numbers, profile_file
 from thermrig.toml_file import TomlFile
 
 GB = 1_000_000_000
-
-
-@dataclass(frozen=True)
-class PowerState:
-    name: str
-    max_w: float
 
 
 @dataclass(frozen=True)
@@ -123,7 +118,7 @@ def _states(r: TomlFile, name: str, raw: object) -> tuple[PowerState, ...]:
         if not isinstance(item[1], int | float) or item[1] <= 0:
             ok = False
             break
-        states.append(PowerState(item[0], float(item[1])))
+        states.append(PowerState(max_w=float(item[1]), name=item[0]))
     if not ok or any(b.max_w > a.max_w for a, b in itertools.pairwise(states)):
         raise r.located(
             name,

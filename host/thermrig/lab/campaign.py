@@ -56,6 +56,7 @@ class LabRequest:
     places: int = 0  # at most this many places; 0: every place that matches
     ssh_key: str = ""  # logs in to the test PCs (smart-log and fio's forward over SSH); "": ssh's own
     insecure: bool = False  # fio's servers reached straight over the network, not through SSH
+    stored_gains: bool = False  # each place's rig gets the gains `thermrig rig tune` stored for it (open_testbed)
 
 
 @dataclass
@@ -120,7 +121,9 @@ def _open_place(held: HeldPlace, plan: Plan, request: LabRequest, stack: context
     what does not answer."""
     try:
         bed = open_testbed(
-            PlaceTestbed(held, plan.campaign.drive, request.ssh_key, request.insecure), require_clear=True
+            PlaceTestbed(held, plan.campaign.drive, request.ssh_key, request.insecure),
+            require_clear=True,
+            stored_gains=request.stored_gains,
         )
         return _Place(held, stack.enter_context(bed))
     except LabError:

@@ -194,10 +194,12 @@ class Lab:
     def start_test_pc_ssh(self, place: str) -> Proc:
         """The test PC's SSH: OpenSSH's sshd on its port taking the lab's key, every command run with the
         test PC's bin folder first on PATH, where `nvme` prints the virtual drive's smart-log (written
-        there twice a second) and `sudo -n` runs what follows."""
+        there twice a second) and `sudo -n` runs what follows, and with the test PC's own temporary folder
+        (TMPDIR: its tmp/, not the machine's /tmp)."""
         folder = self.folder / f"testpc-{place}"
         bin_dir = folder / "bin"
         bin_dir.mkdir(parents=True, exist_ok=True)
+        (folder / "tmp").mkdir(exist_ok=True)
         smart = folder / "smart.json"
         (bin_dir / "nvme").write_text(f'#!/bin/sh\n[ "$1 $2 $3" = "smart-log -o json" ] || exit 2\ncat {smart}\n')
         (bin_dir / "sudo").write_text('#!/bin/sh\n[ "$1" = -n ] && shift\nexec "$@"\n')
@@ -221,7 +223,7 @@ class Lab:
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
             self.ssh_key = str(key)
         (folder / "authorized_keys").write_text(Path(self.ssh_key + ".pub").read_text())
-        force = f'PATH={bin_dir}:/usr/bin:/bin exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"'
+        force = f'TMPDIR={folder / "tmp"} PATH={bin_dir}:/usr/bin:/bin exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"'
         options = {"AuthorizedKeysFile": str(folder / "authorized_keys"), "StrictModes": "no", "ForceCommand": force}
         proc = ssh_server(folder, self.ports[place][1], options)
         self.ssh_servers[place] = proc

@@ -21,7 +21,7 @@ import serial
 from thermrig.link.boot_failure import BootFailed
 from thermrig.link.errors import NakError, RigTimeout, VersionMismatch
 from thermrig.link.events import LinkEvent, LinkStats
-from thermrig.link.stored_gains import GainsError, StoredGains, load_gains, rig_key
+from thermrig.link.stored_gains import StoredGains
 from thermrig.link.timesync import ClockPace, SyncSample, TimeSync
 from thermrig.link.transport import PortError, find_port, open_port, usb_identity
 from thermrig.protocol.channels import ChannelMap
@@ -82,7 +82,7 @@ class RigLink:
         self.stats = LinkStats()
         self.sync = TimeSync()
         self.info: RigInfo | None = None
-        self.gains: StoredGains | None = None  # the stored gains sent at the last HELLO, if any
+        self.gains: StoredGains | None = None  # the gains sent after every HELLO (send_gains), if any
         self.telemetry_period_ms = 100
         self.on_event = on_event
         self.send_listeners: list[Callable[[], None]] = []  # told after each frame written (a simulation's gate)
@@ -325,7 +325,7 @@ class RigLink:
         with self._naming_lock:
             self.info = info
             self._name_queued(info.channels)
-        self._send_stored_gains(info)
+        self._send_gains()
         return info
 
     @property
@@ -333,19 +333,24 @@ class RigLink:
         """The USB serial number of the rig's port, if it is a USB device (part of the rig's identity)."""
         return self._identity.serial_number if self._identity is not None else None
 
-    def _send_stored_gains(self, info: RigInfo) -> None:
-        """The air-loop gains `thermrig rig tune` stored for this rig, sent at every handshake (a rig that
-        reset runs its defaults again); a rig without stored gains keeps its firmware's."""
-        self.gains = None
-        try:
-            stored = load_gains(rig_key(info, self.usb_serial))
-            if stored is None:
-                return
-            self.set(**stored.gains.set_args())
-        except (GainsError, NakError) as exc:  # the connection stands; the rig runs its own gains
-            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self.port, exc)
+    def send_gains(self, gains: StoredGains | None) -> None:
+        """Send these air-loop gains now and after every later HELLO, the reader's re-handshakes included (a
+        rig that reset runs its firmware's gains again); None: send none from now on (the rig keeps what it
+        runs until it resets). Which gains, if any, is the choice of whoever opens the rig
+        (thermrig.testbed): the link reads no file."""
+        self.gains = gains
+        if self.info is not None:
+            self._send_gains()
+
+    def _send_gains(self) -> None:
+        if self.gains is None:
             return
-        self.gains = stored
+        try:
+            self.set(**self.gains.gains.set_args())
+        except NakError as exc:  # the connection stands; the rig runs its own gains (a firmware without them)
+            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self.port, exc)
+            self.gains = None
+            return
         detail = f"sent the stored air-loop gains {self.gains.gains.describe()} ({self.gains.path})"
         log.info("%s: %s", self.port, detail)
         self._emit(LinkEvent("gains", time.time(), detail))

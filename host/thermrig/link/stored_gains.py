@@ -1,5 +1,6 @@
 """The chassis-air PID gains `thermrig rig tune` found for a rig, kept on the host per rig and sent to the
-rig at every handshake (RigLink.hello): a rig without stored gains keeps its firmware's defaults.
+rig after every handshake when whoever opens it asks (open_testbed's stored_gains, which the commands a
+user runs on a rig set; RigLink.send_gains sends them): a rig without stored gains keeps its firmware's.
 
 A rig is known by what HELLO says of it (firmware and board) and, when its port is a USB device, the
 adapter's serial number: two rigs of one board on USB are two files; simulated rigs (a pty) share one

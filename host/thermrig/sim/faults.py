@@ -68,7 +68,7 @@ class FaultInjector:
         if kind is FaultKind.PWM_ERROR and not self.firmware.has_failing_pwm:
             return (
                 f"{kind}: the {self.firmware.name} firmware has no PWM driver that can fail "
-                "(the board build and micropython-pico have)"
+                "(the board build, micropython-pico and micropython-rp2040 have)"
             )
         return None
 

@@ -225,6 +225,9 @@ class SimulatedRig:
             raise error[0]
         return result[0]
 
+    def chassis_air_c(self) -> float:
+        return self.plant.state.air
+
     def touch(self, place: str, held: bool = True) -> None:
         """An operator holds (or lets go of) the thermocouple bead at a place (TC_PLACES)."""
         self.sensors.touch(place, held)

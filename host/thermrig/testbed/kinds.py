@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.dut.simulation import SimulationControl
@@ -23,16 +23,15 @@ def no_tags(info: RigInfo) -> dict[str, str]:
 @dataclass
 class RigEnd:
     """What a kind started: the rig's port, the drive under test (None: none needed, e.g. `rig tune`),
-    the simulation when simulated (`simulated`: the simulator's own object, for the commands that drive
-    its plant), the drive's identity for the manifest, the tags every point carries once the rig said
-    HELLO, the heartbeat's pace (None: real time), and whether the simulation is stepped (virtual time
-    advanced by the procedure: Testbed.run, no heartbeat thread)."""
+    the simulated rig when simulated (the simulator itself: procedures reach it as a SimulationControl,
+    the commands that play its plant as what it is), the drive's identity for the manifest, the tags every
+    point carries once the rig said HELLO, the heartbeat's pace (None: real time), and whether the
+    simulation is stepped (virtual time advanced by the procedure: Testbed.run, no heartbeat thread)."""
 
     name: str
     port: str
     drive: DriveUnderTest | None = None
     sim: SimulationControl | None = None
-    simulated: Any = None
     identity: Identity = field(default_factory=dict)
     tags: Callable[[RigInfo], dict[str, str]] = no_tags
     speed: float | None = None

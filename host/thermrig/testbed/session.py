@@ -7,15 +7,17 @@ simulation and the identity from it, and never build a link themselves."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.dut.simulation import SimulationControl
 from thermrig.errors import ThermrigError
 from thermrig.firmware_identity import older_than_host
 from thermrig.link.rig_link import RigLink
+from thermrig.link.stored_gains import GainsError, StoredGains, load_gains, rig_key
 from thermrig.protocol.limits import TICK_S
 from thermrig.protocol.messages import RigInfo
 from thermrig.testbed.kinds import Identity, Kind, RigEnd
@@ -24,6 +26,8 @@ from thermrig.testbed.signals import signals_held, sigterm_interrupts
 T = TypeVar("T")
 FAULTS_WAIT_S = 5.0  # require_clear: how long the first telemetry frame may take
 SAFE_REACHES_PLANT_S = 2 * TICK_S  # stepped: SAFE's tick, then the plant's tick that takes its outputs
+
+log = logging.getLogger(__name__)
 
 
 class TestbedError(ThermrigError):
@@ -34,16 +38,15 @@ class TestbedError(ThermrigError):
 
 @dataclass
 class Testbed:
-    """An open testbed. `sim`: the simulation's control (None on a real rig); `simulated`: the simulator's
-    own object, for the commands that play its plant (the demo, `rig bringup --sim`); `tags`: what every
-    point recorded here carries besides a run's own."""
+    """An open testbed. `sim`: the simulated rig (None on a real rig): procedures reach it as a
+    SimulationControl, the commands that play its plant (the demo, `rig bringup --sim`, `sim step`) as what
+    it is; `tags`: what every point recorded here carries besides a run's own."""
 
     name: str
     link: RigLink
     info: RigInfo
     drive: DriveUnderTest | None = None
     sim: SimulationControl | None = None
-    simulated: Any = None
     identity: Identity = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     stepped: bool = False
@@ -59,7 +62,8 @@ class Testbed:
         """work(), with virtual time advancing alongside on a stepped simulation (and the heartbeat
         between steps); on any other rig, just work()."""
         if self.stepped:
-            return self.simulated.run_alongside(self.link, work)
+            assert self.sim is not None  # stepped: only a simulation is
+            return self.sim.run_alongside(self.link, work)
         return work()
 
     def safe(self, *, checked: bool = False) -> None:
@@ -69,8 +73,8 @@ class Testbed:
         but applies it at its next control tick, and the plant takes a tick's outputs at the tick after."""
         try:
             self.run(lambda: self.link.command("SAFE"))
-            if self.stepped:
-                self.simulated.advance(SAFE_REACHES_PLANT_S)
+            if self.sim is not None and self.stepped:
+                self.sim.advance(SAFE_REACHES_PLANT_S)
         except Exception:
             if checked:
                 raise
@@ -84,15 +88,20 @@ def open_testbed(
     require_clear: bool = False,
     hello_timeout: float = 1.0,
     leave_as_is: bool = False,
+    stored_gains: bool = False,
 ) -> Iterator[Testbed]:
     """The testbed `spec` names, open for the block. keepalive False: no heartbeat (a short command that
     never heats); require_clear: a rig with latched faults (it would refuse to heat) is refused;
     leave_as_is: a normal exit leaves the rig as the block set it (`rig set`, `rig clear`): an
-    exception or a signal still leaves it safe."""
+    exception or a signal still leaves it safe; stored_gains: the air-loop gains `thermrig rig tune`
+    stored for this rig in the user's data folder are sent after the HELLO and after every re-handshake
+    (the commands a user runs on a rig ask for them; a rig opened without them runs its firmware's)."""
     with contextlib.ExitStack() as stack, sigterm_interrupts():
         end: RigEnd = spec.open(stack)
         link = stack.enter_context(RigLink(end.port))
         info = link.hello(timeout=hello_timeout)  # refuses a rig of another protocol (VersionMismatch)
+        if stored_gains:
+            link.send_gains(_stored_gains(link, info))
         warning = older_than_host(info.version)
         bed = Testbed(
             end.name,
@@ -100,7 +109,6 @@ def open_testbed(
             info,
             end.drive,
             end.sim,
-            end.simulated,
             end.identity,
             {k: v for k, v in end.tags(info).items() if v},
             end.stepped,
@@ -121,6 +129,16 @@ def open_testbed(
             if make_safe:
                 with signals_held():
                     bed.safe()
+
+
+def _stored_gains(link: RigLink, info: RigInfo) -> StoredGains | None:
+    """The gains stored for the rig that said `info`; None when none are, or their file is broken (said:
+    the rig then runs its firmware's)."""
+    try:
+        return load_gains(rig_key(info, link.usb_serial))
+    except GainsError as exc:
+        log.warning("%s: the rig keeps its firmware's air-loop gains: %s", link.port, exc)
+        return None
 
 
 def _check_clear(bed: Testbed) -> None:

@@ -68,7 +68,7 @@ class SimulatedRigSpec:
         sim = stack.enter_context(self.rig())
         stepped = self.pacing.is_stepped
         speed = None if stepped else (self.pacing.factor if self.pacing.mode == "accelerated" else 1.0) or None
-        end = RigEnd("sim", sim.port, sim=sim, simulated=sim, speed=speed, stepped=stepped)
+        end = RigEnd("sim", sim.port, sim=sim, speed=speed, stepped=stepped)
         if local is not None:
             end.drive, end.identity = local
         elif self.drive_profile is not None:

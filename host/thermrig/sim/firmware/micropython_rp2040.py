@@ -83,6 +83,7 @@ def board_image(ctx: LaunchContext) -> Path:
 
 class MicroPythonRp2040(BridgedFirmware):
     name = "micropython-rp2040"
+    has_failing_pwm = True
     serial_on_stdio = True
 
     def __init__(self, ctx: LaunchContext) -> None:
@@ -118,6 +119,13 @@ class MicroPythonRp2040(BridgedFirmware):
         extra = ["--profile", profile] if profile else []
         stats = ["--stats", str(self.stats_path), "--control", str(self.control_path)]
         return [str(self.node), harness, "--plant", ctx.plant_sock, *files, *stats, *extra]
+
+    def pwm_error(self, channel: int, failing: bool) -> bool:
+        """The output's PWM slice fails (its compare level held at 0, so its output stops and the level
+        MicroPython reads back is not the one it wrote), or works again: the harness applies the plant's
+        "P" line before the chip's next span."""
+        self.server.send_raw(f"P {channel} {int(failing)}\n")
+        return True
 
     def freeze_usb_host(self, seconds: float) -> None:
         """From the next plant sample, the USB host keeps the port open but stops reading for `seconds` of
