@@ -143,16 +143,31 @@ lint: venv
 	$(VENV)/bin/ruff format --check host tests bench scripts
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
-# it is recorded once); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip
-# only as tests/skips.py's list expects it (that test, that reason: what this machine cannot do, or what
-# another target runs); any other skip, at collection too, fails the run (--strict-skips). The skips left
-# are listed in SKIP_LIST, which make test prints at its end.
+# it is recorded once), the longest work first (tests/python/longest_first.py: --no-loadscope-reorder keeps
+# that order); PYTEST_WORKERS=0 runs them in this process, one after another. A test may skip only as
+# tests/skips.py's list expects it (that test, that reason: what this machine cannot do, or what another
+# target runs); any other skip, at collection too, fails the run (--strict-skips). The skips left are
+# listed in SKIP_LIST, which make test prints at its end.
+# Beside them, where their real-time tests leave the cores idle, the whole conformance suite on the
+# emulated RP2040 (RP2040_SUITE, at RP2040_NICE: the timed worlds go first), its output kept in
+# build/conformance-rp2040.log and printed once both are done; each one's time printed.
 PYTEST_WORKERS ?= 4
 SKIP_LIST := $(BUILD)/pytest-skips.txt
+RP2040_LOG := $(BUILD)/conformance-rp2040.log
+RP2040_NICE ?= 5
 pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator firmware-pico
 	rm -f $(SKIP_LIST)
-	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup --strict-skips \
-		--skip-list $(SKIP_LIST)
+	@set -m; start=$$(date +%s); \
+	( nice -n $(RP2040_NICE) $(RP2040_SUITE); rc=$$?; \
+	  echo "make test: the conformance suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
+	  exit $$rc ) > $(RP2040_LOG) 2>&1 & \
+	rp2040=$$!; set +m; trap 'kill -TERM -- -$$rp2040 2>/dev/null' EXIT; \
+	rc=0; $(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup \
+		--no-loadscope-reorder --strict-skips --skip-list $(SKIP_LIST) || rc=$$?; \
+	echo "make test: tests/python took $$(( $$(date +%s) - start )) s"; \
+	wait $$rp2040 || rc=$$?; trap - EXIT; \
+	echo "tests/conformance on micropython-rp2040, run beside them ($(RP2040_LOG)):"; cat $(RP2040_LOG); \
+	exit $$rc
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
@@ -247,14 +262,15 @@ firmware-board: venv
 
 # The Nucleo-F411RE image with the few config changes LabWired's STM32F411 emulator needs
 # (firmware/zephyr/boards/nucleo_f411re_emulator.conf, docs/firmware.md): build/zephyr/nucleo_f411re_emulator.
-# make test boots it, answers HELLO and reads the first telemetry (tests/python/test_stm32_emulator.py);
-# `make emulator-smoke` also runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes).
+# tests/python/test_stm32_emulator.py (part of make test) boots it, answers HELLO, reads the first
+# telemetry, and runs it through control ticks (a step, a jump fault) and with the SHT31 (minutes);
+# `make emulator-smoke` runs that file alone.
 .PHONY: firmware-emulator emulator-smoke
 firmware-emulator: venv
 	@bash scripts/build_zephyr.sh nucleo_f411re:emulator
 
 emulator-smoke: venv firmware-emulator
-	THERMRIG_EMULATOR_SMOKE=full $(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider
+	$(PY) -m pytest tests/python/test_stm32_emulator.py -q -rs -p no:cacheprovider
 
 # Stock MicroPython v1.28.0 for the Raspberry Pi Pico (RPI_PICO), unmodified, built offline from the pinned
 # archive (scripts/build_micropython_rp2.sh) into build/micropython-rp2 once; with the RP2040's bootrom,
@@ -264,18 +280,19 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
-# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here: make test runs
-# its short form, tests/python/test_micropython_rp2040.py), then a short campaign on it with `thermrig run`
-# on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3 minutes), each one's wall time printed. A
-# check may take minutes of wall time here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
+# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here), then a short
+# campaign on it with `thermrig run` on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3
+# minutes), each one's wall time printed. make test runs both: the suite beside pytest
+# (RP2040_SUITE), the campaign among the Python tests. A check may take minutes of wall time
+# here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
 RP2040_CHECK_TIMEOUT ?= 1200
+RP2040_SUITE = env THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
+	--timeout $(RP2040_CHECK_TIMEOUT)
 conformance-rp2040: venv rp2040js build firmware-pico
 	@start=$$(date +%s); rc=0; \
-	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
-		--timeout $(RP2040_CHECK_TIMEOUT) || rc=$$?; \
+	$(RP2040_SUITE) || rc=$$?; \
 	echo "make conformance-rp2040: the whole suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
 	start=$$(date +%s); \
-	THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/python/test_campaign_rp2040.py -q -p no:cacheprovider \
-		|| rc=$$?; \
+	$(PY) -m pytest tests/python/test_campaign_rp2040.py -q -p no:cacheprovider || rc=$$?; \
 	echo "make conformance-rp2040: a campaign on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
 	exit $$rc

@@ -62,19 +62,6 @@ EXPECTED: list[ExpectedSkip] = [
         f"{ZEPHYR}::test_the_cmake_build_takes_platformios_zephyr_when_there_are_no_archives",
         MACHINE_CANNOT + "no unpacked archives at * to make a PlatformIO package tree from",
     ),
-    # What another target runs. TO BE REMOVED: make test is to run these itself (the RP2040 campaign and
-    # the STM32 emulator's control ticks); once it does, these entries go, and no "runs elsewhere" is left.
-    ExpectedSkip(
-        "tests/python/test_campaign_rp2040.py::test_a_virtual_drive_campaign_on_stock_micropython_on_the_emulated_rp2040",
-        ELSEWHERE + "make conformance-rp2040 runs it, minutes",
-    ),
-    *(
-        ExpectedSkip(
-            f"tests/python/test_stm32_emulator.py::{test}",
-            ELSEWHERE + "control ticks in the emulator take minutes: make emulator-smoke runs them",
-        )
-        for test in ("test_telemetry_follows_the_thermocouple_and_a_jump_latches_its_fault", "test_sht31_on_the_bus")
-    ),
 ]
 
 

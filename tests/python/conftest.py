@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from longest_first import order_longest_first
 
 from thermrig.db.local_server import LocalInflux, influxd_binary
 from thermrig.db.settings import InfluxSettings
@@ -26,11 +27,14 @@ VECTORS = REPO / "tests" / "vectors" / "frames.tsv"
 
 
 # A test marked timed_world judges a thermal or timing result of a real-time run on the simulated world
-# (an onset, a cache drop, a rate that held). Those tests run one at a time, on one pytest-xdist worker (the
-# recorded campaign's tests with them), and their world at TIMED_WORLD_NICE: ahead of the worlds of the
-# other workers' tests, which run at the default WORLD_NICE and judge no timing, so on a busy 2-core
-# machine the run judged is not starved by another test's fio.
+# (an onset, a cache drop, a rate that held). Those tests run one at a time, on one pytest-xdist worker, and
+# their world at TIMED_WORLD_NICE: ahead of the worlds of the other workers' tests, which run at the
+# default WORLD_NICE and judge no timing, so on a busy 2-core machine the run judged is not starved by
+# another test's fio. The recorded campaign's tests are timed_world too, on a worker of their own
+# (RECORDED_WORLD): beside the recording at most one other timed world runs, each a fraction of a core
+# (the recording about a sixth of one: its world's lateness is what its tests count, test_analysis_campaign).
 TIMED_WORLD = "timed_world"
+RECORDED_WORLD = "recorded_world"
 TIMED_WORLD_NICE = "-15"
 
 
@@ -41,15 +45,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`make test` runs `-n 4 --dist loadgroup`) every timed_world test and every test
-    of the recorded campaign goes to one worker: the campaign is recorded once, not once per worker, and
-    no two runs that are judged by their timing share the machine."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`make test` runs `-n 4 --dist loadgroup`) every test of the recorded campaign
+    goes to one worker (the campaign is recorded once, not once per worker) and every other timed_world
+    test to another: beside the recording, no two runs that are judged by their timing share the machine.
+    The workers then take the longest work first (longest_first.py)."""
     for item in items:
         if "recorded_campaign" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.timed_world)
-        if item.get_closest_marker(TIMED_WORLD):
+            item.add_marker(pytest.mark.xdist_group(RECORDED_WORLD))
+        elif item.get_closest_marker(TIMED_WORLD):
             item.add_marker(pytest.mark.xdist_group(TIMED_WORLD))
+    if hasattr(config, "workerinput"):  # an xdist worker's collection, which the scheduler hands out in order
+        order_longest_first(items)
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,23 @@ from thermrig.db.query import influxql
 from thermrig.hardware.drive_profiles import load_drive_profile
 
 pytestmark = pytest.mark.timeout(1500)  # the first test waits for the recording (a few minutes)
+# The real-time tests judge a run the host left alone; a run the analysis flags (a host stall before its
+# onset, or the simulated world's lag past its bound) is counted as one they could not judge, and more than
+# this share of the campaign's runs unjudged fails: a recording that judges at most one run is no test.
+UNJUDGED_SHARE = 0.5
+
+
+def unjudged(rec: Recorded) -> dict[str, tuple[object, object]]:
+    """The recorded campaign's runs the analysis flagged (run -> (host_stalls, lag_over_bound)), after
+    asserting they are at most UNJUDGED_SHARE of its runs."""
+    query = f"SELECT host_stalls, lag_over_bound FROM run_summary WHERE campaign = '{rec.name}' GROUP BY \"run\""
+    host = {s.tags["run"]: tuple(s.values[-1][1:]) for s in influxql(rec.settings, query)}
+    flagged = {run: (stalls, lagged) for run, (stalls, lagged) in host.items() if stalls or lagged}
+    assert len(host) == 4 and len(flagged) <= UNJUDGED_SHARE * len(host), (
+        f"{len(flagged)} of {len(host)} runs the host moved, past the {UNJUDGED_SHARE:.0%} this test may leave "
+        f"unjudged: {flagged}"
+    )
+    return flagged
 
 
 def thermrig(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -112,19 +129,20 @@ def test_every_onset_of_the_replayed_campaign_is_thermal() -> None:
 def test_the_sensor_ranking_of_the_replayed_campaign_as_thermrig_prints_it() -> None:
     """The replayed campaign's ranking, as `thermrig analyze` ranks and prints it: the controller's
     thermocouple the best onset predictor, at the drive's TMT1 and crossing it within a second of the
-    onset, the composite sensor behind it, the chassis air last."""
+    onset, the drive's other sensors behind it (each read 59.5-59.6 °C at onset, spread 0.77-0.80 °C),
+    the chassis air last."""
     ranking, _ = rank_sensors([(d, analyse_run(d)) for d in replay(NAME)])
     assert [r.sensor for r in ranking] == [
         "rig_telemetry.drive_ctrl_c",
+        "rig_telemetry.heatsink_c",
         "rig_telemetry.drive_nand_c",
         "drive_smart.composite_c",
-        "rig_telemetry.heatsink_c",
         "rig_telemetry.ambient_c",
         "rig_telemetry.chassis_air_c",
     ]
     best = ranking[0]
     assert (
-        best.as_predictor() == "drive_ctrl (rig), 70.0 °C at onset (spread 0.31 °C), onset timed within 1.0 s (median)"
+        best.as_predictor() == "drive_ctrl (rig), 69.8 °C at onset (spread 0.36 °C), onset timed within 0.5 s (median)"
     )
     assert abs(best.median_c - load_drive_profile("950pro_512").tmt1_c) < 0.75 and best.follows
     assert [r.follows for r in ranking] == [True, True, True, True, False, False]
@@ -135,6 +153,7 @@ def test_real_time_every_onset_is_thermal_or_the_host_is_named(recorded_campaign
     laid at the host's door (its stalls, or the simulated world's lag past its bound), never a cache or an
     unclear onset on a run the host left alone; the replay (above) holds the exact verdict."""
     rec = recorded_campaign
+    unjudged(rec)
     fields = "onset_cause, host_stalls, lag_over_bound"
     query = f"SELECT {fields} FROM run_summary WHERE campaign = '{rec.name}' GROUP BY \"run\""
     causes = {s.tags["run"]: s.values[-1][1:] for s in influxql(rec.settings, query)}
@@ -168,9 +187,7 @@ def test_real_time_controller_thermocouple_reads_every_onset_closer_than_the_com
     # read at the moment the throughput fell, the controller's thermocouple shows where the drive throttles
     level = {s.tags["sensor"]: s.values[0][col["median_c"]] for s in rows}
     tmt1 = load_drive_profile("950pro_512").tmt1_c
-    query = f"SELECT host_stalls, lag_over_bound FROM run_summary WHERE campaign = '{rec.name}' GROUP BY \"run\""
-    host = {s.tags["run"]: s.values[-1][1:] for s in influxql(rec.settings, query)}
-    if not any(stalls or lagged for stalls, lagged in host.values()):
+    if not unjudged(rec):
         assert span["rig_telemetry.drive_ctrl_c"] < span["drive_smart.composite_c"], span
         assert abs(level["rig_telemetry.drive_ctrl_c"] - tmt1) < 0.75, (level, tmt1)
     follows = {s.tags["sensor"]: s.values[0][col["follows"]] for s in rows}

@@ -14,7 +14,6 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
 from skips import ELSEWHERE, EXPECTED, ExpectedSkip, expected
 
 REPO = Path(__file__).resolve().parents[2]
@@ -184,13 +183,9 @@ def test_the_list_matches_a_test_and_its_reason_not_a_prefix() -> None:
     assert not expected("tests/python/test_x.py::test_y", "this machine cannot: no /dev/fuse")
 
 
-@pytest.mark.xfail(
-    raises=AssertionError, reason="to go: make test is to run these itself (make conformance-rp2040, emulator-smoke)"
-)
 def test_no_listed_skip_runs_elsewhere() -> None:
-    """Everything make test's targets run, make test runs: no "runs elsewhere" is left (two are, until
-    make test runs the RP2040's campaign and the STM32 emulator's control ticks; then this passes, and
-    xfail_strict fails the run until the mark goes)."""
+    """Everything make test's targets run, make test runs: no "runs elsewhere" is left (the RP2040's
+    campaign and the STM32 emulator's control ticks run in make test's pytest)."""
     assert [e.test for e in EXPECTED if e.reason.startswith(ELSEWHERE)] == []
 
 

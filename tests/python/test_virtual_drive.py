@@ -32,6 +32,9 @@ from thermrig.virtual_drive.served import VirtualDrive
 
 SCALE = 0.05
 STOP_S = 1.0  # fio stopped this long (a host that does not schedule it)
+# How far the sequential write's rate over the fed time may stand from the model's, either side: a drive
+# serving 20 % slower (-17 % of the claim) or faster (+25 %) than its profile claims is outside it.
+SEQ_WRITE_REL = 0.10
 
 
 def _series(result: FioResult) -> list[float]:
@@ -54,18 +57,25 @@ def drive_sim() -> Iterator[SimulatedRig]:
 
 
 def test_sequential_write_is_held_to_the_drive_speed_times_the_scale(drive_sim: SimulatedRig, tmp_path: Path) -> None:
-    """fio writes no faster than the model's sequential rate at the drive's scale: the plugin holds each
-    reply to the drive's timeline (a busy machine only makes it slower; how close it comes here is
-    bench_virtual_drive's figure, served / modelled)."""
-    workload = Workload("w", "seq_write", runtime_s=6).resolved()
-    result = _run(drive_sim, workload, tmp_path)
+    """fio writes at the model's sequential rate at the drive's scale, within SEQ_WRITE_REL either side,
+    judged as the QD32 test below is: over the time fio kept the drive fed. A loaded host that leaves fio
+    unscheduled with nothing in flight leaves the drive idle by its own account, and the drive does not
+    serve that time later; so what fio wrote over the time the drive had requests waiting is the drive's
+    rate, however busy the machine (how close wall-time throughput comes is bench_virtual_drive's figure)."""
     assert drive_sim.drive is not None
+    workload = Workload("w", "seq_write", runtime_s=6).resolved()
+    idle_before = drive_sim.drive.accounts().idle_s
+    result = _run(drive_sim, workload, tmp_path)
+    idle_s = drive_sim.drive.accounts().idle_s - idle_before
     expected = drive_sim.drive.model.profile.seq_write_bps * SCALE
     write = result.result["jobs"][0]["write"]
     written = write["io_bytes"]
+    fed_s = write["runtime"] / 1000 - idle_s
+    assert fed_s > 0.5 * write["runtime"] / 1000, (write["runtime"], idle_s)  # mostly fed, or nothing is judged
     # What the queue holds at the start (32 requests of 128 KiB) goes out ahead of the timeline once.
     queued = workload.iodepth * parse_size(workload.bs)
-    assert 0 < written <= expected * write["runtime"] / 1000 + queued, (written, write["runtime"])
+    assert written / fed_s >= expected * (1 - SEQ_WRITE_REL), (written, fed_s, idle_s, expected)
+    assert (written - queued) / fed_s <= expected * (1 + SEQ_WRITE_REL), (written, fed_s, idle_s, expected)
     # The drive counted what fio sent, at its own scale (NVMe data units of 512,000 bytes).
     units = drive_sim.drive.collect().smart_log()["data_units_written"]
     assert units * 512_000 == pytest.approx(written / SCALE, rel=0.02)
