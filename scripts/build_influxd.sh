@@ -71,28 +71,48 @@ rust_toolchain() {
   rustc --version
 }
 
+json_field() { sed -n "s/^[[:space:]]*\"$1\": \"\(.*\)\",\{0,1\}\$/\1/p"; }
+
 module_source() {
-  local dir have want
-  dir=$(cd "$work" && go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] && [ -d "$dir" ] || return 1
-  rm -rf "$src"
-  cp -r "$dir" "$src"
+  local info dir zip have want
+  info=$(cd "$work" && go mod download -json "$module@$version" || true)
+  echo "$info"
+  dir=$(json_field Dir <<<"$info")
+  zip=$(json_field Zip <<<"$info")
+  rm -rf "$src" "$work/unzipped"
+  if [ -n "$dir" ] && [ -d "$dir" ]; then
+    cp -r "$dir" "$src" || return 1
+  elif [ -n "$zip" ] && [ -f "$zip" ] && json_field Error <<<"$info" | grep -q 'requires go '; then
+    # downloaded, but Go leaves a module asking for a newer Go packed: unpack it ourselves (its go line
+    # is lowered below when only the patch release differs)
+    python3 -m zipfile -e "$zip" "$work/unzipped" || return 1
+    mv "$work/unzipped/$module@$version" "$src" || return 1
+    rm -rf "$work/unzipped"
+  else
+    return 1
+  fi
   chmod -R u+w "$src"
-  cd "$src"
-  go mod edit -toolchain=none
+  cd "$src" || return 1
+  go mod edit -toolchain=none || return 1
   have=$(go env GOVERSION)
   have=${have#go}
-  want=$(go mod edit -json | sed -n 's/^[[:space:]]*"Go": "\(.*\)",\{0,1\}$/\1/p')
+  want=$(go mod edit -json | json_field Go)
   if [ "${want%.*}" = "${have%.*}" ] && [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | tail -1)" = "$want" ] &&
     [ "$want" != "$have" ]; then
     echo "go.mod asks for go $want; building with the installed go $have (same language version)"
-    go mod edit -go="$have"
+    go mod edit -go="$have" || return 1
   fi
 }
 
 pkg_config_wrapper() {
   mkdir -p "$tools"
-  (cd "$src" && go build -o "$tools/pkg-config" github.com/influxdata/pkg-config)
+  if ! (cd "$src" && go build -o "$tools/pkg-config" github.com/influxdata/pkg-config); then
+    # The proxy refuses pkg-config v0.3.1 (403, "not available"), the wrapper influxdb 2.10.0 pins; the
+    # build tool alone is taken at v0.3.0, the version influxdb 1.13.2 pins (nothing of it is linked).
+    echo "the pinned pkg-config wrapper cannot be had: taking v0.3.0"
+    (cd "$src" && GOFLAGS=-mod=mod go get github.com/influxdata/pkg-config@v0.3.0 &&
+      go build -o "$tools/pkg-config" github.com/influxdata/pkg-config) || return 1
+  fi
   cat >"$tools/rustc-cap-lints" <<'EOF'
 #!/bin/sh
 exec "$@" --cap-lints=warn
@@ -122,8 +142,7 @@ influxd() {
 
 install_binary() {
   [ "$(installed_version "$tools/influxd")" = "$version" ] || return 1
-  install -m 0755 "$tools/influxd" "$dest.tmp"
-  mv "$dest.tmp" "$dest"
+  install -m 0755 "$tools/influxd" "$dest.tmp" && mv "$dest.tmp" "$dest"
 }
 
 export RUSTUP_TOOLCHAIN=stable RUSTC_WRAPPER="$tools/rustc-cap-lints" PKG_CONFIG="$tools/pkg-config" GOTOOLCHAIN=local
