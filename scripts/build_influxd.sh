@@ -108,9 +108,11 @@ pkg_config_wrapper() {
   mkdir -p "$tools"
   if ! (cd "$src" && go build -o "$tools/pkg-config" github.com/influxdata/pkg-config); then
     # The proxy refuses pkg-config v0.3.1 (403, "not available"), the wrapper influxdb 2.10.0 pins; the
-    # build tool alone is taken at v0.3.0, the version influxdb 1.13.2 pins (nothing of it is linked).
-    echo "the pinned pkg-config wrapper cannot be had: taking v0.3.0"
-    (cd "$src" && GOFLAGS=-mod=mod go get github.com/influxdata/pkg-config@v0.3.0 &&
+    # build tool alone is taken at v0.3.0, the version influxdb 1.13.2 pins, built in a module of its
+    # own: influxdb's go.mod is left as it is (`go get` there would downgrade flux with it).
+    echo "the pinned pkg-config wrapper cannot be had: building v0.3.0 on its own"
+    rm -rf "$work/wrapper" && mkdir -p "$work/wrapper" || return 1
+    (cd "$work/wrapper" && go mod init wrapper && GOFLAGS=-mod=mod go get github.com/influxdata/pkg-config@v0.3.0 &&
       go build -o "$tools/pkg-config" github.com/influxdata/pkg-config) || return 1
   fi
   cat >"$tools/rustc-cap-lints" <<'EOF'
