@@ -16,6 +16,7 @@ CORE_HDR := $(wildcard firmware/core/*.h)
 export THERMRIG_RIGSIM := $(CURDIR)/$(HOST_BUILD)/rigsim
 export THERMRIG_DRIVE_PLUGIN := $(CURDIR)/$(HOST_BUILD)/thermrig_drive.so
 export THERMRIG_INFLUXD ?= $(shell go env GOPATH)/bin/influxd
+export THERMRIG_INFLUXD2 ?= $(shell go env GOPATH)/bin/influxd2
 
 ARM_CC := arm-none-eabi-gcc
 ARM_FLAGS := -std=c11 -Wall -Wextra -Werror -Wpedantic -mcpu=cortex-m4 -mthumb -mfloat-abi=hard \
@@ -61,6 +62,7 @@ system:
 
 influxd:
 	@bash scripts/setup_influxd.sh
+	@bash scripts/setup_influxd2.sh
 
 venv: $(VENV)/.installed
 

@@ -28,7 +28,7 @@ app = typer.Typer(rich_markup_mode=None, help="The local InfluxDB server and the
 @app.command()
 @user_errors
 def up() -> None:
-    """Start the local InfluxDB (1.8.10, loopback only, data under your data dir). Idempotent."""
+    """Start the local InfluxDB (1.13.2, loopback only, data under your data dir). Idempotent."""
     local = LocalInflux.default()
     url = local.up()
     Console().print(f"[green]InfluxDB running[/] at {url}, database thermrig, data in {local.root}")

@@ -1,6 +1,7 @@
-"""The embedded default: influxd 1.8.10 on loopback, its data under the user's data directory.
+"""The embedded default: influxd 1.x (EMBEDDED_VERSION) on loopback, its data under the user's data directory.
 
-`thermrig db up` starts it detached and remembers its port; tests start private ones in temp dirs.
+`thermrig db up` starts it detached and remembers its port; tests start private ones in temp dirs. A data
+folder an earlier release's influxd 1.8.10 wrote is read as it is (tests/python/test_influx_upgrade.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from thermrig.errors import ThermrigError
 from thermrig.settings import data_dir, find_tool
 
 START_TIMEOUT_S = 30.0
+EMBEDDED_VERSION = "v1.13.2"  # what scripts/setup_influxd.sh builds as influxd
 
 
 class InfluxServerError(ThermrigError, RuntimeError):
@@ -50,7 +52,7 @@ def _port_free(port: int) -> bool:
         return True
 
 
-CONFIG = """# written by thermrig: influxd 1.8 on loopback only
+CONFIG = """# written by thermrig: influxd 1.x on loopback only
 reporting-disabled = true
 bind-address = "127.0.0.1:{rpc_port}"
 [meta]
@@ -111,7 +113,7 @@ class LocalInflux:
             return self.url
         binary = influxd_binary()
         if not binary.exists():
-            raise InfluxServerError(f"{binary} not found: run `make setup` (it builds influxd 1.8.10 with go install)")
+            raise InfluxServerError(f"{binary} not found: run `make setup` (it builds influxd {EMBEDDED_VERSION})")
         self.root.mkdir(parents=True, exist_ok=True)
         previous = self._previous_port()
         port = http_port or (previous if previous and _port_free(previous) else free_port())
