@@ -184,6 +184,12 @@ TOOLS: dict[str, Tool] = {
         on_path="influxd",
         default=lambda: Path(environment("GOPATH") or Path.home() / "go") / "bin" / "influxd",
     ),
+    # InfluxDB 2.x, built by `make setup` (scripts/setup_influxd2.sh) under its own name
+    "influxd2": Tool(
+        "THERMRIG_INFLUXD2",
+        on_path="influxd2",
+        default=lambda: Path(environment("GOPATH") or Path.home() / "go") / "bin" / "influxd2",
+    ),
     "micropython": Tool("THERMRIG_MICROPYTHON", beside_python=True, on_path="micropython"),
     "mpremote": Tool("THERMRIG_MPREMOTE", beside_python=True, on_path="mpremote"),
     "pio": Tool(on_path="pio", beside_python=True, path_first=True),
