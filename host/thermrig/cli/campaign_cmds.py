@@ -27,7 +27,8 @@ from thermrig.campaign.spec import load_campaign
 from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.tables import fitted
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.preflight import require_ready
+from thermrig.db.target import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
@@ -213,6 +214,7 @@ def run(
         run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
         return
     influx = resolve_settings()
+    require_ready(influx)  # before any rig time: the server takes the points and gives them back
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(p)}"
@@ -251,11 +253,29 @@ def _asker(console: Console, no_prompt: bool) -> Prompt:
     return ask
 
 
+def _say_unread(console: Console, p: Plan, state: CampaignState, orch: Orchestrator, folder: Path) -> bool:
+    """Runs whose points are all in InfluxDB but whose summaries could not be read back: the query's own
+    error and what completes them; True if there are any."""
+    c = p.campaign
+    unread = [r for r in orch.unanalysed if r not in orch.unsent]
+    if not (unread and orch.readback_error):
+        return False
+    console.print(
+        f"[red]campaign {c.name} finished, its summaries not read back[/]: {len(state.completed)} of "
+        f"{len(p.runs)} runs ok and their points in InfluxDB, but reading them back failed: "
+        f"{escape(orch.readback_error)}; summary incomplete (complete=false) for {', '.join(unread)}. "
+        f"Fix the server (`thermrig db check` says what), then `thermrig analyze {c.name}` completes them; "
+        f"manifests in {folder}",
+        soft_wrap=True,
+    )
+    return True
+
+
 def _say_finished(
     console: Console, campaign_file: Path, folder: Path, p: Plan, state: CampaignState, orch: Orchestrator
 ) -> None:
     """How the campaign ended: its runs ok or failed, its summaries and results written or not; exit 1 on a
-    failed run."""
+    failed run or on summaries that could not be read back."""
     c = p.campaign
     _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
@@ -264,6 +284,8 @@ def _say_finished(
             f"each failed run's error is in its manifest.json under {folder}; "
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
+        raise typer.Exit(1)
+    if _say_unread(console, p, state, orch, folder):
         raise typer.Exit(1)
     if orch.unanalysed:
         console.print(
@@ -282,7 +304,8 @@ def _say_finished(
         )
     if not orch.campaign_results:
         console.print(
-            "[yellow]the campaign's results are not written yet[/] (InfluxDB did not answer): "
+            "[yellow]the campaign's results are not written yet[/] "
+            + (f"({escape(orch.readback_error)}): " if orch.readback_error else "(InfluxDB did not answer): ")
             + ("`thermrig db drain` writes them" if orch.unanalysed else f"`thermrig analyze {c.name}` writes them"),
             soft_wrap=True,
         )

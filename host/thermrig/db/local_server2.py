@@ -9,7 +9,6 @@ private ones in temp folders with another bucket name, or without the mapping (a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -224,29 +223,3 @@ class LocalInflux2(LocalInflux):
             tokens["write"],
             tokens["read"],
         ).save(self.tokens_file)
-
-
-def chosen_server() -> int:
-    """Which local server `thermrig db up` starts without --server, and the commands that start the
-    local server when none runs: the one `db up` was last asked for (1 by default)."""
-    with contextlib.suppress(OSError, ValueError):
-        return int((data_dir() / "local-server").read_text().strip())
-    return 1
-
-
-def choose_server(version: int) -> None:
-    path = data_dir() / "local-server"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{version}\n")
-
-
-def local_server(version: int | None = None) -> LocalInflux:
-    """The user's local server of this version (None: the one running, else the chosen one)."""
-    two = LocalInflux2.default()
-    if version is None:
-        if two.state() is not None:
-            return two
-        if LocalInflux.default().state() is not None:
-            return LocalInflux.default()
-        version = chosen_server()
-    return two if version == 2 else LocalInflux.default()
