@@ -199,6 +199,13 @@ def run(
             "kept under --history, else fixed guesses."
         ),
     ] = False,
+    db_check: Annotated[
+        bool,
+        typer.Option(
+            help="Check InfluxDB before any run (as `thermrig db check`) and stop on a failure; --no-db-check: "
+            "start anyway (a server you know is down: the points wait in the spools for `thermrig db drain`)."
+        ),
+    ] = True,
 ) -> None:
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
@@ -211,10 +218,11 @@ def run(
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 
-        run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
+        run_on_lab(campaign_file, p, state, lab, no_prompt, destroy, db_check)
         return
     influx = resolve_settings()
-    require_ready(influx)  # before any rig time: the server takes the points and gives them back
+    if db_check:
+        require_ready(influx)  # before any rig time: the server takes the points and gives them back
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(p)}"

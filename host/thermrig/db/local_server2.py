@@ -91,7 +91,7 @@ class Api:
         return data
 
 
-def _permission(action: str, org_id: str, bucket_id: str) -> dict[str, Any]:
+def bucket_permission(action: str, org_id: str, bucket_id: str) -> dict[str, Any]:
     return {"action": action, "resource": {"type": "buckets", "id": bucket_id, "orgID": org_id}}
 
 
@@ -176,6 +176,11 @@ class LocalInflux2(LocalInflux):
         self._wait_ready(url, proc)
         if Api(url).call("GET", "/api/v2/setup").get("allowed"):
             self._onboard(url)
+        elif Onboarding.load(self.tokens_file) is None:
+            raise InfluxServerError(
+                f"the InfluxDB 2.x in {self.root} was onboarded without thermrig's tokens ({self.tokens_file} "
+                "is missing): stop it (`thermrig db down`) and move the folder away to start afresh"
+            )
         return url
 
     def _onboard(self, url: str) -> None:
@@ -200,7 +205,7 @@ class LocalInflux2(LocalInflux):
                 {
                     "orgID": org_id,
                     "description": f"thermrig {who}: {action} bucket {self.bucket}",
-                    "permissions": [_permission(action, org_id, bucket_id)],
+                    "permissions": [bucket_permission(action, org_id, bucket_id)],
                 },
             )
             tokens[action] = made["token"]
