@@ -54,7 +54,18 @@ def influxql(settings: InfluxSettings, q: str, database: str | None = None, epoc
     out = []
     for result in body.get("results", []):
         if "error" in result:
-            raise QueryError(result["error"])
+            raise QueryError(_explained(str(result["error"]), fields["db"]))
         for s in result.get("series", []):
             out.append(Series(s["name"], s.get("tags", {}), s["columns"], s.get("values", [])))
     return out
+
+
+def _explained(error: str, database: str) -> str:
+    """The server's words, and for a database InfluxQL does not find, the two causes 2.x gives no other
+    sign of: a token that may not read the bucket (2.x answers a write-only token so) or no DBRP mapping."""
+    if not error.startswith("database not found"):
+        return error
+    return (
+        f"{error} (on 2.x: the token queries use, THERMRIG_INFLUX_READ_TOKEN else THERMRIG_INFLUX_TOKEN, may not "
+        f"read the bucket, or no DBRP mapping takes database {database} to it; `thermrig db check` says which)"
+    )
