@@ -17,7 +17,7 @@ from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
 from thermrig.campaign.orchestrator import CampaignHooks
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.spec import load_campaign
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.target import resolve_settings
 from thermrig.errors import ThermrigError
 
 

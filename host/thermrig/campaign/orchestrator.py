@@ -84,6 +84,7 @@ class Orchestrator:
         self.unsent: list[str] = []  # after run(): the runs whose points are not all in InfluxDB
         self.unanalysed: list[str] = []  # after run(): the ok runs whose full summary is not written
         self.campaign_results = False  # after run(): campaign_summary, campaign_effect, sensor_rank written
+        self.readback_error = ""  # the last error of a summary's read back (its points all in InfluxDB)
         self._draining_lock = threading.Lock()
         self._watch_stop = threading.Event()
 
@@ -122,7 +123,9 @@ class Orchestrator:
             self._settle(drained_only=False)
         if self.whole_campaign:
             self.display.show("analysing", "the campaign's summaries")
-            self.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
+            readback = analyse_campaign(self.influx, self.plan.campaign.name)
+            self.campaign_results = bool(readback)
+            self.readback_error = self.readback_error or readback.error
         self.display.show("done", f"{len(self.plan.runs)} runs")
 
     def _settle(self, drained_only: bool) -> None:
@@ -200,5 +203,8 @@ class Orchestrator:
     def _analyse(self, recording: RunRecording) -> None:
         """The full run summary (docs/analysis.md) once every point is in InfluxDB; the manifest says it
         is written. A server gone now leaves `analysed: false`, which campaign.summaries retries."""
-        if analyse_run(self.influx, recording.run_dir, recording.manifest):
+        readback = analyse_run(self.influx, recording.run_dir, recording.manifest)
+        if readback:
             self.unanalysed.remove(recording.tags.run)
+        else:
+            self.readback_error = readback.error

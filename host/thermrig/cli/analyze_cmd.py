@@ -15,7 +15,7 @@ from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
 from thermrig.cli.late import complete_summaries
 from thermrig.cli.tables import fitted
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.target import resolve_settings
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -28,7 +28,8 @@ from thermrig.cli.durations import hms
 from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.tables import fitted
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.preflight import require_ready
+from thermrig.db.target import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 
 FileArg = Annotated[Path, typer.Argument(help="The campaign file (TOML, see docs/campaigns.md).")]
@@ -194,6 +195,13 @@ def run(
             "kept under --history, else fixed guesses."
         ),
     ] = False,
+    db_check: Annotated[
+        bool,
+        typer.Option(
+            help="Check InfluxDB before any run (as `thermrig db check`) and stop on a failure; --no-db-check: "
+            "start anyway (a server you know is down: the points wait in the spools for `thermrig db drain`)."
+        ),
+    ] = True,
 ) -> None:
     """Run a campaign: per run, set up, reach equilibrium, baseline, fio, cool down; all into InfluxDB."""
     console = Console()
@@ -206,9 +214,11 @@ def run(
     if lab or c.lab is not None:  # on a lab of rigs: every matching place at once (cli/lab_run_cmd.py)
         from thermrig.cli.lab_run_cmd import run_on_lab
 
-        run_on_lab(campaign_file, p, state, lab, no_prompt, destroy)
+        run_on_lab(campaign_file, p, state, lab, no_prompt, destroy, db_check)
         return
     influx = resolve_settings()
+    if db_check:
+        require_ready(influx)  # before any rig time: the server takes the points and gives them back
     console.print(
         f"campaign {c.name}: {len(p.runs)} runs (seed {p.seed}), {len(state.completed)} done; "
         f"folder {folder}; data to {influx.describe()}; ETA {_eta_basis(p)}"
@@ -248,11 +258,29 @@ def _asker(console: Console, no_prompt: bool) -> Prompt:
     return ask
 
 
+def _say_unread(console: Console, p: Plan, state: CampaignState, orch: Orchestrator, folder: Path) -> bool:
+    """Runs whose points are all in InfluxDB but whose summaries could not be read back: the query's own
+    error and what completes them; True if there are any."""
+    c = p.campaign
+    unread = [r for r in orch.unanalysed if r not in orch.unsent]
+    if not (unread and orch.readback_error):
+        return False
+    console.print(
+        f"[red]campaign {c.name} finished, its summaries not read back[/]: {len(state.completed)} of "
+        f"{len(p.runs)} runs ok and their points in InfluxDB, but reading them back failed: "
+        f"{escape(orch.readback_error)}; summary incomplete (complete=false) for {', '.join(unread)}. "
+        f"Fix the server (`thermrig db check` says what), then `thermrig analyze {c.name}` completes them; "
+        f"manifests in {folder}",
+        soft_wrap=True,
+    )
+    return True
+
+
 def _say_finished(
     console: Console, campaign_file: Path, folder: Path, p: Plan, state: CampaignState, orch: Orchestrator
 ) -> None:
     """How the campaign ended: its runs ok or failed, its summaries and results written or not; exit 1 on a
-    failed run."""
+    failed run or on summaries that could not be read back."""
     c = p.campaign
     _say_unsent(console, orch.unsent)
     if len(state.completed) < len(p.runs):
@@ -261,6 +289,8 @@ def _say_finished(
             f"each failed run's error is in its manifest.json under {folder}; "
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
+        raise typer.Exit(1)
+    if _say_unread(console, p, state, orch, folder):
         raise typer.Exit(1)
     if orch.unanalysed:
         console.print(
@@ -279,7 +309,8 @@ def _say_finished(
         )
     if not orch.campaign_results:
         console.print(
-            "[yellow]the campaign's results are not written yet[/] (InfluxDB did not answer): "
+            "[yellow]the campaign's results are not written yet[/] "
+            + (f"({escape(orch.readback_error)}): " if orch.readback_error else "(InfluxDB did not answer): ")
             + ("`thermrig db drain` writes them" if orch.unanalysed else f"`thermrig analyze {c.name}` writes them"),
             soft_wrap=True,
         )

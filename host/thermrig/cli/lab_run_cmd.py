@@ -18,7 +18,8 @@ from thermrig.campaign.plan import Plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState
 from thermrig.cli.lab_common import labgrid_modules
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.preflight import require_ready
+from thermrig.db.target import resolve_settings
 from thermrig.lab.errors import LabError
 from thermrig.lab.preflight import preflight
 from thermrig.lab.rig_place import tag_value
@@ -63,7 +64,13 @@ class LogEvents:
 
 
 def run_on_lab(
-    campaign_file: Path, plan: Plan, state: CampaignState, coordinator: str | None, no_prompt: bool, destroy: bool
+    campaign_file: Path,
+    plan: Plan,
+    state: CampaignState,
+    coordinator: str | None,
+    no_prompt: bool,
+    destroy: bool,
+    db_check: bool = True,
 ) -> None:
     c = plan.campaign
     table = c.lab or LabTable()
@@ -75,6 +82,8 @@ def run_on_lab(
         raise LabError(f"labgrid is not installed ({exc.name}): pip install 'thermrig[lab]'") from exc
     console = Console()
     influx = resolve_settings()
+    if db_check:
+        require_ready(influx)  # before any place is reserved: the server takes the points and gives them back
     wanted = " ".join(f"{k}={v}" for k, v in sorted(table.tags.items())) or "any"
     console.print(
         f"campaign {c.name}: {len(plan.runs)} runs (seed {plan.seed}), {len(state.completed)} done; "

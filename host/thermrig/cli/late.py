@@ -13,16 +13,23 @@ from thermrig.db.settings import InfluxSettings
 
 
 def complete_summaries(settings: InfluxSettings, console: Console, campaign: str | None = None) -> list[str]:
-    """The runs completed now, said in one line."""
+    """The runs completed now, said in one line; those still unreadable, with the query's error, in another."""
     done = complete_late(settings, campaign)
-    if done:
+    if done.runs:
         console.print(
-            f"wrote the full summaries of {', '.join(done)} (their points reached InfluxDB after the run ended) "
-            "and their campaign's results again",
+            f"wrote the full summaries of {', '.join(done.runs)} (their points reached InfluxDB after the run "
+            "ended, or the server could not be read then) and their campaign's results again",
             markup=False,
             soft_wrap=True,
         )
-    return done
+    if done.failed:
+        console.print(
+            f"summaries of {', '.join(done.failed)} still cannot be read back from InfluxDB: {done.error}; "
+            "`thermrig db check` says what to fix",
+            markup=False,
+            soft_wrap=True,
+        )
+    return done.runs
 
 
 def say_incomplete(console: Console, campaign: str | None = None) -> list[str]:

@@ -11,9 +11,9 @@ from rich.live import Live
 from rich.markup import escape
 
 from thermrig.cli.errors import user_errors
-from thermrig.db.local_server import resolve_settings
 from thermrig.db.rig_recording import RecordingStatus, record_rig
 from thermrig.db.schema import RunTags
+from thermrig.db.target import resolve_settings
 from thermrig.testbed import LocalRig, open_testbed
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from thermrig.campaign.rundir import unsent_runs
 from thermrig.cli.errors import user_errors
 from thermrig.cli.late import say_incomplete
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.target import resolve_settings
 from thermrig.report.build import write_report
 
 

@@ -17,7 +17,7 @@ from thermrig.campaign.throttle_rows import campaign_throttle
 from thermrig.cli.errors import user_errors
 from thermrig.cli.late import say_incomplete
 from thermrig.cli.tables import fitted
-from thermrig.db.local_server import resolve_settings
+from thermrig.db.target import resolve_settings
 
 
 def _num(value: float | None, fmt: str) -> str:

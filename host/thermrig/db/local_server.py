@@ -180,18 +180,3 @@ class LocalInflux:
 
     def size_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.root.rglob("*") if f.is_file())
-
-
-def resolve_settings(start_local: bool = True) -> InfluxSettings:
-    """The configured server if there is one; else the local server, started if need be."""
-    from thermrig.db.settings import configured
-
-    remote = configured()
-    if remote is not None:
-        return remote
-    local = LocalInflux.default()
-    if local.state() is None:
-        if not start_local:
-            raise InfluxServerError("no InfluxDB configured and the local one is not running: `thermrig db up`")
-        local.up()
-    return local.settings()

@@ -43,12 +43,29 @@ def influxql(settings: InfluxSettings, q: str, database: str | None = None, epoc
         body = json.loads(r.data)
     except ValueError as exc:
         raise QueryError(f"HTTP {r.status} from {settings.url}/query: {r.data[:200]!r}") from exc
+    said = str(body.get("error") or body.get("message") or "") if isinstance(body, dict) else ""
+    if r.status in (401, 403):  # 1.x says "error", 2.x "message": either way, which token to fix
+        raise QueryError(
+            f"InfluxDB at {settings.url} refuses the read (HTTP {r.status} {said}): the token queries use "
+            f"(THERMRIG_INFLUX_READ_TOKEN, else THERMRIG_INFLUX_TOKEN) may not read database {fields['db']}"
+        )
     if r.status != 200 or "error" in body:
-        raise QueryError(body.get("error") or f"HTTP {r.status}")
+        raise QueryError(said or f"HTTP {r.status}")
     out = []
     for result in body.get("results", []):
         if "error" in result:
-            raise QueryError(result["error"])
+            raise QueryError(_explained(str(result["error"]), fields["db"]))
         for s in result.get("series", []):
             out.append(Series(s["name"], s.get("tags", {}), s["columns"], s.get("values", [])))
     return out
+
+
+def _explained(error: str, database: str) -> str:
+    """The server's words, and for a database InfluxQL does not find, the two causes 2.x gives no other
+    sign of: a token that may not read the bucket (2.x answers a write-only token so) or no DBRP mapping."""
+    if not error.startswith("database not found"):
+        return error
+    return (
+        f"{error} (on 2.x: the token queries use, THERMRIG_INFLUX_READ_TOKEN else THERMRIG_INFLUX_TOKEN, may not "
+        f"read the bucket, or no DBRP mapping takes database {database} to it; `thermrig db check` says which)"
+    )

@@ -12,7 +12,9 @@ must know exactly that to survive a crash without loss.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -96,9 +98,19 @@ class SpoolWriter:
         try:
             self.write_api.write(bucket=self.settings.bucket, record=lines, write_precision=WritePrecision.NS)
         except ApiException as exc:
-            if exc.status == 400:  # malformed or conflicting points: retrying cannot fix them
+            dropped = _dropped(exc)
+            if exc.status in (400, 422) or dropped:  # bad or too old points: retrying cannot change them
                 self.spool.mark_sent(end)
-                self._report(WriteProblem(f"InfluxDB rejected {len(lines)} points: {exc.body or exc.reason}", False))
+                taken = len(lines) - (dropped or len(lines))
+                self.points_written += taken
+                said = _message(exc)
+                why = (
+                    f"InfluxDB dropped {dropped} of {len(lines)} points (older than the bucket's retention, or "
+                    f"refused): {said}"
+                    if dropped
+                    else f"InfluxDB rejected {len(lines)} points: {said}"
+                )
+                self._report(WriteProblem(why, False))
                 return len(lines)
             raise
         self.spool.mark_sent(end)
@@ -118,7 +130,7 @@ class SpoolWriter:
                 self.healthy = True
             except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
                 self.healthy = False
-                self._report(WriteProblem(f"InfluxDB at {self.settings.url} unavailable: {_why(exc)}", True))
+                self._report(WriteProblem(_why(exc, self.settings), True))
                 pause = _retry_after(exc) or wait  # a throttling server says how long to wait
                 if deadline is not None and time.monotonic() + pause > deadline:
                     return False
@@ -176,8 +188,34 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
-def _why(exc: Exception) -> str:
+def _message(exc: ApiException) -> str:
+    """The server's own words: 2.x's JSON "message", 1.x's "error", else the reason."""
+    try:
+        body = json.loads(exc.body or "")
+    except ValueError:
+        return str(exc.body or exc.reason or "").strip()[:300]
+    return str(body.get("message") or body.get("error") or exc.reason).strip() if isinstance(body, dict) else ""
+
+
+def _dropped(exc: ApiException) -> int:
+    """How many points a partial write dropped (2.x: 422, 1.x: 400, "... dropped=N")."""
+    found = re.search(r"dropped=(\d+)", _message(exc))
+    return int(found.group(1)) if found else 0
+
+
+def _why(exc: Exception, settings: InfluxSettings) -> str:
+    """One line: why the points wait in the spool, and what sends them."""
     if isinstance(exc, ApiException):
-        return f"HTTP {exc.status} {exc.reason}"
+        said = f"HTTP {exc.status} {_message(exc)}".strip()
+        later = "the points stay in the spool and `thermrig db drain` sends them once"
+        if exc.status == 401:
+            return f"InfluxDB at {settings.url} refuses the token ({said}): {later} a valid token is set"
+        if exc.status == 403:
+            return f"the token may not write to bucket {settings.bucket} ({said}): {later} it may"
+        if exc.status == 404:
+            return f"InfluxDB at {settings.url}: bucket {settings.bucket} not found ({said}): {later} it exists"
+        return f"InfluxDB at {settings.url} unavailable: {said}"
     text = str(exc)
-    return "connection refused" if "refused" in text.lower() else text[:120]
+    return f"InfluxDB at {settings.url} unavailable: " + (
+        "connection refused" if "refused" in text.lower() else text[:120]
+    )

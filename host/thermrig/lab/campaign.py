@@ -353,4 +353,4 @@ class LabCampaign:
                 where = manifest.get("lab", {}).get("place", "?")
                 outcome.failed[spec.run_id] = f"{where}: {_without_place(where, manifest.get('error') or 'failed')}"
         if not outcome.aborted:
-            outcome.campaign_results = analyse_campaign(self.influx, self.plan.campaign.name)
+            outcome.campaign_results = bool(analyse_campaign(self.influx, self.plan.campaign.name))
