@@ -111,7 +111,7 @@ def demo(
             console.print(f"InfluxDB at {lab.influx.url}, authentication on: the campaign writes as {agent} "
                           f"(write only), reads back as {analyst} (read only)")  # fmt: skip
             reader = lab.influx.reader_env()
-        console.print(_try_these(lab.address, names[0], reader), highlight=False)
+        console.print(_try_these(lab.address, names[0], reader), highlight=False, soft_wrap=True)  # copyable lines
         cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / NAME)]
         returncode = _follow(console, lab.address, cmd, env)
         console.print()  # the live view's last line is the campaign's own
