@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from influx_servers import DEFAULT, running
+from influx_servers import env_for as influx_env_for
 from longest_first import order_longest_first
 
 from thermrig.db.local_server import LocalInflux, influxd_binary
@@ -115,14 +117,14 @@ def hardware_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def influx_server(tmp_path: Path) -> Iterator[LocalInflux]:
-    """A private influxd 1.8 on a free loopback port, stopped after the test."""
-    if not influxd_binary().exists():
+def influx_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalInflux]:
+    """A private InfluxDB on a free loopback port, stopped after the test: influxd 1.x, or the version a
+    test parametrizes it with (influx_servers.ON_BOTH: 1.x and 2.x)."""
+    version = getattr(request, "param", DEFAULT)
+    if version == "1.x" and not influxd_binary().exists():
         pytest.fail(f"{influxd_binary()} is missing: run `make setup` (make test does)")
-    server = LocalInflux(tmp_path / "influxdb")
-    server.up()
-    yield server
-    server.down()
+    with running(version, tmp_path) as server:
+        yield server
 
 
 @pytest.fixture
@@ -132,14 +134,14 @@ def influx(influx_server: LocalInflux) -> InfluxSettings:
 
 @pytest.fixture
 def influx_env(isolated_env: dict[str, str], influx: InfluxSettings) -> dict[str, str]:
-    """isolated_env pointed at the private influxd: the environment of a `thermrig` child that records."""
-    influx_vars = {"THERMRIG_INFLUX_URL": influx.url, "THERMRIG_INFLUX_BUCKET": influx.bucket}
-    return {**isolated_env, **influx_vars, "COLUMNS": "150"}
+    """isolated_env pointed at the private server: the environment of a `thermrig` child that records."""
+    return {**isolated_env, **influx_env_for(influx), "COLUMNS": "150"}
 
 
 @pytest.fixture(scope="session")
-def recorded_campaign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A small virtual-drive campaign recorded once per session into its own influxd (recorded_campaign.py)."""
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A small virtual-drive campaign recorded once per session into its own influxd 1.x
+    (recorded_campaign.py)."""
     from recorded_campaign import record
 
     root = tmp_path_factory.mktemp("recorded")
@@ -152,3 +154,20 @@ def recorded_campaign(tmp_path_factory: pytest.TempPathFactory) -> Iterator[obje
         yield recorded
     finally:
         server.down()
+
+
+@pytest.fixture(scope="session")
+def recorded_campaign(
+    request: pytest.FixtureRequest, recording: object, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[object]:
+    """The recorded campaign on influxd 1.x, where it was recorded; or, parametrized with "2.x"
+    (influx_servers.RECORDED_ON_BOTH), every point of it copied into a private InfluxDB 2.x, read there."""
+    from recorded_campaign import on_server
+
+    version = getattr(request, "param", DEFAULT)
+    if version == "1.x":
+        yield recording
+        return
+    root = tmp_path_factory.mktemp(f"recorded-{version}")
+    with running(version, root) as server:
+        yield on_server(recording, root, server.settings())

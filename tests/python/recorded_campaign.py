@@ -7,11 +7,15 @@ stopped after 7.5 s at 59.2 °C where its condition settles at 48-50 °C, and th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from influx_servers import copy_points
+from influx_servers import env_for as influx_env_for
 
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.settings import InfluxSettings
@@ -69,8 +73,7 @@ def env_for(root: Path, settings: InfluxSettings) -> dict[str, str]:
         "XDG_DATA_HOME": str(root / "data"),
         "XDG_CONFIG_HOME": str(root / "config"),
         "XDG_RUNTIME_DIR": str(root / "run"),
-        "THERMRIG_INFLUX_URL": settings.url,
-        "THERMRIG_INFLUX_BUCKET": settings.bucket,
+        **influx_env_for(settings),
         "COLUMNS": "200",
     }
 
@@ -89,3 +92,10 @@ def record(root: Path, server: LocalInflux) -> Recorded:
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return Recorded(NAME, settings, env, root / "runs", r.stdout)
+
+
+def on_server(recorded: Recorded, root: Path, settings: InfluxSettings) -> Recorded:
+    """The same campaign on another server: every point the recording's server holds copied into it, read
+    with its own user state (root) and credentials; the run folders and what `thermrig run` printed kept."""
+    copy_points(recorded.settings, settings, root)
+    return dataclasses.replace(recorded, settings=settings, env=env_for(root, settings))

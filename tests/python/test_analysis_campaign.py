@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from influx_servers import RECORDED_ON_BOTH
 from recorded_campaign import NAME, RUNTIME_S, Recorded
 from replayed_runs import replay
 
@@ -50,6 +51,7 @@ def summaries(rec: Recorded) -> dict[str, dict[str, object]]:
     return out
 
 
+@RECORDED_ON_BOTH
 def test_each_run_ends_with_its_full_summary(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     runs = summaries(rec)
@@ -67,6 +69,7 @@ def test_each_run_ends_with_its_full_summary(recorded_campaign: Recorded) -> Non
         assert fields.get("recovery_s") is None or 0 < fields["recovery_s"] < 600
 
 
+@RECORDED_ON_BOTH
 def test_the_campaign_writes_its_own_results_at_its_end(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     assert "analysing the campaign's summaries" in rec.output  # the campaign's last step, before "done"
@@ -77,6 +80,7 @@ def test_the_campaign_writes_its_own_results_at_its_end(recorded_campaign: Recor
     assert cells.values[0][1] == 12 and ranked.values[0][1] >= 5 and effects.values[0][1] == 6
 
 
+@RECORDED_ON_BOTH
 def test_analyze_recomputes_the_runs_and_writes_the_campaign_summaries(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     before = summaries(rec)
@@ -106,6 +110,7 @@ def test_analyze_recomputes_the_runs_and_writes_the_campaign_summaries(recorded_
     assert low is None and high is None and "repeat the runs" in note
 
 
+@RECORDED_ON_BOTH
 def test_a_wide_query_folds_into_records_at_80_columns(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     r = thermrig("query", "SELECT count(*) FROM run_summary", env={**rec.env, "COLUMNS": "80"})
@@ -148,6 +153,7 @@ def test_the_sensor_ranking_of_the_replayed_campaign_as_thermrig_prints_it() -> 
     assert [r.follows for r in ranking] == [True, True, True, True, False, False]
 
 
+@RECORDED_ON_BOTH
 def test_real_time_every_onset_is_thermal_or_the_host_is_named(recorded_campaign: Recorded) -> None:
     """The host's effect on the real-time recording: an onset that is not thermal is one the attribution
     laid at the host's door (its stalls, or the simulated world's lag past its bound), never a cache or an
@@ -162,6 +168,7 @@ def test_real_time_every_onset_is_thermal_or_the_host_is_named(recorded_campaign
         assert cause == "thermal" or stalls or lagged, (run, cause, stalls, lagged)
 
 
+@RECORDED_ON_BOTH
 def test_real_time_controller_thermocouple_reads_every_onset_closer_than_the_composite_sensor(
     recorded_campaign: Recorded,
 ) -> None:
@@ -194,6 +201,7 @@ def test_real_time_controller_thermocouple_reads_every_onset_closer_than_the_com
     assert follows["rig_telemetry.ambient_c"] is False and follows["rig_telemetry.drive_ctrl_c"] is True
 
 
+@RECORDED_ON_BOTH
 def test_bad_names_and_a_server_that_is_down_give_one_clear_line(recorded_campaign: Recorded) -> None:
     rec = recorded_campaign
     r = thermrig("analyze", "no-such-campaign", env=rec.env)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, run_ids, start_run, thermrig
+from influx_servers import ON_BOTH
 from waiting import wait_for
 
 from thermrig.db.local_server import LocalInflux
@@ -82,6 +83,7 @@ def summary_fields(influx: InfluxSettings, campaign: str) -> dict[str, dict[str,
 
 
 @pytest.mark.timeout(900)
+@ON_BOTH
 def test_an_influxdb_outage_leaves_no_data_silently_missing(
     tmp_path: Path, influx_server: LocalInflux, influx_env: dict[str, str]
 ) -> None:

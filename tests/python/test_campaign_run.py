@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, run_args, run_ids, start_run, thermrig
+from influx_servers import ON_BOTH
 
 from thermrig.campaign.equilibrium import EquilibriumWatch
 from thermrig.campaign.spec import Equilibrium
@@ -44,6 +45,7 @@ def test_equilibrium_is_judged_on_the_plant(link: RigLink, sim: SimulatedRig) ->
     assert all(abs(r) < 0.2 for r in watch.rates_c_per_min().values())
 
 
+@ON_BOTH
 def test_two_runs_end_to_end_into_influxdb(tmp_path: Path, influx: InfluxSettings, influx_env: dict[str, str]) -> None:
     path = campaign(tmp_path, "e2e", "top", "underside")
     plan = thermrig("plan", str(path), "--no-model", env=influx_env)

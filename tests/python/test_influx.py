@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from campaign_helpers import THERMRIG, thermrig
+from influx_servers import ON_BOTH
 from waiting import wait_for
 
 from thermrig.db.local_server import LocalInflux
@@ -30,6 +31,7 @@ def count(settings: InfluxSettings, measurement: str, run: str, field: str = "up
     return int(series[0].values[0][1]) if series else 0
 
 
+@ON_BOTH
 def test_schema_round_trip_with_tags_fields_and_exact_ns(
     influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
 ) -> None:
@@ -61,6 +63,7 @@ def test_tag_values_are_bounded_identifiers() -> None:
         event_line("coffee_break", 1, TAGS)
 
 
+@ON_BOTH
 def test_replaying_a_spool_is_idempotent(influx: InfluxSettings, tmp_path: Path) -> None:
     spool = Spool.for_run("r1", tmp_path)
     spool.append([event_line("phase", 1_700_000_000_000_000_000 + i, TAGS, f"p{i}") for i in range(500)])
@@ -79,6 +82,7 @@ def test_a_torn_last_line_from_a_crash_is_dropped(tmp_path: Path) -> None:
     assert reopened.read_batch(0, 10) == (["m f=1 1", "m f=2 2"], 16)
 
 
+@ON_BOTH
 def test_outage_mid_stream_every_point_arrives_exactly_once(
     influx_server: LocalInflux, influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
 ) -> None:
@@ -121,6 +125,7 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
     assert sorted(uptimes) == list(range(min(uptimes), min(uptimes) + 100 * frames, 100))
 
 
+@ON_BOTH
 def test_agent_crash_then_drain_loses_nothing(
     influx_server: LocalInflux, influx: InfluxSettings, influx_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -152,6 +157,7 @@ def test_agent_crash_then_drain_loses_nothing(
     assert "spool empty" in r.stdout
 
 
+@ON_BOTH
 def test_the_query_cookbook_runs_on_a_recorded_run(
     influx: InfluxSettings, link: RigLink, sim: SimulatedRig, tmp_path: Path
 ) -> None:

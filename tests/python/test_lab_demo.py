@@ -4,6 +4,7 @@ shown, prints what to try against it, and leaves no process behind, at its end o
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from interruptible import with_default_sigint
 from waiting import wait_for
 
 from thermrig.db.local_server import LocalInflux
+from thermrig.db.local_server2 import LocalInflux2
 from thermrig.db.query import QueryError, influxql
 from thermrig.db.settings import InfluxSettings
 
@@ -28,14 +30,17 @@ def left_behind(folder: Path) -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
+@pytest.mark.parametrize("lab_server", ["1", "2"], ids=["influxdb-1.x", "influxdb-2.x"])
 def test_the_lab_demo_runs_a_campaign_over_its_places_and_stops_everything(
-    influx_env: dict[str, str], tmp_path: Path
+    isolated_env: dict[str, str], influx_env: dict[str, str], tmp_path: Path, lab_server: str
 ) -> None:
-    """Its results in the lab's own InfluxDB (authentication on), read with the analysts' read-only
-    credentials it prints: the server started again on the kept folder after the demo stopped it."""
+    """Its results in the lab's own InfluxDB (authentication on: 1.x with users, or 2.x with tokens), read
+    with the analysts' read-only credentials it prints: the server started again on the kept folder after
+    the demo stopped it."""
     folder = tmp_path / "lab"
+    options = ["--places", "3", "--runs", "6", "--runtime", "2", "--influx-server", lab_server]
     res = subprocess.run(
-        [*CMD, "--places", "3", "--runs", "6", "--runtime", "2", "--folder", str(folder)],
+        [*CMD, *options, "--folder", str(folder)],
         capture_output=True,
         text=True,
         env={**influx_env, "COLUMNS": "200"},
@@ -47,16 +52,32 @@ def test_the_lab_demo_runs_a_campaign_over_its_places_and_stops_everything(
     assert f"labgrid-client -x {address.group(1)} places" in res.stdout  # what to try, printed
     assert "campaign lab-demo ended (ok)" in res.stdout
     assert left_behind(folder) == []
-    token = re.search(r"THERMRIG_INFLUX_TOKEN=(analyst:\S+) thermrig throttle lab-demo", res.stdout)
-    assert token, res.stdout
-    server = LocalInflux(folder / "influxdb")
+    said = re.search(r"((?:THERMRIG_INFLUX_\w+=\S+ )+)thermrig throttle lab-demo", res.stdout)
+    assert said, res.stdout
+    printed = dict(pair.split("=", 1) for pair in said.group(1).split())
+    server = LocalInflux2(folder / "influxdb") if lab_server == "2" else LocalInflux(folder / "influxdb")
     url = server.up(auth=True)
     try:
-        analyst = InfluxSettings(url, "thermrig/autogen", "thermrig", token=token.group(1))
+        reader = printed["THERMRIG_INFLUX_TOKEN"]  # the analysts' read-only credentials, nothing else
+        if lab_server == "2":
+            assert reader == server.onboarding().read_token  # type: ignore[attr-defined]
+        else:
+            assert reader.startswith("analyst:")
+        assert printed["THERMRIG_INFLUX_URL"] == url  # the server came back where the printed line points
+        bucket = printed.get("THERMRIG_INFLUX_BUCKET", "thermrig/autogen")
+        analyst = InfluxSettings(url, bucket, "thermrig", printed.get("THERMRIG_INFLUX_ORG", "-"), token=reader)
         q = 'SELECT count(*) FROM run_summary WHERE "campaign" = \'lab-demo\' GROUP BY "place"'
         rows = influxql(analyst, q)
         with pytest.raises(QueryError):  # without credentials
-            influxql(InfluxSettings(url, "thermrig/autogen", "thermrig", token=""), q)
+            influxql(dataclasses.replace(analyst, token=""), q)
+        table = subprocess.run(
+            [sys.executable, "-m", "thermrig.cli", "throttle", "lab-demo"],
+            env={**isolated_env, **printed},  # as a shell with nothing else set runs it
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert table.returncode == 0, table.stdout + table.stderr  # the printed line reads the runs back
     finally:
         server.down()
     places = {r.tags.get("place") for r in rows}

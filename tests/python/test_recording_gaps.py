@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from influx_servers import ON_BOTH
 from waiting import wait_for
 
 from thermrig.analysis.fio_log import LogPoint
@@ -102,6 +103,7 @@ def test_a_rig_reset_and_a_lost_link_are_marked(link: RigLink, sim: SimulatedRig
     assert rig_ms >= 500  # the unplug's half second, at least, of rig time without a frame
 
 
+@ON_BOTH
 def test_a_gap_in_the_workload_is_flagged(influx: InfluxSettings, influx_env: dict[str, str], tmp_path: Path) -> None:
     t0 = 1_700_000_000_000
     lines = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from influx_servers import RECORDED_ON_BOTH
 from recorded_campaign import Recorded
 
 from thermrig.analysis.fio_log import LogPoint
@@ -54,6 +55,7 @@ def thermrig(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
     return subprocess.run([sys.executable, "-m", "thermrig.cli", *args], env=env, capture_output=True, text=True)
 
 
+@RECORDED_ON_BOTH
 def test_the_report_opens_in_chromium_with_every_image_and_table(recorded_campaign: Recorded, tmp_path: Path) -> None:
     out = tmp_path / "report"
     r = thermrig("report", recorded_campaign.name, "--out", str(out), env=recorded_campaign.env)
@@ -84,6 +86,7 @@ def test_the_report_opens_in_chromium_with_every_image_and_table(recorded_campai
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
 
 
+@RECORDED_ON_BOTH
 def test_a_run_that_failed_half_way_is_reported_as_missing(recorded_campaign: Recorded, tmp_path: Path) -> None:
     rec = recorded_campaign
     t0 = 1_700_000_000_000

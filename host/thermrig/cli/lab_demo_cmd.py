@@ -68,11 +68,21 @@ def demo(
     insecure: Annotated[
         bool, typer.Option("--insecure", help="fio's servers and the rigs' ser2net reached straight, not through SSH.")
     ] = False,
+    influx_server: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=2,
+            help="The lab's InfluxDB: 1 (influxd 1.x, users and passwords) or 2 (InfluxDB 2.x, a write-only and "
+            "a read-only token).",
+        ),
+    ] = 1,
 ) -> None:
     """A lab on this machine: a labgrid coordinator, simulated places and their test PCs on loopback; a
     short campaign (`thermrig run --lab`) over them while `lab status` is shown live. Ctrl-C, or the
     campaign's end, stops every process it started. Results go to the lab's own InfluxDB (authentication
-    on, in the lab's folder); with --insecure, to thermrig's InfluxDB like any campaign's."""
+    on, in the lab's folder; 1.x or, with --influx-server 2, 2.x); with --insecure, to thermrig's InfluxDB
+    like any campaign's."""
     if not 1 <= places <= MAX_PLACES:
         raise typer.BadParameter(f"--places must be 1 to {MAX_PLACES}")
     if runs < 1 or runtime < 1:
@@ -86,7 +96,7 @@ def demo(
         root = folder or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="thermrig-lab-demo-")))
         root.mkdir(parents=True, exist_ok=True)
         console.print(f"starting a lab of {places} simulated places in {root} ...")
-        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG, sealed=not insecure))
+        lab = stack.enter_context(simulated_lab(root, names, CAMPAIGN_RIG, not insecure, influx_server))
         for name in names:
             lab.add_place(name, TAGS)
             console.print(f"  place {name}: rig on {lab.rigs[name].port}, test PC fio :{lab.ports[name][0]}, "
@@ -100,9 +110,8 @@ def demo(
             agent, analyst = lab.influx.agent.user, lab.influx.analyst.user
             console.print(f"InfluxDB at {lab.influx.url}, authentication on: the campaign writes as {agent} "
                           f"(write only), reads back as {analyst} (read only)")  # fmt: skip
-            reader = (f"THERMRIG_INFLUX_URL={lab.influx.url} "
-                      f"THERMRIG_INFLUX_TOKEN={lab.influx.analyst.token} ")  # fmt: skip
-        console.print(_try_these(lab.address, names[0], reader), highlight=False)
+            reader = lab.influx.reader_env()
+        console.print(_try_these(lab.address, names[0], reader), highlight=False, soft_wrap=True)  # copyable lines
         cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / NAME)]
         returncode = _follow(console, lab.address, cmd, env)
         console.print()  # the live view's last line is the campaign's own

@@ -293,13 +293,15 @@ def coordinator(folder: Path) -> Iterator[tuple[str, Proc]]:
 
 
 @contextmanager
-def simulated_lab(folder: Path, names: list[str], rig: SimConfig | None = None, sealed: bool = True) -> Iterator[Lab]:
+def simulated_lab(
+    folder: Path, names: list[str], rig: SimConfig | None = None, sealed: bool = True, influx_server: int = 1
+) -> Iterator[Lab]:
     """A coordinator and a free-running simulated rig per name (rig: their configuration); the exporters
     and test PCs that tests add are stopped at the end. sealed: exporters isolated (serial through SSH) and
-    the lab's InfluxDB with authentication on (lab.influx)."""
+    the lab's InfluxDB with authentication on (lab.influx; influx_server: 1.x or 2.x)."""
     with ExitStack() as stack:
         address, proc = stack.enter_context(coordinator(folder / "coordinator"))
-        influx = stack.enter_context(lab_influx(folder / "influxdb")) if sealed else None
+        influx = stack.enter_context(lab_influx(folder / "influxdb", influx_server)) if sealed else None
         lab = Lab(address, folder, proc, sealed=sealed, influx=influx)
         for name in names:
             config = replace(rig or SimConfig(), seed=len(lab.rigs) + 1)
