@@ -40,7 +40,7 @@ def not_run(name: str, why: str) -> Step:
     return Step(name, None, f"not run: {why}")
 
 
-def step(name: str, finding: Finding) -> Step:
+def as_step(name: str, finding: Finding) -> Step:
     """A rule's finding as a step: FAIL with its fix when it found a fault, else PASS."""
     return Step(name, not finding.fault, finding.measured, finding.fix)
 
@@ -95,7 +95,7 @@ def heater_off(frames: Frames) -> Step:
     if finding is None:
         key = frames.last.channels.key_of(AIR)
         return not_run("heater off", f"{AIR} ({key}) does not read steadily (the room temperature step says why)")
-    return step("heater off", finding)
+    return as_step("heater off", finding)
 
 
 def room(frames: Frames) -> tuple[Step, list[str]]:
@@ -109,7 +109,7 @@ def room(frames: Frames) -> tuple[Step, list[str]]:
 
 
 def ambient(frames: Frames) -> Step:
-    return step("ambient sensor", wiring.ambient(frames.last))
+    return as_step("ambient sensor", wiring.ambient(frames.last))
 
 
 def touch(frames: Frames, operator: Operator, name: str, unreadable: tuple[str, ...] = ()) -> Step:
@@ -128,7 +128,7 @@ def touch(frames: Frames, operator: Operator, name: str, unreadable: tuple[str, 
         _stuck_on_cleared(frames) if rose is not None and AIR in wiring.risen(rose, base, wiring.TOUCH_RISE_C) else ""
     )
     finding = wiring.touch(channels, name, base, rose)
-    return step(f"touch {name}", finding if finding.fault else Finding(finding.measured + cleared))
+    return as_step(f"touch {name}", finding if finding.fault else Finding(finding.measured + cleared))
 
 
 def _stuck_on_cleared(frames: Frames) -> str:
@@ -161,7 +161,7 @@ def fans(frames: Frames, link: RigLink) -> list[Step]:
             # machine, a fast simulation) would otherwise count the old duty's frames as the new one's.
             frames.until(APPLY_WAIT_S, _carries(duties))
             speeds.append(wiring.fan_speed(frames.over(wiring.FAN_SPIN_S), rpm_key))
-        out.append(step(f"fan{i}", wiring.fan(i, *speeds)))
+        out.append(as_step(f"fan{i}", wiring.fan(i, *speeds)))
     link.set(fan0=1000, fan1=1000)
     return out
 
@@ -171,7 +171,7 @@ def stalled_fans(frames: Frames) -> list[Step]:
     stalled = wiring.stalled_fans(frames.catch_up())
     why = f"{', '.join(f'fan{j}' for j in stalled)} stands still at full duty"
     return [
-        step(f"fan{i}", stalled[i]) if i in stalled else not_run(f"fan{i}", why) for i in range(len(frames.last.rpm))
+        as_step(f"fan{i}", stalled[i]) if i in stalled else not_run(f"fan{i}", why) for i in range(len(frames.last.rpm))
     ]
 
 
@@ -180,14 +180,14 @@ def heater_pulse(frames: Frames, link: RigLink, operator: Operator) -> Step:
         return Step("heater pulse", None, "skipped by the operator")
     base = wiring.baseline(frames.over(wiring.BASELINE_S), thermocouples(frames))
     if (latched := wiring.latched_fault(frames.last)) is not None:
-        return step("heater pulse", latched)
+        return as_step("heater pulse", latched)
     frames.catch_up()
     link.set(air=round((base[AIR] + wiring.PULSE_TARGET_C) * 100), hlim=1000, heat=1)
     try:
         first = frames.until(wiring.PULSE_MAX_S, lambda f: bool(wiring.risen(f, base, wiring.PULSE_RISE_C)))
     finally:
         link.set(heat=0)
-    return step("heater pulse", wiring.heater_pulse(base, first))
+    return as_step("heater pulse", wiring.heater_pulse(base, first))
 
 
 def bringup(link: RigLink, operator: Operator, report: Callable[[Step], None] | None = None) -> list[Step]:
@@ -225,7 +225,7 @@ def bringup(link: RigLink, operator: Operator, report: Callable[[Step], None] | 
             link.command("CLEAR")
             held = frames.over(0.5)[-1].faults
         if (refused := wiring.refused_pwm(frames.last)) is not None:
-            add(step("PWM outputs", refused))
+            add(as_step("PWM outputs", refused))
         if held == Fault.FAN_STALL:
             for step in stalled_fans(frames):
                 add(step)

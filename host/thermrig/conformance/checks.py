@@ -288,7 +288,8 @@ def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
 def _heater_pulse(t: RigUnderTest) -> tuple[Telemetry | None, Finding]:
     """Heat toward the chassis air + wiring.PULSE_TARGET_C: the first frame in which a bead rose
     wiring.PULSE_RISE_C (None: the heater does not heat), and what it says (the air must be first)."""
-    base = wiring.baseline(t.run_for(wiring.BASELINE_S), wiring.thermocouples(t.run_for(0.5)[-1]))
+    seen = t.run_for(wiring.BASELINE_S)
+    base = wiring.baseline(seen, wiring.thermocouples(seen[-1]))
     t.link.set(air=round((base[wiring.AIR] + wiring.PULSE_TARGET_C) * 100), hlim=1000, heat=1)
     try:
         first = _first(t, wiring.PULSE_MAX_S, lambda f: bool(wiring.risen(f, base, wiring.PULSE_RISE_C)))
