@@ -91,10 +91,11 @@ def test_selftest_names_each_miswiring(miswired_image: Path, isolated_env: dict[
     (result,) = json.loads(report.read_text())
     detail = result["detail"]
     assert result["name"] == "wiring" and result["outcome"] == "failed"
-    assert "the ambient sensor does not answer: check its I2C address (0x44)" in detail
-    assert "the drive_ctrl bead (tc0) raised drive_nand (tc1): chip selects swapped?" in detail
-    assert "the drive_nand bead (tc1) raised drive_ctrl (tc0): chip selects swapped?" in detail
-    assert "fan0's PWM and tach are from different fans" in detail and "fan1's PWM and tach" in detail
+    assert "the SHT31 does not answer: check SDA/SCL, its 3.3 V, address 0x44" in detail
+    assert "the drive_ctrl bead raised drive_nand (tc1): the chip selects of tc0 and tc1 are swapped" in detail
+    assert "the drive_nand bead raised drive_ctrl (tc0): the chip selects of tc1 and tc0 are swapped" in detail
+    assert "fan0's speed follows another fan: its PWM and tach wires are from different fans" in detail
+    assert "fan1's speed follows another fan: its PWM and tach wires" in detail
     assert "heatsink bead" not in detail and "chassis_air bead" not in detail
 
 
@@ -137,7 +138,8 @@ MISWIRINGS = [
         ),
         "5 of 10 steps passed; failed: room temperature; not run: touch heatsink, fan0, fan1, heater pulse",
         (
-            "tc2 (heatsink) reads 0.0 C, open, while the others read room temperature: check tc2's chip select",
+            "tc2 (heatsink) reads 0.0 °C, open, while drive_ctrl, drive_nand, chassis_air read room temperature:"
+            " check tc2's chip select (its wire, and its polarity: active low)",
             "the fans not judged: TC_OPEN latched holds them at full",
         ),
         NOT_THE_FANS,
@@ -149,7 +151,7 @@ MISWIRINGS = [
             "its SPI mode (0)",
         ),
         "5 of 10 steps passed; failed: room temperature; not run: touch drive_nand, fan0, fan1, heater pulse",
-        ("tc1 (drive_nand) reads 0.0 C, open", "its SPI mode (0)"),
+        ("tc1 (drive_nand) reads 0.0 °C, open", "its SPI mode (0)"),
         NOT_THE_FANS,
     ),
     Miswiring(
@@ -157,7 +159,7 @@ MISWIRINGS = [
         ("unstable readings with the rig cold", "check the SPI clock of those chips (the MAX31855 takes up to 5 MHz"),
         "1 of 10 steps passed; failed: room temperature; not run: heater off, touch drive_ctrl, touch drive_nand,"
         " touch heatsink, touch chassis_air, fan0, fan1, heater pulse",
-        ("reads unstable values", "check its SPI clock (the MAX31855 takes up to 5 MHz)"),
+        ("unstable readings with the rig cold", "check the SPI clock of those chips (the MAX31855 takes up to 5 MHz"),
         (*NOT_THE_FANS, "chip selects of"),
     ),
     Miswiring(
@@ -172,13 +174,13 @@ MISWIRINGS = [
         "i2c_3mhz",
         ("FAIL  ambient sensor", "the bus clock (it takes up to 1 MHz)"),
         "9 of 10 steps passed; failed: ambient sensor",
-        ("the ambient sensor does not answer", "the bus clock (up to 1 MHz)"),
+        ("the SHT31 does not answer", "the bus clock (it takes up to 1 MHz)"),
     ),
     Miswiring(
         "fan0_pwm_5khz",
         ("FAIL  fan0", "fan0 does not follow its duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
         "9 of 10 steps passed; failed: fan0",
-        ("rpm0 does not follow fan0's duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
+        ("fan0 does not follow its duty", "the PWM's frequency (a 4-wire fan takes 21-28 kHz"),
         ("fan1 does not follow", "rpm1 does not follow"),
     ),
     Miswiring(
@@ -193,14 +195,14 @@ MISWIRINGS = [
         "fan0_pwm_1khz",
         ("FAIL  PWM outputs", "the PWM driver refuses an output's duty", "1465 Hz at the least"),
         "7 of 11 steps passed; failed: PWM outputs; not run: fan0, fan1, heater pulse",
-        ("the PWM driver refuses an output's duty (OUTPUT_ERROR latched)", "1465 Hz at the least"),
+        ("OUTPUT_ERROR latched: the PWM driver refuses an output's duty", "1465 Hz at the least"),
         NOT_THE_FANS,
     ),
     Miswiring(
         "fan1_pwm_inverted",
         ("FAIL  fan1", "fan1 stands still at full duty: its PWM is inverted", "SKIP  fan0"),
         "7 of 10 steps passed; failed: fan1; not run: fan0, heater pulse",
-        ("fan1 stands still at full duty (FAN_STALL latched): its PWM is inverted",),
+        ("fan1 0 rpm at 100 %: FAN_STALL latched: fan1 stands still at full duty: its PWM is inverted",),
         ("fan0 does not follow", "fan0 stands still", "rpm0 does not follow"),
     ),
     Miswiring(
@@ -230,7 +232,7 @@ MISWIRINGS = [
             "SKIP  heater pulse         not run: OUTPUT_ERROR latched",
         ),
         "7 of 11 steps passed; failed: PWM outputs; not run: fan0, fan1, heater pulse",
-        ("the PWM driver refuses an output's duty (OUTPUT_ERROR latched)", "the heater's 1 kHz needs a 32-bit timer"),
+        ("OUTPUT_ERROR latched: the PWM driver refuses an output's duty", "the heater's 1 kHz needs the 32-bit TIM2"),
         (*NOT_THE_FANS, "the heater does not heat"),
     ),
     Miswiring(
@@ -243,14 +245,21 @@ MISWIRINGS = [
             "PASS  heater pulse",
         ),
         "9 of 10 steps passed; failed: fan0",
-        ("rpm0 does not follow fan0's duty (3000 -> 3000 rpm): its PWM reaches no fan", "check fan0's PWM channel"),
+        (
+            "fan0 3000 rpm at 40 %, 3000 rpm at 100 % (the other fans the other way): fan0 does not follow its duty:"
+            " its PWM reaches no fan",
+            "check fan0's PWM channel",
+        ),
         ("fan1 does not follow", "rpm1 does not follow", "from different fans"),
     ),
     Miswiring(
         "fan_pwm_channels_swapped",
         ("fan0's speed follows another fan", "fan1's speed follows another fan"),
         "8 of 10 steps passed; failed: fan0, fan1",
-        ("fan0's PWM and tach are from different fans", "fan1's PWM and tach are from different fans"),
+        (
+            "fan0's speed follows another fan: its PWM and tach wires are from different fans",
+            "fan1's speed follows another fan: its PWM and tach wires are from different fans",
+        ),
     ),
 ]
 

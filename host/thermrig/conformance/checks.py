@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import statistics
+from collections.abc import Callable
 
 import numpy as np
 
+from thermrig import wiring
 from thermrig.conformance.clock_lines import clock_lines
 from thermrig.conformance.result import Check, CheckFailed, NotApplicable, expect
 from thermrig.conformance.rig_under_test import RigUnderTest
@@ -14,7 +15,8 @@ from thermrig.link.rig_link import NakError
 from thermrig.protocol import limits
 from thermrig.protocol.channels import ChannelKind
 from thermrig.protocol.frame import PROTO_VERSION, encode
-from thermrig.protocol.messages import ChannelStatus, Fault, Nak, Telemetry, flag_names
+from thermrig.protocol.messages import Fault, Nak, Telemetry, flag_names
+from thermrig.wiring import Finding
 
 # Channels any rig declares, whatever else it has: the one the heater regulates, the one the
 # cool-down watches, and one ambient sensor (temperature and humidity).
@@ -225,171 +227,78 @@ def heartbeat_failsafe(t: RigUnderTest) -> str:
     return f"safe state {reaction:.2f} s after the host's last frame (deadline {timeout_s:g} s)"
 
 
-TOUCH_S = 3.0  # a held bead (skin temperature) rises well over TOUCH_RISE_C within this
-TOUCH_RISE_C = 2.0
-FAN_SETTLE_S = 4.0  # a fan's speed settles after a duty change (spin-up about 1.5 s)
-HEATER_OFF_WATCH_S = 10.0  # the heater at 0 %: the chassis air must not warm over this long ...
-HEATER_OFF_RISE_C = 0.75  # ... by this much (a heater full from power-up: +1.25 C by 10 s)
-UNSTABLE_C = 2.0  # a bead that spreads this much within a second reads garbled bits
-AIR = "chassis_air"
-_WIRING = ChannelStatus.OPEN | ChannelStatus.SHORT_GND | ChannelStatus.SHORT_VCC
-
-
-def _heater_heats_at_zero(frames: list[Telemetry]) -> str | None:
-    """With the heater at 0 % the chassis air must not warm: one that does is driven full at 0 %, its PWM
-    inverted (or its switch welded). None when it stays cold, or when the air bead does not read."""
-    if any(f.named(AIR).status for f in frames) or max(f.heater_pct for f in frames):
-        return None
-    first = statistics.fmean(f.named(AIR).value for f in frames[:5])
-    last = statistics.fmean(f.named(AIR).value for f in frames[-5:])
-    if last - first >= HEATER_OFF_RISE_C or any(Fault.HEATER_STUCK in f.faults for f in frames):
-        return (
-            f"the heater heats at 0 % (chassis air {first:.1f} -> {last:.1f} C in {HEATER_OFF_WATCH_S:g} s):"
-            " its PWM is inverted (PWM_POLARITY_NORMAL in the board's overlay) or its switch is welded;"
-            " switch off the heater supply"
-        )
+def _first(t: RigUnderTest, seconds: float, done: Callable[[Telemetry], bool]) -> Telemetry | None:
+    """The first frame within `seconds` of rig time for which done() holds, else None."""
+    for _ in range(round(seconds / 0.5)):
+        if (hit := next((f for f in t.run_for(0.5) if done(f)), None)) is not None:
+            return hit
     return None
 
 
-def _unreadable(frames: list[Telemetry], tcs: list[str]) -> list[str]:
-    """The thermocouples that do not read, one line each, named for the wiring that causes it."""
-    channels = frames[-1].channels
-    found = []
-    for name in tcs:
-        key = channels.key_of(name)
-        values = [f.named(name).value for f in frames]
-        status = ChannelStatus(0)
-        for f in frames:
-            status |= f.named(name).status
-        if all(f.named(name).status & ChannelStatus.RANGE for f in frames):
-            found.append(
-                f"{key} ({name}) reads {values[-1]:.1f} C, no temperature at all, steadily: its word arrives"
-                " garbled the same way each read: check the SPI mode (0) and the bit order (MSB first)"
-            )
-        elif (
-            status & ChannelStatus.JUMP
-            or len({f.named(name).status & _WIRING for f in frames}) > 1
-            or (max(values) - min(values) >= UNSTABLE_C)
-        ):
-            found.append(
-                f"{key} ({name}) reads unstable values ({min(values):.1f} to {max(values):.1f} C): check its SPI"
-                " clock (the MAX31855 takes up to 5 MHz) and the SCK and SO wires"
-            )
-        elif status == ChannelStatus.OPEN:
-            found.append(
-                f"{key} ({name}) reads {values[-1]:.1f} C, open, while the others read room temperature:"
-                f" check {key}'s chip select (its wire, and its polarity: active low), its SPI mode (0),"
-                " then the bead's plug"
-            )
-        elif status & _WIRING:
-            found.append(f"{key} ({name}) reads {flag_names(status)}: check the bead and its leads")
-    return found
-
-
 def _wiring_faults(t: RigUnderTest) -> tuple[list[str], str | None]:
-    """What is miswired, one line each (a heater that heats at 0 %, a thermocouple that does not read, a
-    bead that raises another channel, an ambient sensor that does not answer, a fan whose speed does not
-    follow its own duty), and what it stops: a finding that latches a fault (the fans held full, the
-    heater off) leaves the steps that need it unjudged, and the heating checks after this one."""
+    """The wiring diagnosis (thermrig.wiring) with the plant as the operator: what is miswired, one finding
+    each, and what it stops: a finding that latches a fault (the fans held full, the heater off) leaves the
+    steps that need it unjudged, and the heating checks after this one."""
     assert t.sim is not None
-    found = []
-    frames = t.run_for(HEATER_OFF_WATCH_S)
+    frames = t.run_for(wiring.HEATER_OFF_WATCH_S)
     channels = frames[-1].channels
-    heater = _heater_heats_at_zero(frames)
-    if heater is not None:
-        return [heater], "the heater heats at 0 % (wiring)"
-    if not frames[-1].named("ambient_t").ok:
-        found.append(
-            "the ambient sensor does not answer: check its I2C address (0x44), SDA/SCL, 3.3 V"
-            " and the bus clock (up to 1 MHz); a firmware that reads it sooner than 15 ms after starting a"
-            " measurement gets no answer either"
-        )
-    tcs = [c.name for c in channels.of_kind(ChannelKind.THERMOCOUPLE)]
-    dead = _unreadable(frames[-10:], tcs)
-    found += dead
-    reading = [n for n in tcs if not any(line.startswith(f"{channels.key_of(n)} (") for line in dead)]
+    heater = wiring.heater_off(frames)
+    if heater is not None and heater.fault:
+        return [str(heater)], "the heater heats at 0 % (wiring)"
+    room = wiring.room(wiring.last_seconds(frames, wiring.ROOM_WATCH_S))
+    found = [*room.findings, wiring.ambient(frames[-1])]
+    reading = [n for n in wiring.thermocouples(frames[-1]) if n not in room.unreadable]
     for name in reading:  # a bead that does not read tells nothing when touched
-        base = {n: frames[-1].named(n).value for n in tcs}
+        base = wiring.baseline(t.run_for(wiring.BASELINE_S), reading)
         t.sim.touch(name)
         try:
-            frames = t.run_for(TOUCH_S)
+            rose = _first(t, wiring.TOUCH_WAIT_S, lambda f, b=base: bool(wiring.risen(f, b, wiring.TOUCH_RISE_C)))
         finally:
             t.sim.touch(name, held=False)
-        risen = [n for n in reading if frames[-1].named(n).value - base[n] >= TOUCH_RISE_C]
-        if risen != [name]:
-            shown = ", ".join(f"{n} ({channels.key_of(n)})" for n in risen) or "no channel"
-            found.append(f"the {name} bead ({channels.key_of(name)}) raised {shown}: chip selects swapped?")
-        frames = t.run_for(TOUCH_S)  # the bead cools back before the next touch
+        _first(t, wiring.SETTLE_WAIT_S, lambda f, b=base: wiring.settled(f, b))
+        found.append(wiring.touch(channels, name, base, rose))
     # A touched air bead with the heater off reads as a stuck heater, latched with fans full: cleared.
     t.link.command("CLEAR")
     last = t.run_for(0.5)[-1]
-    held = last.faults
-    if held == Fault.FAN_STALL:  # from power-up: the safe state's full duty stops the fan
-        for i, key in enumerate(last.rpm):
-            if last.rpm[key].status & ChannelStatus.STALL:
-                found.append(
-                    f"fan{i} stands still at full duty (FAN_STALL latched): its PWM is inverted"
-                    " (PWM_POLARITY_NORMAL), the fan is seized, or its tach wire or pull-up is missing"
-                )
-    elif held:
-        if Fault.OUTPUT_ERROR in held:
-            found.append(
-                "the PWM driver refuses an output's duty (OUTPUT_ERROR latched): check each PWM's channel and"
-                " frequency against its timer (the heater's 1 kHz needs a 32-bit timer; a 16-bit timer at 96 MHz"
-                " holds 1465 Hz at the least)"
-            )
-        found.append(f"the fans not judged: {flag_names(held)} latched holds them at full")
-    if held:
-        return found, f"{flag_names(held)} latched (wiring)"
+    if last.faults == Fault.FAN_STALL:  # from power-up: the safe state's full duty stops the fan
+        found += wiring.stalled_fans(last).values()
+    elif (refused := wiring.refused_pwm(last)) is not None:
+        found.append(refused)
+    lines = [str(f) for f in found if f.fault]
+    if last.faults:
+        if last.faults != Fault.FAN_STALL:
+            lines.append(f"the fans not judged: {flag_names(last.faults)} latched holds them at full")
+        return lines, f"{flag_names(last.faults)} latched (wiring)"
     keys = [c.key for c in channels.of_kind(ChannelKind.FAN_RPM)]
+    low, high = wiring.FAN_LOW_PCT * 10, wiring.FAN_HIGH_PCT * 10
     for i, key in enumerate(keys):
         speeds = []
-        for own, others in ((400, 1000), (1000, 400)):
+        for own, others in ((low, high), (high, low)):
             t.link.set(**{f"fan{j}": own if j == i else others for j in range(len(keys))})
-            speeds.append(t.run_for(FAN_SETTLE_S)[-1].rpm[key].value)
-        if speeds[0] > speeds[1] * 1.2:
-            found.append(
-                f"{key} slows as fan{i}'s duty rises and the others' falls: "
-                f"fan{i}'s PWM and tach are from different fans"
-            )
-        elif not speeds[1] > speeds[0] * 1.2:
-            found.append(
-                f"{key} does not follow fan{i}'s duty ({speeds[0]:.0f} -> {speeds[1]:.0f} rpm): its PWM"
-                f" reaches no fan or comes at a frequency the fan ignores: check fan{i}'s PWM channel and its wire (a"
-                " 4-wire fan runs full with its PWM input open) and the PWM's frequency (a 4-wire fan takes 21-28 kHz;"
-                " outside that it runs full)"
-            )
+            speeds.append(wiring.fan_speed(t.run_for(wiring.FAN_SPIN_S), key))
+        if (fan := wiring.fan(i, *speeds)).fault:
+            lines.append(str(fan))
     t.link.set(fan0=1000, fan1=1000)
-    heater = _heater_pulse(t)
-    if heater is not None:
-        found.append(heater)
-        return found, "the heater does not heat (wiring)"
-    return found, None
+    first, pulse = _heater_pulse(t)
+    if pulse.fault:
+        lines.append(str(pulse))
+    return lines, "the heater does not heat (wiring)" if first is None else None
 
 
-PULSE_RISE_C = 1.0  # a heater pulse: the chassis air rises this much ...
-PULSE_MAX_S = 40.0  # ... within this long (the bring-up's pulse)
-
-
-def _heater_pulse(t: RigUnderTest) -> str | None:
-    """Heat toward the chassis air +5 C: the air must rise PULSE_RISE_C within PULSE_MAX_S. None when it
-    does; else what to check (the heater's supply, switch and the PWM that drives it)."""
-    start = t.run_for(0.5)[-1].named(AIR).value
-    t.link.set(air=round((start + 5.0) * 100), hlim=1000, heat=1)
+def _heater_pulse(t: RigUnderTest) -> tuple[Telemetry | None, Finding]:
+    """Heat toward the chassis air + wiring.PULSE_TARGET_C: the first frame in which a bead rose
+    wiring.PULSE_RISE_C (None: the heater does not heat), and what it says (the air must be first)."""
+    seen = t.run_for(wiring.BASELINE_S)
+    base = wiring.baseline(seen, wiring.thermocouples(seen[-1]))
+    t.link.set(air=round((base[wiring.AIR] + wiring.PULSE_TARGET_C) * 100), hlim=1000, heat=1)
     try:
-        for _ in range(round(PULSE_MAX_S)):
-            if t.run_for(1.0)[-1].named(AIR).value - start >= PULSE_RISE_C:
-                return None
+        first = _first(t, wiring.PULSE_MAX_S, lambda f: bool(wiring.risen(f, base, wiring.PULSE_RISE_C)))
     finally:
         t.link.set(heat=0)
-    return (
-        f"the heater does not heat (chassis air +{PULSE_RISE_C:g} C not reached in {PULSE_MAX_S:g} s): its PWM may"
-        " reach no heater: check the heater's PWM channel (the timer output its switch is wired to) and a frequency"
-        " the switch follows: 1 kHz at most; then its supply, the thermal fuse and the switch on the heater pin"
-    )
+    return first, wiring.heater_pulse(base, first)
 
 
-def wiring(t: RigUnderTest) -> str:
+def wiring_check(t: RigUnderTest) -> str:
     try:
         found, blocks = _wiring_faults(t)
     finally:
@@ -427,7 +336,7 @@ CHECKS = [
         "wiring",
         "the heater cold at 0 % and warming the air when on, each bead raises its own channel, the SHT3x answers,"
         " each tach follows its own fan",
-        wiring,
+        wiring_check,
         needs_sim=True,
     ),
     Check("time-sync", "PING round trip and clock-fit residual", time_sync),
