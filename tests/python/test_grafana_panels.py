@@ -27,6 +27,8 @@ SCREEN_PX = 1920  # a dashboard this wide: a panel of w grid columns (of 24) plo
 EMPTY_HERE = {
     "recovery s": "its cool-down stops 3 °C above the baseline, short of the 2 °C recovery",
     "sd": "one run per cell: no repeats, so no spread",
+    "CI low": "one run per cell: Welch's interval needs two runs of a cell on either side",
+    "CI high": "one run per cell: Welch's interval needs two runs of a cell on either side",
 }
 
 
