@@ -20,8 +20,8 @@ from thermrig.drive.thermal_config import (
     parse_id_ctrl,
     read_thermal_config,
 )
-from thermrig.dut.power_state import PowerState
 from thermrig.hardware.drive_profiles import load_drive_profile
+from thermrig.hardware.power_state import PowerState
 from thermrig.virtual_drive.drive_model import DriveModel
 
 FAKE_NVME = Path(__file__).parent / "fake_nvme"

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from thermrig.calibration.parameters import Fitted
-from thermrig.dut.power_state import PowerState
 from thermrig.hardware.drive_profiles import DriveProfile
+from thermrig.hardware.power_state import PowerState
 from thermrig.hardware.profiles import ProfileError, profiles_dir
 
 _SECTION = re.compile(r"^\[([^\]]+)\]")

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from thermrig.dut.drive import ThermalManagement
-from thermrig.dut.power_state import PowerState
 from thermrig.errors import ThermrigError
+from thermrig.hardware.power_state import PowerState
 
 KELVIN = 273.15
 FEATURE_HCTM = 0x10

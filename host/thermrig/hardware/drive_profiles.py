@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, replace
 
-from thermrig.dut.power_state import PowerState
+from thermrig.hardware.power_state import PowerState
 from thermrig.hardware.profiles import DRIVE_PACKAGE, DriveThermalParams, numbers, profile_file
 from thermrig.toml_file import TomlFile
 
