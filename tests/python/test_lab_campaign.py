@@ -214,7 +214,8 @@ def test_a_place_lost_mid_run_names_the_run_and_resume_reruns_only_it(
 
 
 def forwards_of(pid: int, remote_port: int) -> list[int]:
-    """The ssh processes under `pid` that forward to remote_port on a test PC's loopback (fio's forward)."""
+    """The ssh processes under `pid` that forward to remote_port on a test PC's loopback (fio's forward): ssh
+    by any path (the tests' ssh runs the real one by its full path)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -230,7 +231,9 @@ def forwards_of(pid: int, remote_port: int) -> list[int]:
                 argv = (Path("/proc") / str(child) / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if argv[0] == b"ssh" and any(a.endswith(f":127.0.0.1:{remote_port}".encode()) for a in argv):
+            if Path(argv[0].decode()).name == "ssh" and any(
+                a.endswith(f":127.0.0.1:{remote_port}".encode()) for a in argv
+            ):
                 found.append(child)
     return found
 
