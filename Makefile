@@ -150,31 +150,24 @@ lint: venv
 # tests/skips.py's list expects it (that test, that reason: what this machine cannot do, or what another
 # target runs); any other skip, at collection too, fails the run (--strict-skips). The skips left are
 # listed in SKIP_LIST, which make test prints at its end.
-# Beside them, where their real-time tests leave the cores idle, the whole conformance suite on the
-# emulated RP2040 (RP2040_SUITE, at RP2040_NICE: the timed worlds go first), its output kept in
-# build/conformance-rp2040.log and printed once both are done; each one's time printed.
+# After them, one at a time, the whole conformance suite on the emulated RP2040 (RP2040_SUITE), then the
+# campaign on it (RP2040_CAMPAIGN), each with the machine to itself: beside four workers on two cores the
+# emulated chip fell behind the host's timeouts; each one's time printed.
 PYTEST_WORKERS ?= 4
 SKIP_LIST := $(BUILD)/pytest-skips.txt
-RP2040_LOG := $(BUILD)/conformance-rp2040.log
-RP2040_NICE ?= 5
-# The RP2040 campaign runs last, alone: its emulated chip must keep up with real time to answer the
-# campaign's pings, which it cannot beside four workers and the RP2040 suite on two cores.
 RP2040_CAMPAIGN := tests/python/test_campaign_rp2040.py
 pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator firmware-pico
 	rm -f $(SKIP_LIST)
-	@set -m; start=$$(date +%s); \
-	( nice -n $(RP2040_NICE) $(RP2040_SUITE); rc=$$?; \
-	  echo "make test: the conformance suite on micropython-rp2040 took $$(( $$(date +%s) - start )) s"; \
-	  exit $$rc ) > $(RP2040_LOG) 2>&1 & \
-	rp2040=$$!; set +m; trap 'kill -TERM -- -$$rp2040 2>/dev/null' EXIT; \
-	rc=0; $(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup \
+	@start=$$(date +%s); rc=0; \
+	$(PY) -m pytest tests/python -q --durations=20 -n $(PYTEST_WORKERS) --dist loadgroup \
 		--no-loadscope-reorder --strict-skips --skip-list $(SKIP_LIST) --ignore $(RP2040_CAMPAIGN) || rc=$$?; \
 	echo "make test: tests/python took $$(( $$(date +%s) - start )) s"; \
-	wait $$rp2040 || rc=$$?; trap - EXIT; \
-	echo "tests/conformance on micropython-rp2040, run beside them ($(RP2040_LOG)):"; cat $(RP2040_LOG); \
+	begun=$$(date +%s); \
+	$(RP2040_SUITE) || rc=$$?; \
+	echo "make test: the conformance suite on micropython-rp2040 took $$(( $$(date +%s) - begun )) s"; \
 	begun=$$(date +%s); \
 	$(PY) -m pytest $(RP2040_CAMPAIGN) -q -p no:cacheprovider --strict-skips || rc=$$?; \
-	echo "make test: the campaign on micropython-rp2040, alone, took $$(( $$(date +%s) - begun )) s"; \
+	echo "make test: the campaign on micropython-rp2040 took $$(( $$(date +%s) - begun )) s"; \
 	exit $$rc
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
