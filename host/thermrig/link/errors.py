@@ -11,10 +11,15 @@ class RigTimeout(ThermrigError, TimeoutError):
 
 
 class NakError(ThermrigError, RuntimeError):
-    def __init__(self, command: str, nak: Nak):
+    """The rig refused a command. latched: the faults its latest telemetry had latched, named, when it
+    refused to heat for them (NAK STATE): the words say which, and what to do."""
+
+    def __init__(self, command: str, nak: Nak, latched: str = ""):
         detail = f" ({nak.detail})" if nak.detail else ""
-        super().__init__(f"rig refused {command}: {nak.reason}{detail}")
+        why = f": the rig refuses to heat while {latched} is latched; find its cause, then `thermrig rig clear`"
+        super().__init__(f"rig refused {command}: {nak.reason}{detail}{why if latched else ''}")
         self.nak = nak
+        self.latched = latched
 
 
 class VersionMismatch(ProtocolError):

@@ -36,7 +36,7 @@ from thermrig.protocol.frame import (
 )
 from thermrig.protocol.heap_report import HeapReport
 from thermrig.protocol.limits import HOST_TIMEOUT_S
-from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry
+from thermrig.protocol.messages import Nak, ProtocolError, RigInfo, Telemetry, flag_names
 
 COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
@@ -259,7 +259,10 @@ class RigLink:
         is idempotent, so a retry after a lost ACK applies nothing twice."""
         reply = self.exchange(type_, args, timeout, retries)[0]
         if reply.type == "NAK":
-            raise NakError(" ".join([type_, *args]), Nak.from_frame(reply))
+            nak = Nak.from_frame(reply)
+            latest = self.latest
+            latched = flag_names(latest.faults) if nak.reason == "STATE" and latest and latest.faults else ""
+            raise NakError(" ".join([type_, *args]), nak, latched)
         return reply
 
     def exchange(
