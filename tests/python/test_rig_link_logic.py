@@ -13,6 +13,7 @@ from waiting import wait_for
 
 from thermrig.link.rig_link import NakError, RigLink, RigTimeout
 from thermrig.protocol.frame import Frame, decode, encode
+from thermrig.sim.server import CATCH_UP
 
 HELLO_REPLY = ("fw=scripted", "ver=0.0.1", "proto=1", "ch=tc0:drive_ctrl")
 Answer = Callable[[Frame, int], tuple[str, tuple[str, ...]] | None]  # (type, args after the seq), or None: silent
@@ -160,9 +161,9 @@ def test_a_command_sent_while_the_port_is_away_goes_through_after_the_reopen() -
 def test_the_keepalive_follows_the_host_timeout_the_rig_reports() -> None:
     port = ScriptedPort(ack, hello=("hto=600",))
     with link_to(port) as link:
-        assert link.keepalive_interval() == 1.0  # before HELLO: the protocol's 3 s, three pings in it
+        assert link.keepalive_interval() == 0.5  # before HELLO: the protocol's 3 s, six pings in it
         assert link.hello().host_timeout_s == 0.6
-        assert link.keepalive_interval() == pytest.approx(0.2)
+        assert link.keepalive_interval() == pytest.approx(0.1)
         assert link.keepalive_interval(speed=10) == pytest.approx(0.01)  # six per timeout, in rig seconds
         link.start_keepalive()
         assert wait_for(lambda: sum(f.type == "PING" for f in port.sent) >= 3)
@@ -171,9 +172,19 @@ def test_the_keepalive_follows_the_host_timeout_the_rig_reports() -> None:
 def test_a_firmware_without_hto_gets_the_protocols_three_seconds() -> None:
     with link_to(ScriptedPort(ack)) as link:
         assert link.hello().host_timeout_s == 3.0
-        assert link.keepalive_interval() == 1.0
+        assert link.keepalive_interval() == 0.5
         assert link.keepalive_interval(speed=1) == 0.5
         assert link.keepalive_interval(speed=10) == pytest.approx(0.05)
+
+
+def test_a_served_simulation_catching_up_still_hears_its_host_three_times_per_timeout() -> None:
+    """A host that does not know its rig is simulated (a lab's place, over RFC 2217) pings at the real-time
+    interval; a simulated plant behind its schedule serves ticks at CATCH_UP times its pace, so in the rig's
+    time those pings come CATCH_UP times further apart, and must still come three times per timeout (a
+    keepalive at one a second came every 2 s of rig time there: a host a second late lost the rig)."""
+    with link_to(ScriptedPort(ack)) as link:
+        timeout_s = link.hello().host_timeout_s
+        assert link.keepalive_interval() * CATCH_UP <= timeout_s / 3
 
 
 class SlowFlushPort(ScriptedPort):

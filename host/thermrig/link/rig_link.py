@@ -42,8 +42,11 @@ COMMAND_TIMEOUT_S = 0.5
 COMMAND_RETRIES = 3
 RECONNECT_BACKOFF_S = (0.05, 0.5)  # first wait, longest wait; doubling in between (a path check is cheap)
 GAP_FACTOR = 1.5  # telemetry further apart than this many periods is a gap
-KEEPALIVE_PER_TIMEOUT = 3  # keepalive PINGs per host timeout (HELLO's hto=)
-KEEPALIVE_MAX_S = 1.0
+# Keepalive PINGs per host timeout (HELLO's hto=), counted in the rig's time: six, so a rig still hears its
+# host three times per timeout when its clock runs twice the host's (a simulated plant catching up after
+# the machine was busy, sim/server.py's CATCH_UP) or the host's thread waits a second for the CPU.
+KEEPALIVE_PER_TIMEOUT = 6
+KEEPALIVE_MAX_S = 0.5
 PACE_BURST_TICKS = 2.5  # after a clock's pace changes: ping often for this many of its ticks,
 PACE_BURST_PINGS_PER_TICK = 50  # this often (their bounds on the tick edges place the new fit)
 
@@ -411,13 +414,11 @@ class RigLink:
         threading.Thread(target=burst, name="rig-pace-burst", daemon=True).start()
 
     def keepalive_interval(self, speed: float | None = None) -> float:
-        """Seconds between keepalive PINGs: three per host timeout the rig reported in HELLO (3 s for a
-        firmware that reports none), at most one a second. A simulation running `speed` times real time
-        counts that timeout in its own seconds, and its host may be starved, so it pings six times."""
+        """Seconds between keepalive PINGs: six per host timeout the rig reported in HELLO (3 s for a
+        firmware that reports none), at most two a second; a simulation running `speed` times real time
+        counts that timeout in its own seconds, so its host pings `speed` times as often."""
         timeout_s = self.info.host_timeout_s if self.info is not None else HOST_TIMEOUT_S
-        if speed is None:
-            return min(KEEPALIVE_MAX_S, timeout_s / KEEPALIVE_PER_TIMEOUT)
-        return min(KEEPALIVE_MAX_S, timeout_s / (2 * KEEPALIVE_PER_TIMEOUT) / speed)
+        return min(KEEPALIVE_MAX_S, timeout_s / KEEPALIVE_PER_TIMEOUT / (speed or 1.0))
 
     def start_keepalive(self, speed: float | None = None) -> None:
         """Ping at keepalive_interval(speed): the heartbeat the firmware needs while heating, and time
