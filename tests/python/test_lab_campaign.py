@@ -23,10 +23,10 @@ from waiting import wait_for
 
 from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
-from thermrig.lab.influx_users import Credentials
+from thermrig.lab.influx_users import Credentials, InfluxAdmin
 from thermrig.lab.rig_place import tag_value
 from thermrig.lab_world.world import CAMPAIGN_RIG, PLACES, TAGS, Lab, Proc, campaign, simulated_lab
 from thermrig.link.rig_link import RigLink
@@ -149,6 +149,39 @@ def test_a_sealed_campaign_records_what_an_open_one_does(
     sealed, opened = kept["sealed"], kept["open"]
     assert sealed[0]["fio_interval"] and sealed[0]["drive_smart"] and sealed[0]["run_summary"], sealed
     assert sealed == opened
+
+
+def test_summaries_the_analysts_cannot_read_back_say_why_and_analyze_completes_them(
+    lab: Lab, tmp_path: Path, isolated_env: dict[str, str]
+) -> None:
+    """On the sealed lab, the analysts' read privilege revoked after the campaign's preflight passed: the
+    runs record (the agents' user writes), the read back of their summaries fails, and the campaign says
+    the query's own error, not "points not yet in InfluxDB", exits 1, and names `thermrig analyze`, which
+    completes the summaries once the privilege is back."""
+    assert lab.influx is not None and isinstance(lab.influx.admin, Credentials)
+    admin = InfluxAdmin(lab.influx.url, lab.influx.admin)
+    env = {**isolated_env, **lab.influx.env(), "COLUMNS": "300"}
+    path = campaign(tmp_path, "unread", lab.address, runs=3, ssh_key=lab.ssh_key)
+    out = tmp_path / "runs"
+    proc = Proc.start(run_cmd(path, out), tmp_path, env)
+    try:
+        assert wait_for(lambda: any(x.startswith("campaign unread:") for x in proc.lines), 120), proc.output()
+        admin.query(f"REVOKE READ ON {DEFAULT_DATABASE} FROM {lab.influx.analyst.user}")  # after the preflight
+        assert proc.popen.wait(400) == 1, proc.output()
+    finally:
+        admin.query(f"GRANT READ ON {DEFAULT_DATABASE} TO {lab.influx.analyst.user}")
+        proc.stop()
+    said = proc.output()
+    assert "campaign unread finished, its summaries not read back" in said, said
+    assert "not authorized" in said, said  # the query's own error
+    assert "once its points are all in InfluxDB" not in said
+    assert "`thermrig analyze unread` completes them" in said
+    runs = manifests(out)
+    assert len(runs) == 3 and all(m["status"] == "ok" and m["analysed"] is False for m in runs.values())
+    done = subprocess.run([sys.executable, "-m", "thermrig.cli", "analyze", "unread"], env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(m["analysed"] is True for m in manifests(out).values()), done.stdout + done.stderr
 
 
 def test_the_lab_influxdb_refuses_a_write_without_credentials_or_as_the_analysts(lab: Lab) -> None:

@@ -27,6 +27,7 @@ from thermrig.campaign.spec import load_campaign
 from thermrig.cli.durations import hms
 from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
+from thermrig.cli.readback import say_unread
 from thermrig.cli.tables import fitted
 from thermrig.db.preflight import require_ready
 from thermrig.db.target import resolve_settings
@@ -258,24 +259,6 @@ def _asker(console: Console, no_prompt: bool) -> Prompt:
     return ask
 
 
-def _say_unread(console: Console, p: Plan, state: CampaignState, orch: Orchestrator, folder: Path) -> bool:
-    """Runs whose points are all in InfluxDB but whose summaries could not be read back: the query's own
-    error and what completes them; True if there are any."""
-    c = p.campaign
-    unread = [r for r in orch.unanalysed if r not in orch.unsent]
-    if not (unread and orch.readback_error):
-        return False
-    console.print(
-        f"[red]campaign {c.name} finished, its summaries not read back[/]: {len(state.completed)} of "
-        f"{len(p.runs)} runs ok and their points in InfluxDB, but reading them back failed: "
-        f"{escape(orch.readback_error)}; summary incomplete (complete=false) for {', '.join(unread)}. "
-        f"Fix the server (`thermrig db check` says what), then `thermrig analyze {c.name}` completes them; "
-        f"manifests in {folder}",
-        soft_wrap=True,
-    )
-    return True
-
-
 def _say_finished(
     console: Console, campaign_file: Path, folder: Path, p: Plan, state: CampaignState, orch: Orchestrator
 ) -> None:
@@ -290,7 +273,8 @@ def _say_finished(
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
         raise typer.Exit(1)
-    if _say_unread(console, p, state, orch, folder):
+    unread = [r for r in orch.unanalysed if r not in orch.unsent]
+    if say_unread(console, c.name, len(state.completed), len(p.runs), orch.readback_error, unread, folder):
         raise typer.Exit(1)
     if orch.unanalysed:
         console.print(

@@ -18,6 +18,7 @@ from thermrig.campaign.plan import Plan
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState
 from thermrig.cli.lab_common import labgrid_modules
+from thermrig.cli.readback import say_unread
 from thermrig.db.preflight import require_ready
 from thermrig.db.target import resolve_settings
 from thermrig.lab.errors import LabError
@@ -112,7 +113,8 @@ def run_on_lab(
 
 
 def _say_outcome(console: Console, plan: Plan, state: CampaignState, outcome: LabOutcome, again: str) -> None:
-    """How the campaign ended on the lab: its runs ok, failed or not run, and where; exit 1 on a failed run."""
+    """How the campaign ended on the lab: its runs ok, failed or not run, and where; exit 1 on a failed run
+    or on summaries that could not be read back."""
     c = plan.campaign
     ok = len([r for r in plan.runs if r.run_id in state.completed])
     places = ", ".join(outcome.places)
@@ -136,6 +138,9 @@ def _say_outcome(console: Console, plan: Plan, state: CampaignState, outcome: La
             soft_wrap=True,
             highlight=False,
         )
+        raise typer.Exit(1)
+    unread = [r for r in outcome.unanalysed if r not in outcome.unsent]
+    if say_unread(console, c.name, ok, len(plan.runs), outcome.readback_error, unread, state.folder):
         raise typer.Exit(1)
     console.print(
         f"[green]campaign {c.name} finished[/] on {places}: {ok} of {len(plan.runs)} runs ok; "

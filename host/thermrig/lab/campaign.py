@@ -84,6 +84,7 @@ class LabOutcome:
     unanalysed: list[str] = field(default_factory=list)
     campaign_results: bool = False
     aborted: bool = False
+    readback_error: str = ""  # a summary's read back failed (its points all in InfluxDB): the query's error
 
     @property
     def lost(self) -> list[PlaceShare]:
@@ -156,6 +157,7 @@ class LabCampaign:
         self._orchestrators: list[Orchestrator] = []
         self._unsent: list[str] = []  # every place's runs whose points wait in their spool
         self._unanalysed: list[str] = []
+        self._readback_error = ""  # the last summary read back that failed on any place: its error
         self._client: LabClient | None = None  # the coordinator, from the main thread only
         self._status: dict[str, str] = {}  # place -> how far it is, from its worker
         self._posted: dict[str, str] = {}  # place -> what its comment on the coordinator says
@@ -342,6 +344,7 @@ class LabCampaign:
         with self.state.lock:
             self._unsent += orch.unsent
             self._unanalysed += orch.unanalysed
+            self._readback_error = orch.readback_error or self._readback_error
 
     def _conclude(self, outcome: LabOutcome) -> None:
         outcome.unsent, outcome.unanalysed = list(self._unsent), list(self._unanalysed)
@@ -352,5 +355,8 @@ class LabCampaign:
             if manifest.get("status") == "failed":
                 where = manifest.get("lab", {}).get("place", "?")
                 outcome.failed[spec.run_id] = f"{where}: {_without_place(where, manifest.get('error') or 'failed')}"
+        outcome.readback_error = self._readback_error
         if not outcome.aborted:
-            outcome.campaign_results = bool(analyse_campaign(self.influx, self.plan.campaign.name))
+            readback = analyse_campaign(self.influx, self.plan.campaign.name)
+            outcome.campaign_results = bool(readback)
+            outcome.readback_error = outcome.readback_error or readback.error

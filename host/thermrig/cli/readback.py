@@ -1,0 +1,25 @@
+"""What a campaign says at its end when its runs' points are all in InfluxDB but their summaries could not be
+read back: the query's own error, and the command that completes them once the server is fixed. The same
+words on one rig and on a lab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+
+def say_unread(console: Console, name: str, ok: int, total: int, error: str, unread: list[str], folder: Path) -> bool:
+    """unread: the runs whose points are all in InfluxDB and whose summaries are incomplete; error: the
+    read-back's own error. True (said) when there are such runs and an error to name."""
+    if not (unread and error):
+        return False
+    console.print(
+        f"[red]campaign {name} finished, its summaries not read back[/]: {ok} of {total} runs ok and their "
+        f"points in InfluxDB, but reading them back failed: {escape(error)}; summary incomplete "
+        f"(complete=false) for {', '.join(unread)}. Fix the server (`thermrig db check` says what), then "
+        f"`thermrig analyze {name}` completes them; manifests in {folder}",
+        soft_wrap=True,
+    )
+    return True
