@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.run_data import FACTORS
@@ -93,6 +92,8 @@ def welch_ci(a: list[float], b: list[float], confidence: float = CONFIDENCE) -> 
     if se == 0:
         return diff, diff
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    from scipy import stats  # here: the CLI imports this module for every command, scipy.stats takes a second
+
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
     return diff - half, diff + half
 

@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import minimize
 
 from thermrig.analysis.published import (
     DEPTH_PP,
@@ -98,6 +97,8 @@ def fit(
     shared among the starts; the result is the best point seen, the start included. converged: each start
     that ran ended on Powell's tolerances rather than on the budget (a start the budget left no room for
     counts as not converged)."""
+    from scipy.optimize import minimize  # here, not at the top: every CLI command imports this module
+
     chassis = load_chassis()
     base = current() if base is None else base
     free = model.free
@@ -172,6 +173,8 @@ def sm951_replay(
 
 
 def fit_sm951(replayer: ModelReplay, maxfev: int = 300) -> tuple[DriveProfile, float]:
+    from scipy.optimize import minimize  # here, not at the top: every CLI command imports this module
+
     chassis = load_chassis()
     drive = load_drive_profile("sm951_512")
 

@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
 
 from thermrig.link.timesync import SyncSample
 
@@ -42,6 +41,8 @@ class ClockLines:
 def clock_lines(samples: list[SyncSample]) -> ClockLines:
     """The best line through the samples' round trips, and the rates of those nearly as good. Needs two
     samples at different uptimes."""
+    from scipy.optimize import linprog  # here, not at the top: every CLI command imports this module
+
     if len({s.mcu_us for s in samples}) < 2:
         raise ValueError("a clock's rate needs two PINGs at different uptimes")
     first = samples[0]

@@ -8,22 +8,35 @@ workload runs at 1x)."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot: files only, never a window
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from thermrig.analysis.run_data import CONTROLLER, RunData
 from thermrig.analysis.summary_store import CampaignAnalysis
 from thermrig.analysis.throttle_summary import job_series, measured_job
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 STYLES = ("-", "--", ":", "-.")
 MAX_POINTS = 1200  # per line: an hour-long run drawn at every third second looks the same and draws fast
+
+
+@cache
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on its file-only backend, imported when a report first draws: a second of
+    import that no other command pays."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot: files only, never a window
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 
 def _thin(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -38,7 +51,7 @@ def _label(data: RunData) -> str:
 
 def _styles(a: CampaignAnalysis) -> dict[str, tuple[str, str]]:
     """Colour by chassis condition (profile), line style by slot: runs of one factor level look alike."""
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = _pyplot().rcParams["axes.prop_cycle"].by_key()["color"]
     profiles = sorted({d.tags.get("profile", "") for d, _ in a.runs})
     slots = sorted({d.tags.get("slot", "") for d, _ in a.runs})
     return {
@@ -53,14 +66,14 @@ def _styles(a: CampaignAnalysis) -> dict[str, tuple[str, str]]:
 def _save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
 def _finish(fig: Figure, ax: Axes, drawn: bool, path: Path, grid: bool = True, **labels: str) -> Path | None:
     """Label, legend and save an overlay of runs, or None (no file) when no run had anything to draw."""
     if not drawn:
-        plt.close(fig)
+        _pyplot().close(fig)
         return None
     ax.set(**labels)
     ax.legend(fontsize=8)
@@ -73,7 +86,7 @@ def _per_second(a: CampaignAnalysis, path: Path, height: float, iops: bool, onse
     """Every run's measured job, a value a second from the job's start, overlaid: MB/s (or IOPS) at the
     drive's scale; onsets: a faint line at each run's onset. A run needs one second (two for IOPS)."""
     styles = _styles(a)
-    fig, ax = plt.subplots(figsize=(9, height))
+    fig, ax = _pyplot().subplots(figsize=(9, height))
     drawn = False
     for data, s in a.runs:
         _, series = job_series(measured_job(data.jobs), iops=iops)
@@ -96,7 +109,7 @@ def throughput_time(a: CampaignAnalysis, path: Path) -> Path | None:
 
 def temperatures_time(a: CampaignAnalysis, path: Path, sensor: str = CONTROLLER) -> Path | None:
     styles = _styles(a)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = _pyplot().subplots(figsize=(9, 4.5))
     drawn = False
     for data, s in a.runs:
         trace = data.temps.get(sensor)
@@ -124,7 +137,7 @@ def rig_seconds(data: RunData, t_ms: np.ndarray, origin_ms: float) -> np.ndarray
 
 def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:
     styles = _styles(a)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = _pyplot().subplots(figsize=(7, 4.5))
     drawn = False
     for data, _ in a.runs:
         start, series = job_series(measured_job(data.jobs))
@@ -145,7 +158,7 @@ def throughput_vs_controller(a: CampaignAnalysis, path: Path) -> Path | None:
 def ranking(a: CampaignAnalysis, path: Path) -> Path | None:
     if not a.ranking:
         return None
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(a.ranking) + 1.5))
+    fig, ax = _pyplot().subplots(figsize=(7, 0.5 * len(a.ranking) + 1.5))
     labels = [r.label for r in a.ranking][::-1]
     spreads = [r.spread_c for r in a.ranking][::-1]
     colours = ["tab:green" if r.follows else "tab:grey" for r in a.ranking][::-1]
@@ -163,7 +176,7 @@ def consistency(a: CampaignAnalysis, path: Path) -> Path | None:
 
 def steady_state(a: CampaignAnalysis, path: Path) -> Path | None:
     """SNIA rounds: each round's mean IOPS (a round is a job of the workload, in order)."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _pyplot().subplots(figsize=(7, 4))
     drawn = False
     for data, _ in a.runs:
         if "rounds" not in data.stored:
@@ -181,7 +194,7 @@ def steady_state(a: CampaignAnalysis, path: Path) -> Path | None:
 
 
 def sweeps(a: CampaignAnalysis, path: Path) -> Path | None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _pyplot().subplots(figsize=(7, 4))
     drawn = False
     for data, s in a.runs:
         if not s.sweep:

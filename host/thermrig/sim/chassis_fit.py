@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from thermrig.errors import ThermrigError
 from thermrig.hardware.profiles import ChassisParams, load_drive_thermal, load_slot
@@ -102,6 +101,8 @@ def simulate(chassis: ChassisParams, seconds: Sequence[Second]) -> np.ndarray:
 def fit_chassis(samples: Sequence[Sample], base: ChassisParams, heater_w: float) -> ChassisFit:
     """The base chassis with its air capacity and conductances fitted to the samples; heater_w: the
     heater's full power (W)."""
+    from scipy.optimize import least_squares  # here, not at the top: every CLI command imports this module
+
     seconds = per_second(samples)
     if len(seconds) < 120:
         raise IdentifyError(f"{len(seconds)} s of data: identification needs at least 120 s of steps")

@@ -19,8 +19,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
-from scipy.signal import lfilter
 
 from thermrig.link.stored_gains import Gains
 from thermrig.protocol import limits
@@ -59,6 +57,8 @@ def _seconds(rec: RelayRecord) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _simulate(t: np.ndarray, u: np.ndarray, y0: float, k: float, tau: float, theta: float) -> np.ndarray:
+    from scipy.signal import lfilter  # here, not at the top: every CLI command imports this module
+
     a = math.exp(-DT_S / tau)
     delayed = np.interp(t - theta, t, u, left=u[0])
     out = lfilter([k * (1 - a)], [1.0, -a], delayed, zi=[a * y0])[0]
@@ -67,6 +67,8 @@ def _simulate(t: np.ndarray, u: np.ndarray, y0: float, k: float, tau: float, the
 
 def fit_fopdt(rec: RelayRecord) -> Fopdt:
     """The model that best reproduces the record (least squares over every second)."""
+    from scipy.optimize import least_squares  # here, not at the top: every CLI command imports this module
+
     t, u, y = _seconds(rec)
     if len(t) < 60 or u.max() <= 0:
         raise TuneError("the relay record is too short to fit (under a minute, or the heater never ran)")
