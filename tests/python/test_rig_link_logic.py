@@ -11,7 +11,8 @@ import pytest
 import serial
 from waiting import wait_for
 
-from thermrig.link.rig_link import NakError, RigLink, RigTimeout
+from thermrig.link.rig_link import EVENT_HISTORY, NakError, RigLink, RigTimeout
+from thermrig.link.timesync import TimeSync
 from thermrig.protocol.frame import Frame, decode, encode
 from thermrig.sim.server import CATCH_UP
 
@@ -80,6 +81,14 @@ class ScriptedPort:
     def unplug(self) -> None:
         with self._cond:
             self.broken = True
+            self._cond.notify_all()
+
+    def tell(self, *frames: tuple[str, tuple[str, ...]]) -> None:
+        """Frames the rig sends of its own accord (events, telemetry), all at once."""
+        with self._cond:
+            for type_, args in frames:
+                self._seq += 1
+                self._rx += encode(self._seq, type_, args)
             self._cond.notify_all()
 
 
@@ -156,6 +165,41 @@ def test_a_command_sent_while_the_port_is_away_goes_through_after_the_reopen() -
         reply = link.command("SAFE", timeout=0.2, retries=20)  # written to the dead port, then resent
         assert reply.type == "ACK" and any(f.type == "SAFE" for f in second.sent)
         assert link.stats.reconnects == 1
+
+
+def test_the_event_history_keeps_the_newest_while_the_counts_stay_exact() -> None:
+    # A long run's events would otherwise pile up in the link: it keeps the newest EVENT_HISTORY, and
+    # counts every one by kind (a record of the whole run has them all through its event listener).
+    raised = EVENT_HISTORY + 500
+    heard: list[str] = []
+    port = ScriptedPort(ack)
+    with link_to(port) as link:
+        link.set_event_listener(lambda e: heard.append(e.detail))
+        port.tell(*(("EVT", ("FAULT", f"n={i}")) for i in range(raised)))
+        assert wait_for(lambda: link.stats.events.get("rig_fault", 0) == raised)
+        events = link.events
+        assert len(events) == EVENT_HISTORY
+        assert [e.detail for e in events] == [f"FAULT n={i}" for i in range(raised - EVENT_HISTORY, raised)]
+        assert len(heard) == raised and heard[0] == "FAULT n=0"
+
+
+def test_the_links_state_is_read_only_from_outside() -> None:
+    wrote: list[int] = []
+
+    def count() -> None:
+        wrote.append(1)
+
+    with link_to(ScriptedPort(ack)) as link:
+        for name, value in (("sync", TimeSync()), ("info", None), ("latest", None), ("connected", False)):
+            with pytest.raises(AttributeError):
+                setattr(link, name, value)
+        link.stats.retries = 99  # a copy: the link's own count stays
+        assert link.stats.retries == 0
+        link.add_send_listener(count)
+        link.hello()
+        link.remove_send_listener(count)
+        link.ping()
+        assert wrote == [1]  # told of the HELLO it heard, not of the PING after
 
 
 def test_the_keepalive_follows_the_host_timeout_the_rig_reports() -> None:

@@ -95,7 +95,7 @@ def test_a_rig_that_misses_ticks_fails_telemetry() -> None:
             if sent == 6:
                 sim.faults.inject(FaultKind.TICK_STALL, value=400.0)
 
-        bed.link.send_listeners.append(stall_at_the_sixth_ping)
+        bed.link.add_send_listener(stall_at_the_sixth_ping)
         result = run_check(RigUnderTest(bed), TELEMETRY)
     print(result.text)
     assert sent >= 6, "the check sent fewer pings than the stall waits for"

@@ -85,12 +85,12 @@ def run_time_sync(
         if sent == at_ping and fault is not None:
             fault()
 
-    bed.link.send_listeners.append(count)
+    bed.link.add_send_listener(count)
     bed.link.ping = recorded  # type: ignore[method-assign]
     try:
         result = run_check(RigUnderTest(bed), TIME_SYNC)
     finally:
-        bed.link.send_listeners.remove(count)
+        bed.link.remove_send_listener(count)
         del bed.link.ping
     print(f"time-sync: {result.text}")
     return result

@@ -136,7 +136,7 @@ class Recorder:
         """Record in a background thread until stop()."""
         self._previous = last_recorded(self.spool)
         self._restarted = self._previous is not None
-        self.link.on_event = self._on_link_event
+        self.link.set_event_listener(self._on_link_event)
         self._frames = frames = self.link.subscribe()  # every frame, whoever else reads the link
         for _ in range(3):  # a first clock fit before the first frame is timestamped
             self.link.ping()
@@ -161,5 +161,5 @@ class Recorder:
             self.link.unsubscribe(self._frames)
             while not self._frames.empty():
                 self.record_frame(self._frames.get_nowait())
-        self.link.on_event = None
+        self.link.set_event_listener(None)
         self.event("run_stop", reason)

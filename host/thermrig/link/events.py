@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
 class LinkStats:
+    """Counts over the whole of a link's run (RigLink.stats: a copy, read again for the newest)."""
+
     frames: int = 0
     decode_errors: dict[str, int] = field(default_factory=dict)
     lost_frames: int = 0  # gaps in the rig's frame sequence numbers
@@ -16,6 +18,10 @@ class LinkStats:
     reconnects: int = 0
     mcu_resets: int = 0
     gaps: int = 0
+    events: dict[str, int] = field(default_factory=dict)  # every LinkEvent raised, by kind
+
+    def copy(self) -> LinkStats:
+        return replace(self, decode_errors=dict(self.decode_errors), events=dict(self.events))
 
 
 @dataclass(frozen=True)

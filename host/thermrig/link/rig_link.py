@@ -49,6 +49,12 @@ KEEPALIVE_PER_TIMEOUT = 6
 KEEPALIVE_MAX_S = 0.5
 PACE_BURST_TICKS = 2.5  # after a clock's pace changes: ping often for this many of its ticks,
 PACE_BURST_PINGS_PER_TICK = 50  # this often (their bounds on the tick edges place the new fit)
+# The newest events the link keeps (RigLink.events). Its readers look back only a little way: the fault
+# matrix for the gap or restore it just provoked, a test for the first few; the record of a whole run is
+# the on_event listener's (the recorder writes every event to the database), and the counts over a run
+# are LinkStats' counters (events by kind among them). A flapping link over a week-long run would
+# otherwise keep every event it ever raised; a thousand is far more than any look back needs.
+EVENT_HISTORY = 1000
 
 # Opens a port by name (a device path or pyserial URL) into a serial-like object: read(n), in_waiting,
 # write, flush, close, reset_input_buffer, baudrate; raises PortError when it cannot.
@@ -63,7 +69,7 @@ class RigLink:
     def __init__(
         self, port: str, on_event: Callable[[LinkEvent], None] | None = None, opener: Opener = open_port
     ) -> None:
-        self.port = port
+        self._port = port
         self._open = opener
         self._identity = usb_identity(port)
         self._ser: serial.SerialBase = opener(port)
@@ -77,18 +83,22 @@ class RigLink:
         self._last_rig_seq: int | None = None
         self._last_tel: Telemetry | None = None
         self._last_tel_utc = 0.0
-        self.connected = True
-        self.events: list[LinkEvent] = []
-        self.telemetry_queue: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
-        self._subscribers: list[queue.Queue[Telemetry]] = [self.telemetry_queue]
-        self.latest: Telemetry | None = None
-        self.stats = LinkStats()
-        self.sync = TimeSync()
-        self.info: RigInfo | None = None
-        self.gains: StoredGains | None = None  # the gains sent after every HELLO (send_gains), if any
-        self.telemetry_period_ms = 100
-        self.on_event = on_event
-        self.send_listeners: list[Callable[[], None]] = []  # told after each frame written (a simulation's gate)
+        self._connected = True
+        self._events: collections.deque[LinkEvent] = collections.deque(maxlen=EVENT_HISTORY)
+        self._events_lock = threading.Lock()  # one thread appends while another copies
+        self._telemetry_queue: queue.Queue[Telemetry] = queue.Queue(maxsize=100_000)
+        self._subscribers: list[queue.Queue[Telemetry]] = [self._telemetry_queue]
+        self._latest: Telemetry | None = None
+        self._stats = LinkStats()
+        self._sync = TimeSync()
+        self._info: RigInfo | None = None
+        self._gains: StoredGains | None = None  # the gains sent after every HELLO (send_gains), if any
+        self._telemetry_period_ms = 100
+        self._on_event = on_event
+        # told after each frame written (a simulation's gate); a tuple replaced whole, so a writer's loop
+        # over it never sees a listener added or removed meanwhile
+        self._send_listeners: tuple[Callable[[], None], ...] = ()
+        self._listeners_lock = threading.Lock()
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="rig-reader", daemon=True)
         self._reader.start()
@@ -108,12 +118,91 @@ class RigLink:
         with self._write_lock:  # never between a write and its flush (pyserial's flush on a closed port:
             self._ser.close()  # termios.error, which no writer expects)
 
+    # --- state, read from outside (only the link changes it) -------------------------------------
+
+    @property
+    def port(self) -> str:
+        """The port as the link was opened on (a device path or pyserial URL)."""
+        return self._port
+
+    @property
+    def connected(self) -> bool:
+        """False from a lost port until it is open again."""
+        return self._connected
+
+    @property
+    def events(self) -> tuple[LinkEvent, ...]:
+        """The newest EVENT_HISTORY events, oldest first: a copy. Every event goes to on_event as it
+        happens, and stats.events counts them all by kind."""
+        with self._events_lock:
+            return tuple(self._events)
+
+    @property
+    def telemetry_queue(self) -> queue.Queue[Telemetry]:
+        """The link's own queue of telemetry (next_telemetry, drain_telemetry read it)."""
+        return self._telemetry_queue
+
+    @property
+    def latest(self) -> Telemetry | None:
+        """The newest telemetry frame, None before the first."""
+        return self._latest
+
+    @property
+    def stats(self) -> LinkStats:
+        """The link's counters now: a copy, which stays as it was when read."""
+        return self._stats.copy()
+
+    @property
+    def sync(self) -> TimeSync:
+        """The time sync of this MCU run (a new one after an MCU reset): read it again for the newest."""
+        return self._sync
+
+    @property
+    def info(self) -> RigInfo | None:
+        """What the rig said in its last HELLO; None before the first."""
+        return self._info
+
+    @property
+    def gains(self) -> StoredGains | None:
+        """The air-loop gains sent after every HELLO (send_gains), if any."""
+        return self._gains
+
+    @property
+    def telemetry_period_ms(self) -> int:
+        """The telemetry period the host last set (SET rate=), 100 ms until then."""
+        return self._telemetry_period_ms
+
+    @property
+    def on_event(self) -> Callable[[LinkEvent], None] | None:
+        """Told each event as it happens (set_event_listener)."""
+        return self._on_event
+
+    def set_event_listener(self, listener: Callable[[LinkEvent], None] | None) -> None:
+        """Tell listener each event from now on, in place of the one before (None: nobody): a recorder
+        writes them all into the record of its run."""
+        self._on_event = listener
+
+    def add_send_listener(self, listener: Callable[[], None]) -> None:
+        """Call listener after each frame the host writes (a simulation holding its time to the host's)."""
+        with self._listeners_lock:
+            self._send_listeners = (*self._send_listeners, listener)
+
+    def remove_send_listener(self, listener: Callable[[], None]) -> None:
+        """Stop calling a listener add_send_listener added; ValueError if it was not."""
+        with self._listeners_lock:
+            listeners = list(self._send_listeners)
+            listeners.remove(listener)
+            self._send_listeners = tuple(listeners)
+
     # --- receiving -------------------------------------------------------------------------------
 
     def _emit(self, event: LinkEvent) -> None:
-        self.events.append(event)
-        if self.on_event is not None:
-            self.on_event(event)
+        with self._events_lock:  # events come from the reader and from a HELLO's caller: none uncounted
+            self._events.append(event)
+            self._stats.events[event.kind] = self._stats.events.get(event.kind, 0) + 1
+        on_event = self._on_event
+        if on_event is not None:
+            on_event(event)
 
     def _read_loop(self) -> None:
         lines = LineAssembler()
@@ -135,13 +224,13 @@ class RigLink:
     def _reconnect(self, why: str) -> None:
         """The port went away (USB unplug, rig power cycle): reopen it with backoff, then handshake."""
         lost_at = time.time()
-        self.connected = False
+        self._connected = False
         self._emit(LinkEvent("link_lost", lost_at, why))
         with self._write_lock, contextlib.suppress(OSError, serial.SerialException):
             self._ser.close()
         wait = RECONNECT_BACKOFF_S[0]
         while not self._stop.is_set():
-            where = find_port(self.port, self._identity)
+            where = find_port(self._port, self._identity)
             if where is not None:
                 try:
                     ser = self._open(where)
@@ -156,9 +245,9 @@ class RigLink:
         else:
             return
         self._last_rig_seq = None
-        self.connected = True
-        self.stats.reconnects += 1
-        self._emit(LinkEvent("link_restored", time.time(), f"{self.port} after {time.time() - lost_at:.2f} s"))
+        self._connected = True
+        self._stats.reconnects += 1
+        self._emit(LinkEvent("link_restored", time.time(), f"{self._port} after {time.time() - lost_at:.2f} s"))
         self._rehandshake()
 
     def _rehandshake(self) -> None:
@@ -177,7 +266,7 @@ class RigLink:
         threading.Thread(target=run, name="rig-rehandshake", daemon=True).start()
 
     def _count_error(self, kind: str) -> None:
-        self.stats.decode_errors[kind] = self.stats.decode_errors.get(kind, 0) + 1
+        self._stats.decode_errors[kind] = self._stats.decode_errors.get(kind, 0) + 1
 
     def _handle_line(self, line: bytes | FrameError) -> None:
         if isinstance(line, FrameError):
@@ -188,27 +277,27 @@ class RigLink:
         except FrameDecodeError as exc:
             self._count_error(exc.kind.value)
             return
-        self.stats.frames += 1
+        self._stats.frames += 1
         boot = frame.type == "EVT" and frame.words()[:1] == ["BOOT"]
         if self._last_rig_seq is not None and not boot:  # a reboot restarts the rig's numbering
-            self.stats.lost_frames += (frame.seq - self._last_rig_seq - 1) % 0x10000
+            self._stats.lost_frames += (frame.seq - self._last_rig_seq - 1) % 0x10000
         self._last_rig_seq = frame.seq
         if frame.type == "TEL":
             with self._naming_lock:
                 try:
-                    tel = Telemetry.from_frame(frame, self.info.channels if self.info else None)
+                    tel = Telemetry.from_frame(frame, self._info.channels if self._info else None)
                 except ProtocolError:
                     self._count_error("TEL")
                     return
-                self.stats.telemetry += 1
+                self._stats.telemetry += 1
                 self._check_continuity(tel)
                 for q in self._subscribers:
                     with contextlib.suppress(queue.Full):
                         q.put_nowait(tel)
-                self.latest = tel  # after the queues: whoever sees it here finds it in their queue too
+                self._latest = tel  # after the queues: whoever sees it here finds it in their queue too
         elif frame.type in ("ACK", "NAK"):
             if frame.type == "NAK":
-                self.stats.naks_received += 1
+                self._stats.naks_received += 1
             with self._pending_lock:
                 target = None
                 if frame.args and frame.args[0].isdigit():
@@ -223,8 +312,8 @@ class RigLink:
 
     def _mcu_reset(self, why: str) -> None:
         """The MCU restarted: its uptime and numbering start again, its settings are gone."""
-        self.stats.mcu_resets += 1
-        self.sync = self.sync.restarted()
+        self._stats.mcu_resets += 1
+        self._sync = self._sync.restarted()
         self._emit(LinkEvent("mcu_reset", time.time(), why))
         if self._last_tel is not None:
             self._emit(LinkEvent("gap", time.time(), "MCU reset", start_utc=self._last_tel_utc))
@@ -239,8 +328,8 @@ class RigLink:
             if tel.uptime_ms < prev.uptime_ms:
                 self._last_tel = tel
                 self._mcu_reset("uptime went backwards")
-            elif tel.uptime_ms - prev.uptime_ms > GAP_FACTOR * self.telemetry_period_ms:
-                self.stats.gaps += 1
+            elif tel.uptime_ms - prev.uptime_ms > GAP_FACTOR * self._telemetry_period_ms:
+                self._stats.gaps += 1
                 missing = tel.uptime_ms - prev.uptime_ms
                 self._emit(LinkEvent("gap", now, f"no telemetry for {missing} ms of rig time", self._last_tel_utc))
         self._last_tel = tel
@@ -252,7 +341,7 @@ class RigLink:
         with self._write_lock:
             self._ser.write(data)
             self._ser.flush()
-        for listener in self.send_listeners:
+        for listener in self._send_listeners:
             listener()
 
     def command(
@@ -263,7 +352,7 @@ class RigLink:
         reply = self.exchange(type_, args, timeout, retries)[0]
         if reply.type == "NAK":
             nak = Nak.from_frame(reply)
-            latest = self.latest
+            latest = self._latest
             latched = flag_names(latest.faults) if nak.reason == "STATE" and latest and latest.faults else ""
             raise NakError(" ".join([type_, *args]), nak, latched)
         return reply
@@ -286,7 +375,7 @@ class RigLink:
         try:
             for attempt in range(retries + 1):
                 if attempt:
-                    self.stats.retries += 1
+                    self._stats.retries += 1
                 sent = time.time()
                 first_sent = first_sent or sent
                 try:
@@ -299,7 +388,7 @@ class RigLink:
                     return reply, first_sent, time.time()
                 except queue.Empty:
                     continue
-            raise RigTimeout(f"no reply from the rig on {self.port} to {type_} after {retries + 1} tries")
+            raise RigTimeout(f"no reply from the rig on {self._port} to {type_} after {retries + 1} tries")
         finally:
             with self._pending_lock:
                 self._pending.pop(seq, None)
@@ -309,7 +398,7 @@ class RigLink:
             reply = self.exchange("HELLO", (f"proto={PROTO_VERSION}",), timeout, 2)[0]
         except RigTimeout as exc:
             raise RigTimeout(
-                f"no HELLO reply from {self.port}: is a thermrig rig on this port (firmware running, "
+                f"no HELLO reply from {self._port}: is a thermrig rig on this port (firmware running, "
                 f"{self._ser.baudrate} baud)?"
             ) from exc
         if reply.type == "NAK":
@@ -317,7 +406,7 @@ class RigLink:
             if nak.reason == "VERSION":
                 theirs = (nak.detail or "proto=?").removeprefix("proto=")
                 raise VersionMismatch(
-                    f"the rig on {self.port} speaks protocol {theirs}, this host speaks protocol "
+                    f"the rig on {self._port} speaks protocol {theirs}, this host speaks protocol "
                     f"{PROTO_VERSION}: update the host package or flash matching firmware"
                 )
             if nak.reason == "BOOT":
@@ -326,10 +415,10 @@ class RigLink:
         info = RigInfo.from_ack(reply)
         if info.proto != PROTO_VERSION:
             raise VersionMismatch(
-                f"the rig on {self.port} speaks protocol {info.proto}, this host speaks {PROTO_VERSION}"
+                f"the rig on {self._port} speaks protocol {info.proto}, this host speaks {PROTO_VERSION}"
             )
         with self._naming_lock:
-            self.info = info
+            self._info = info
             self._name_queued(info.channels)
         self._send_gains()
         return info
@@ -344,21 +433,21 @@ class RigLink:
         rig that reset runs its firmware's gains again); None: send none from now on (the rig keeps what it
         runs until it resets). Which gains, if any, is the choice of whoever opens the rig
         (thermrig.testbed): the link reads no file."""
-        self.gains = gains
-        if self.info is not None:
+        self._gains = gains
+        if self._info is not None:
             self._send_gains()
 
     def _send_gains(self) -> None:
-        if self.gains is None:
+        if self._gains is None:
             return
         try:
-            self.set(**self.gains.gains.set_args())
+            self.set(**self._gains.gains.set_args())
         except NakError as exc:  # the connection stands; the rig runs its own gains (a firmware without them)
-            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self.port, exc)
-            self.gains = None
+            log.warning("%s: the rig keeps its firmware's air-loop gains: %s", self._port, exc)
+            self._gains = None
             return
-        detail = f"sent the stored air-loop gains {self.gains.gains.describe()} ({self.gains.path})"
-        log.info("%s: %s", self.port, detail)
+        detail = f"sent the stored air-loop gains {self._gains.gains.describe()} ({self._gains.path})"
+        log.info("%s: %s", self._port, detail)
         self._emit(LinkEvent("gains", time.time(), detail))
 
     def _name_queued(self, channels: ChannelMap) -> None:
@@ -366,13 +455,13 @@ class RigLink:
         for q in self._subscribers:
             with q.mutex:
                 q.queue = collections.deque(t.with_channels(channels) for t in q.queue)
-        if self.latest is not None:
-            self.latest = self.latest.with_channels(channels)
+        if self._latest is not None:
+            self._latest = self._latest.with_channels(channels)
 
     def set(self, **values: int) -> None:
         self.command("SET", *(f"{k}={v}" for k, v in values.items()))
         if "rate" in values:
-            self.telemetry_period_ms = values["rate"] or self.telemetry_period_ms
+            self._telemetry_period_ms = values["rate"] or self._telemetry_period_ms
 
     def heap_report(self) -> HeapReport:
         """The MicroPython firmware's heap and its longest collection and tick (MEM); a C firmware has no
@@ -382,7 +471,7 @@ class RigLink:
         except NakError as exc:
             if exc.nak.reason != "UNKNOWN":
                 raise
-            firmware = self.info.firmware if self.info else "this firmware"
+            firmware = self._info.firmware if self._info else "this firmware"
             raise ProtocolError(f"{firmware} does not report a heap (MEM): only the MicroPython firmware does") from exc
 
     def ping(self, timeout: float = COMMAND_TIMEOUT_S) -> SyncSample:
@@ -390,15 +479,15 @@ class RigLink:
         time even while the reply waits behind telemetry the host has not read yet)."""
         reply, sent, received = self.exchange("PING", (), timeout, COMMAND_RETRIES)
         sample = SyncSample(sent, int(reply.kv()["us"]), received)
-        self.sync.add(sample)
+        self._sync.add(sample)
         return sample
 
     def follow_pace(self, pace: ClockPace, at_utc: float) -> None:
         """A simulated rig's clock runs at another pace from at_utc (SimulatedRig.watch_clock): the time
         sync starts a new fit there, and pings go back to back over its first ticks, whose edges bound
         the new fit tightly from the start."""
-        changed = pace != self.sync.pace
-        self.sync.set_pace(pace, at_utc)
+        changed = pace != self._sync.pace
+        self._sync.set_pace(pace, at_utc)
         if not changed or pace.rate is None or not pace.step_us:
             return
         tick = pace.step_us * 1e-6 * pace.rate
@@ -417,7 +506,7 @@ class RigLink:
         """Seconds between keepalive PINGs: six per host timeout the rig reported in HELLO (3 s for a
         firmware that reports none), at most two a second; a simulation running `speed` times real time
         counts that timeout in its own seconds, so its host pings `speed` times as often."""
-        timeout_s = self.info.host_timeout_s if self.info is not None else HOST_TIMEOUT_S
+        timeout_s = self._info.host_timeout_s if self._info is not None else HOST_TIMEOUT_S
         return min(KEEPALIVE_MAX_S, timeout_s / KEEPALIVE_PER_TIMEOUT / (speed or 1.0))
 
     def start_keepalive(self, speed: float | None = None) -> None:
@@ -444,9 +533,9 @@ class RigLink:
 
     def next_telemetry(self, timeout: float = 2.0) -> Telemetry:
         try:
-            return self.telemetry_queue.get(timeout=timeout)
+            return self._telemetry_queue.get(timeout=timeout)
         except queue.Empty as exc:
-            raise RigTimeout(f"no telemetry from {self.port} for {timeout:.1f} s") from exc
+            raise RigTimeout(f"no telemetry from {self._port} for {timeout:.1f} s") from exc
 
     def collect_telemetry(self, count: int, timeout: float) -> list[Telemetry]:
         """Every frame queued, once `count` are in or `timeout` s have passed, waiting on the queue (not
@@ -459,7 +548,7 @@ class RigLink:
             if remaining <= 0:
                 break
             try:
-                out.append(self.telemetry_queue.get(timeout=remaining))
+                out.append(self._telemetry_queue.get(timeout=remaining))
             except queue.Empty:
                 break
         return out + self.drain_telemetry()
@@ -468,6 +557,6 @@ class RigLink:
         out = []
         while True:
             try:
-                out.append(self.telemetry_queue.get_nowait())
+                out.append(self._telemetry_queue.get_nowait())
             except queue.Empty:
                 return out

@@ -194,7 +194,7 @@ class SimulatedRig:
         further than half a host timeout past the last one until it writes again, for as long as a real
         rig would wait for it (host_gate.py)."""
         assert self.server is not None
-        link.send_listeners.append(self.server.host_wrote)
+        link.add_send_listener(self.server.host_wrote)
 
     def run_alongside(
         self, link: RigLink, work: Callable[[], T], step_s: float = 1.0, ping_timeout_s: float | None = None
