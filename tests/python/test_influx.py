@@ -137,12 +137,12 @@ def test_agent_crash_then_drain_loses_nothing(
             stderr=subprocess.PIPE,
         )
         spool = Spool(tmp_path / "data" / "thermrig" / "spool" / "crash1.lp")
-        wait_for(lambda: spool.size() >= 20_000, timeout=20)
+        assert wait_for(lambda: spool.size() >= 20_000, timeout=180), "the agent spooled under 20 kB"
         port = int(influx.url.rsplit(":", 1)[1])
         influx_server.down()  # an outage first, so the spool holds unsent points...
         unsent = spool.pending_bytes()
-        wait_for(lambda: spool.pending_bytes() >= unsent + 20_000, timeout=20)  # it goes on recording, unsent
-        assert spool.pending_bytes() >= unsent + 20_000
+        # it goes on recording, unsent
+        assert wait_for(lambda: spool.pending_bytes() >= unsent + 20_000, timeout=180), "nothing spooled unsent"
         agent.send_signal(signal.SIGKILL)  # ...then the agent dies without a chance to flush
         agent.wait()
     assert spool.pending_bytes() > 0
