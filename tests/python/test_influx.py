@@ -104,12 +104,12 @@ def test_outage_mid_stream_every_point_arrives_exactly_once(
     port = int(influx.url.rsplit(":", 1)[1])
     influx_server.down(kill=True)  # InfluxDB crashes mid-stream
     run(10)  # recording goes on into the spool
-    wait_for(lambda: bool(problems), timeout=20)  # the client retries briefly itself before the writer hears of it
+    assert wait_for(lambda: bool(problems), timeout=120)  # the client retries briefly before the writer hears of it
     assert problems and problems[-1].kept and "unavailable" in problems[-1].message
     assert spool.pending_bytes() > 0
     influx_server.up(http_port=port)
     run(5)
-    wait_for(lambda: recorder.stats.frames >= 195, timeout=10)  # the last advance's frames, still on the pty
+    assert wait_for(lambda: recorder.stats.frames >= 195, timeout=60)  # the last advance's frames, on the pty
     recorder.stop()
     assert writer.close(flush_timeout=30)
     frames = recorder.stats.frames
@@ -174,7 +174,7 @@ def test_the_query_cookbook_runs_on_a_recorded_run(
         sim.advance(1.0)
     sim.faults.inject("tc-open", channel=2)
     sim.advance(0.5)
-    wait_for(lambda: bool(link.latest and link.latest.faults), timeout=5)  # the faulted frames, on the pty
+    assert wait_for(lambda: bool(link.latest and link.latest.faults), timeout=60)  # the faulted frames, on the pty
     recorder.stop()
     assert SpoolWriter(spool, influx).close()
     ran = 0
