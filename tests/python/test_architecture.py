@@ -145,16 +145,16 @@ def test_procedures_do_not_import_the_simulator() -> None:
     assert simulator_imports(import_graph(PACKAGE), declared_layers(DOC.read_text())) == []
 
 
-# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the testbed
-# (which also hands the calibration its model replay), `thermrig sim`, which serves the simulated rig
-# itself, `rig bringup --sim`, whose operator the plant plays, and `rig identify`, which fits the
-# simulator's chassis to a recording.
+# Where the simulator's objects are built (docs/architecture.md, "Device under test"): the testbed,
+# `thermrig sim`, which serves the simulated rig itself, `thermrig calibrate`, which hands the calibration
+# the plant's replay, `rig bringup --sim`, whose operator the plant plays, and `rig identify`, which fits
+# the simulator's chassis to a recording.
 SIMULATOR_BUILDERS = {
     "thermrig.testbed",
     "thermrig.testbed.simulated",
-    "thermrig.testbed.replay",
     "thermrig.testbed.rig_model",
     "thermrig.cli.sim_cmd",
+    "thermrig.cli.calibrate_cmd",
     "thermrig.cli.bringup_cmd",
     "thermrig.cli.identify_cmd",
     "thermrig.lab_world.world",  # the simulated lab's rigs (`thermrig lab demo`, the lab tests)
@@ -241,18 +241,18 @@ def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path
         "__init__.py": "",
         "sim/__init__.py": "",
         "sim/simulated_rig.py": "class SimulatedRig: ...\n",
-        "sim/replay.py": "def replay(): ...\n",
+        "sim/plant_replay.py": "def replay(): ...\n",
         "campaign/__init__.py": "",
         "campaign/phases.py": "def f():\n    from thermrig.sim.simulated_rig import SimulatedRig\n",
         "calibration/__init__.py": "",
-        "calibration/fit.py": "from thermrig.sim.replay import replay\n",
+        "calibration/fit.py": "from thermrig.sim.plant_replay import replay\n",
     }.items():
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(text)
     layers = {"thermrig": 0, "thermrig.sim": 4, "thermrig.campaign": 8, "thermrig.calibration": 8}
     graph = import_graph(pkg)
     assert simulator_imports(graph, layers) == [
-        "thermrig.calibration.fit imports thermrig.sim.replay",
+        "thermrig.calibration.fit imports thermrig.sim.plant_replay",
         "thermrig.campaign.phases imports thermrig.sim.simulated_rig",
     ]
 

@@ -34,7 +34,7 @@ from thermrig.calibration.parameters import (
 )
 from thermrig.calibration.pipeline import QUICK_CELLS, host_disturbed
 from thermrig.hardware.profiles import load_chassis
-from thermrig.sim import replay as plant_replay
+from thermrig.sim import plant_replay
 
 # Earlier hardware profiles, before the exhaust models: the objective has a narrow minimum in the throttle
 # gain at their 0.035 W/K/s, a plateau from about 0.08 to 0.3 beside it.

@@ -188,7 +188,7 @@ def test_the_replay_holds_the_heater_where_the_rigs_pid_settles_it() -> None:
 
     from thermrig.dut.replay import condition
     from thermrig.hardware.drive_profiles import load_drive_profile
-    from thermrig.sim.replay import _settled
+    from thermrig.sim.plant_replay import _settled
 
     chassis = load_chassis()
     slot = replace(load_slot("top"), v_heater=2.0)

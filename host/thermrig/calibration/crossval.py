@@ -84,7 +84,7 @@ def summarise(folds: Sequence[Fold]) -> Summary:
 
 @dataclass(frozen=True)
 class _Portable:
-    """The replayer as a worker process gets it: a module (thermrig.sim.replay) travels by its name."""
+    """The replayer as a worker process gets it: a module (thermrig.sim.plant_replay) travels by its name."""
 
     replayer: Any
 

@@ -1,4 +1,4 @@
-"""Bounded fit of the documented parameters to the seeds, on the replay (thermrig.sim.replay).
+"""Bounded fit of the documented parameters to the seeds, on the replay (thermrig.sim.plant_replay).
 
 950 Pro against the Puget tables (seed 001): one parameter set for the drive, one per slot, one per
 chassis profile (its chassis-air target), never per table cell; which of them are free and what the

@@ -24,7 +24,7 @@ from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, replay_report
 from thermrig.calibration.sensitivity import sensitivity
 from thermrig.cli.errors import user_errors
-from thermrig.testbed.replay import model_replay
+from thermrig.sim import plant_replay
 from thermrig.testbed.signals import sigterm_interrupts
 
 # crossval's cap a fit: Powell over 16 numbers spends 400-800 a sweep and needs 2 or more;
@@ -59,7 +59,7 @@ def _summary(console: Console, checks: list[CalibrationCheck]) -> None:
 def replay() -> None:
     """Every check on the fast replay (plant + drive model, no rig, no fio) with the current profiles."""
     console = _console()
-    checks = replay_report(model_replay())
+    checks = replay_report(plant_replay)
     console.print(render(checks, "replay: published vs model, current hardware/profiles"))
     _summary(console, checks)
 
@@ -83,9 +83,9 @@ def fit_cmd(
             best[0] = min(best[0], cost)
             progress.update(task, completed=min(n, maxfev), description=f"950 Pro fit, cost {best[0]:.2f}")
 
-        result = fit(model_replay(), maxfev=maxfev, report=report)
+        result = fit(plant_replay, maxfev=maxfev, report=report)
         progress.update(task, completed=maxfev)
-    sm951, sm_cost = fit_sm951(model_replay())
+    sm951, sm_cost = fit_sm951(plant_replay)
     edits = fitted_edits(result.fitted) + sm951_edits(sm951)
     console.print(as_toml(edits), markup=False)
     console.print(
@@ -96,7 +96,7 @@ def fit_cmd(
     if write:
         paths = write_edits(edits)
         console.print(f"written: {', '.join(str(p) for p in paths)}", markup=False)
-    checks = replay_report(model_replay())
+    checks = replay_report(plant_replay)
     console.print(render(checks, "replay with the fitted parameters" if write else "replay, profiles unchanged"))
     _summary(console, checks)
 
@@ -144,7 +144,7 @@ def _ok(cell: PugetCell, r: CellResult) -> str:
 
 def _fit_line(cell: PugetCell | None, r: FitResult) -> str:
     """A fit as it ends, with its predictions (crossval.predicted)."""
-    cells = predicted(model_replay(), cell, r)
+    cells = predicted(plant_replay, cell, r)
     if cell is not None:
         what = f"fold {cell.slot} / {cell.profile} (published {cell.published}): held out "
         what += f"{_cell(cells[0][1])} {_ok(cell, cells[0][1])}"
@@ -230,7 +230,7 @@ def crossval_cmd(
         console.print(f"[{done[0]}/15 {minutes:.1f} min] {_fit_line(cell, r)}", markup=False)
 
     result = crossval(
-        model_replay(), chosen, start, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], jobs=jobs, report=show
+        plant_replay, chosen, start, maxfev=maxfev, gain_starts=GAIN_STARTS[: starts - 1], jobs=jobs, report=show
     )
     wall_s = time.monotonic() - began
     title = f"leave-one-cell-out, model {model}: {len(chosen.free)} free parameters, every fit from the {start} start"
@@ -256,7 +256,7 @@ def sensitivity_cmd(
     if model not in MODELS:
         raise typer.BadParameter(f"--model: one of {', '.join(MODELS)}")
     console = _console()
-    for s in sensitivity(model_replay(), MODELS[model], share=share):
+    for s in sensitivity(plant_replay, MODELS[model], share=share):
         moved = [
             f"{m.cell.slot} / {m.cell.profile} {'onset' if m.onset >= m.depth else 'depth'} {max(m.onset, m.depth):.1f}"
             for m in s.cells

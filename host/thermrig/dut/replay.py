@@ -1,7 +1,7 @@
 """What the calibration fits, as a seam: the simulator's plant and drive model replayed for one cell
 without rig, fio or wall clock. The values a replay takes (a workload's pattern, a cell's condition)
 and gives (a sweep's steps) are plain data here; the replay itself is the simulator's
-(`thermrig.sim.replay`), built by the testbed (`testbed/replay.py`) and handed in, so no
+(`thermrig.sim.plant_replay`), handed in by `thermrig calibrate` (cli/calibrate_cmd.py), so no
 calibration module imports the simulator."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The planner's rig model (thermrig.dut.rig_model): the simulator's plant with the drive profile's
 thermal figures, its thermocouples (lag, noise, the MAX31855's 0.25 °C steps, one seeded random source as
 the simulated rig's wires draw it), the firmware's chassis-air control and telemetry (model_link.py), and
-the drive model's heat for a workload in place of fio (as sim/replay.py steps it: the drive busy flat out
+the drive model's heat for a workload in place of fio (as sim/plant_replay.py steps it: the drive busy flat out
 with the workload's pattern). All of it in the caller's thread, a control tick per frame read: no
 firmware process, no serial line, no heartbeat, so a plan's walk takes what its arithmetic takes.
 
@@ -42,7 +42,7 @@ OTHERS = "amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
 
 
 class _Heat:
-    """The drive model's power for the next tick, busy with the pattern or idle (sim/replay.py's way)."""
+    """The drive model's power for the next tick, busy with the pattern or idle (sim/plant_replay.py's way)."""
 
     def __init__(self, drive_profile: str) -> None:
         self.model = DriveModel(load_drive_profile(drive_profile))

@@ -3,7 +3,7 @@ profile's target (as the rig's PID holds it), the drive idle to equilibrium, the
 keeps the drive busy. The same Plant and DriveModel the simulated rig runs, without rig, fio or wall
 clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it.
 The simulator's side of the calibration's seam (`thermrig.dut.replay.ModelReplay`): the calibration
-gets this module from `testbed/replay.py` and never imports it (docs/architecture.md)."""
+gets this module from `thermrig calibrate` (cli/calibrate_cmd.py) and never imports it (docs/architecture.md)."""
 
 from __future__ import annotations
 
