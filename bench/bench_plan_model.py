@@ -26,7 +26,7 @@ from thermrig.campaign.model_estimate import model_history
 from thermrig.campaign.plan import make_plan
 from thermrig.campaign.spec import load_campaign
 from thermrig.db.local_server import LocalInflux
-from thermrig.testbed.rig_model import rig_model
+from thermrig.testbed.simulated_rig_model import rig_model
 
 REPO = Path(__file__).resolve().parents[1]
 P = '"single_gpu_idle", "single_gpu_load", "dual_gpu_idle", "dual_gpu_load"'

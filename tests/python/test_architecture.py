@@ -152,7 +152,7 @@ def test_procedures_do_not_import_the_simulator() -> None:
 SIMULATOR_BUILDERS = {
     "thermrig.testbed",
     "thermrig.testbed.simulated",
-    "thermrig.testbed.rig_model",
+    "thermrig.testbed.simulated_rig_model",
     "thermrig.cli.sim_cmd",
     "thermrig.cli.calibrate_cmd",
     "thermrig.cli.bringup_cmd",

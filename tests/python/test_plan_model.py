@@ -1,5 +1,5 @@
 """The planner without history: the calibrated rig model walked through a small plan in its order with
-its rules (campaign.model_estimate on testbed.rig_model: the stepped simulated rig, the drive model's
+its rules (campaign.model_estimate on testbed.simulated_rig_model: the stepped simulated rig, the drive model's
 heat for each workload), its estimates against the fixed guesses and against each other, the sources
 `thermrig plan` names, and recorded runs winning over the model where they hold one like a run."""
 
@@ -19,7 +19,7 @@ from thermrig.campaign.plan import COOLDOWN_GUESS_S, EQUILIBRIUM_GUESS_S, HISTOR
 from thermrig.campaign.plan_estimate import cache_file
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.durations import hms
-from thermrig.testbed.rig_model import rig_model
+from thermrig.testbed.simulated_rig_model import rig_model
 
 # One slot, the coolest and the hottest profile, two runs of each in blocks from the coolest up: a run
 # from a cold rig, one after a cool-down in its condition (kept: the next is the same), a skipped

@@ -1,4 +1,4 @@
-"""The planner's rig model (testbed.rig_model.DirectRigModel: the plant stepped in the caller's thread
+"""The planner's rig model (testbed.simulated_rig_model.DirectRigModel: the plant stepped in the caller's thread
 under model_link's port of the firmware's air loop) against the simulated rig on rigsim, the firmware
 itself (SteppedRigModel): the same profile set from a cold rig and the drive busy, the two courses alike
 frame for frame where they are judged: when the chassis air first reaches its target, where it and the
@@ -14,7 +14,7 @@ from thermrig.dut.replay import Pattern
 from thermrig.dut.rig_model import RigModel
 from thermrig.hardware.chassis_profiles import load_profile
 from thermrig.protocol.messages import Telemetry
-from thermrig.testbed.rig_model import STEP_S, rig_model, stepped_rig_model
+from thermrig.testbed.simulated_rig_model import STEP_S, rig_model, stepped_rig_model
 
 pytestmark = pytest.mark.timeout(600)
 DRIVE = "950pro_512"

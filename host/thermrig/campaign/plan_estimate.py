@@ -1,6 +1,6 @@
 """The plan's estimates as `thermrig plan`, `thermrig run` and `lab plan` give them: the rig's recorded
 runs where they hold one like a run, else the calibrated rig model walked through the plan
-(campaign.model_estimate on testbed.rig_model), kept under the history folder by the campaign's
+(campaign.model_estimate on testbed.simulated_rig_model), kept under the history folder by the campaign's
 content, else fixed guesses; and a line saying which."""
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ def with_model(
         return plan.with_model(cached)
     if not run_model:
         return plan
-    from thermrig.testbed.rig_model import rig_model, stepped_rig_model  # the simulator: only when needed
+    from thermrig.testbed.simulated_rig_model import rig_model, stepped_rig_model  # the simulator: only when needed
 
     traced = any(p.trace is not None for p in plan.campaign.profiles.values())
-    try:  # a played trace's thread needs frames of its own: the stepped simulated rig (testbed.rig_model)
+    try:  # a played trace's thread needs frames of its own: the stepped simulated rig (testbed.simulated_rig_model)
         model = model_history(plan, stepped_rig_model if traced else rig_model, progressed)
     except (ThermrigError, OSError) as exc:  # the estimate falls back to the guesses, and says why
         if failed is not None:

@@ -3,7 +3,7 @@ firmware's control, stepped as its frames are read, whose drive is heated by the
 fio (a workload's heat for its runtime, no requests moved).
 The planner (campaign.model_estimate) walks a plan's runs through the campaign's own phases on it, so
 its equilibrium, transitions and cool-downs are judged by the same code as a real run's. The model is
-the simulator's (`testbed/rig_model.py` builds it); procedures see this protocol only."""
+the simulator's (`testbed/simulated_rig_model.py` builds it); procedures see this protocol only."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The planner's rig without a firmware process or a serial line: the firmware's chassis-air control
 (firmware/core/pid.c and rig.c's control step, in floating point as the C core runs it), its SET and its
 telemetry, over a world that one control tick at a time steps the plant and reads the thermocouples
-(testbed/rig_model.py). Time advances only as the caller reads: each frame taken from a subscription is
+(testbed/simulated_rig_model.py). Time advances only as the caller reads: each frame taken from a subscription is
 the next control tick's, so a campaign's phases walk the model in their own thread, as fast as the
 machine computes it, with no heartbeat, no pty and nothing to wait for.
 
