@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 from common import figure
 
-from thermrig.campaign import phases as phases_module
+from thermrig.campaign import run_phases as phases_module
 from thermrig.campaign.equilibrium import FitWatch
-from thermrig.campaign.phases import Phases
 from thermrig.campaign.progress import Progress, ProgressDisplay
+from thermrig.campaign.run_phases import Phases
 from thermrig.campaign.spec import load_campaign
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile

@@ -243,7 +243,7 @@ def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path
         "sim/simulated_rig.py": "class SimulatedRig: ...\n",
         "sim/plant_replay.py": "def replay(): ...\n",
         "campaign/__init__.py": "",
-        "campaign/phases.py": "def f():\n    from thermrig.sim.simulated_rig import SimulatedRig\n",
+        "campaign/run_phases.py": "def f():\n    from thermrig.sim.simulated_rig import SimulatedRig\n",
         "calibration/__init__.py": "",
         "calibration/fit.py": "from thermrig.sim.plant_replay import replay\n",
     }.items():
@@ -253,7 +253,7 @@ def test_the_walk_catches_a_procedure_reaching_into_the_simulator(tmp_path: Path
     graph = import_graph(pkg)
     assert simulator_imports(graph, layers) == [
         "thermrig.calibration.fit imports thermrig.sim.plant_replay",
-        "thermrig.campaign.phases imports thermrig.sim.simulated_rig",
+        "thermrig.campaign.run_phases imports thermrig.sim.simulated_rig",
     ]
 
 

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from campaign_helpers import file_drive, manifests, run_args, thermrig
 
-from thermrig.campaign import phases as phases_module
+from thermrig.campaign import run_phases as phases_module
 from thermrig.campaign.equilibrium import EquilibriumWatch, FitWatch, exp_fit, tail_mean
 from thermrig.campaign.history import History
-from thermrig.campaign.phases import Phases
 from thermrig.campaign.plan import make_plan, nearly_same
 from thermrig.campaign.progress import Progress, ProgressDisplay
+from thermrig.campaign.run_phases import Phases
 from thermrig.campaign.spec import Campaign, Equilibrium, load_campaign
 from thermrig.campaign.transition import Drive, Push, drive_for, level_of
 from thermrig.cli.durations import hms

@@ -1,5 +1,5 @@
 """What a rig's recorded runs took, phase by phase, read from their manifests (`rig_time_s`, written by
-campaign.phases; older manifests give the equilibrium's and cool-down's `after_s`): the planner's
+campaign.run_phases; older manifests give the equilibrium's and cool-down's `after_s`): the planner's
 estimates by chassis transition and by profile and workload, instead of fixed guesses."""
 
 from __future__ import annotations

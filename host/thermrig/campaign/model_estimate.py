@@ -1,5 +1,5 @@
 """The planner's estimates without history: a plan's runs walked in its order through the campaign's own
-phases (campaign.phases, through Phases.walk: its equilibrium rule, driven or passive transitions, active
+phases (campaign.run_phases, through Phases.walk: its equilibrium rule, driven or passive transitions, active
 or passive cool-downs, skipped cool-downs, the tail baseline) on the calibrated rig model
 (thermrig.dut.rig_model: the simulated rig's plant under the firmware's control, stepped as the phases
 read its frames, the drive model's heat in place of fio). Each run's rig time per phase
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from thermrig.campaign.history import History, RunRecord, workload_key
-from thermrig.campaign.phases import Phases
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
+from thermrig.campaign.run_phases import Phases
 from thermrig.campaign.workload_phase import WorkloadPhase
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags

@@ -1,5 +1,5 @@
 """Walk a campaign's plan: each run is recorded (campaign.recording) while its phases run
-(campaign.phases); each run gets a folder with its manifest. Ctrl-C leaves the rig safe, the data
+(campaign.run_phases); each run gets a folder with its manifest. Ctrl-C leaves the rig safe, the data
 flushed, the run marked aborted.
 
 When InfluxDB is unreachable, the progress says so in one line; a run's points wait in its spool and
@@ -22,11 +22,11 @@ from pathlib import Path
 
 from thermrig.campaign.drive_thermal import check_hctm_levels
 from thermrig.campaign.equilibrium import check_channels
-from thermrig.campaign.phases import Phases, Prompt
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress, ProgressDisplay
 from thermrig.campaign.recorded_trace import resolve_recorded_traces
 from thermrig.campaign.recording import InfluxWatch, RunRecording, manifest_for, run_tags
+from thermrig.campaign.run_phases import Phases, Prompt
 from thermrig.campaign.rundir import CampaignState, attempt_id
 from thermrig.campaign.spec import CampaignError
 from thermrig.campaign.summaries import analyse_campaign, analyse_run

@@ -18,10 +18,10 @@ from thermrig.campaign.begin import begin
 from thermrig.campaign.history import History
 from thermrig.campaign.on_rig import CampaignInterrupted, run_campaign
 from thermrig.campaign.orchestrator import CampaignHooks, Orchestrator
-from thermrig.campaign.phases import Prompt
 from thermrig.campaign.plan import Plan, drawn_orders_s, make_plan
 from thermrig.campaign.plan_estimate import sources
 from thermrig.campaign.progress import Progress
+from thermrig.campaign.run_phases import Prompt
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.durations import hms
