@@ -14,8 +14,8 @@ import numpy as np
 
 from thermrig.analysis.influx_source import UPTIME, campaign_of, campaign_runs, quote, run_window
 from thermrig.analysis.run_data import Trace
-from thermrig.campaign.chassis_trace import AIR_CHANNEL
 from thermrig.campaign.spec import Campaign, CampaignError
+from thermrig.campaign.trace_player import AIR_CHANNEL
 from thermrig.db.query import QueryError, influxql
 from thermrig.db.schema import TELEMETRY
 from thermrig.db.settings import InfluxSettings

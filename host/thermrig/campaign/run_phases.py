@@ -23,12 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from thermrig.campaign.chassis_trace import TracePlayer
 from thermrig.campaign.drive_thermal import run_thermal
 from thermrig.campaign.equilibrium import COOLDOWN_CHANNEL, Watch, watch_for
 from thermrig.campaign.plan import RunSpec, cooldown_skipped, nearly_same
 from thermrig.campaign.progress import ProgressDisplay
 from thermrig.campaign.spec import Campaign, CampaignError
+from thermrig.campaign.trace_player import TracePlayer
 from thermrig.campaign.transition import AIR_OVERSHOOT_C, FULL, Drive, Level, Push, drive_for, level_of
 from thermrig.campaign.watch_pace import WatchPace
 from thermrig.campaign.workload_phase import WorkloadPhase

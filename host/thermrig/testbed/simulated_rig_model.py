@@ -5,7 +5,7 @@ the drive model's heat for a workload in place of fio (as sim/plant_replay.py st
 with the workload's pattern). All of it in the caller's thread, a control tick per frame read: no
 firmware process, no serial line, no heartbeat, so a plan's walk takes what its arithmetic takes.
 
-A campaign whose chassis profiles play a recorded air trace (campaign.chassis_trace: a player thread
+A campaign whose chassis profiles play a recorded air trace (campaign.trace_player: a player thread
 sets the air target as the rig's frames come) walks the stepped simulated rig on rigsim instead
 (stepped_rig_model), where that thread has frames of its own."""
 
