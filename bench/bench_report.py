@@ -15,9 +15,9 @@ from influxdb_client import Point, WritePrecision
 from thermrig.analysis.summary_store import store_campaign, write_lines
 from thermrig.analysis.synthetic import cases
 from thermrig.analysis.throttle import throttle_of
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.schema import RunTags, event_line
-from thermrig.db.settings import InfluxSettings
 from thermrig.report.build import write_report
 
 RUNS = 16

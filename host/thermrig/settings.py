@@ -3,7 +3,7 @@ the user's config.toml, the state a running `thermrig sim` leaves behind, and wh
 (influxd, QEMU, MicroPython, mpremote, rigsim, ...) is found.
 
 Environment: XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_RUNTIME_DIR, XDG_STATE_HOME (the user's folders),
-THERMRIG_CONFIG (the config file), THERMRIG_PORT (the rig), THERMRIG_INFLUX_* (db/settings.py),
+THERMRIG_CONFIG (the config file), THERMRIG_PORT (the rig), THERMRIG_INFLUX_* (db/influx_settings.py),
 THERMRIG_HARDWARE_DIR (the parameter files), THERMRIG_WORLD_NICE (priority.py), and one variable per tool
 (TOOLS)."""
 

@@ -13,8 +13,8 @@ from influx_servers import DEFAULT, running
 from influx_servers import env_for as influx_env_for
 from longest_first import order_longest_first
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux, influxd_binary
-from thermrig.db.settings import InfluxSettings
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import find_tool

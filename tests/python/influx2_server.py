@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server2 import Api, LocalInflux2, influxd2_binary
-from thermrig.db.settings import InfluxSettings
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ import pytest
 from influx2_server import influx2_server
 from influxdb_client import Point, WritePrecision
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 
@@ -47,7 +47,7 @@ def running(version: str, folder: Path) -> Iterator[LocalInflux]:
 
 
 def env_for(settings: InfluxSettings) -> dict[str, str]:
-    """What a `thermrig` child records and reads with on this server (thermrig.db.settings)."""
+    """What a `thermrig` child records and reads with on this server (thermrig.db.influx_settings)."""
     env = {"THERMRIG_INFLUX_URL": settings.url, "THERMRIG_INFLUX_BUCKET": settings.bucket}
     if settings.org != "-":  # 2.x: the org, the tokens, the database InfluxQL reads (the DBRP mapping's)
         env |= {

@@ -17,8 +17,8 @@ from pathlib import Path
 from influx_servers import copy_points
 from influx_servers import env_for as influx_env_for
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
-from thermrig.db.settings import InfluxSettings
 
 NAME = "recorded-950pro"
 RUNTIME_S = 45

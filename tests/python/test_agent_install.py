@@ -24,7 +24,7 @@ from nbd_clients import fio_json
 from sim_helpers import served_port
 
 from thermrig.analysis.published import DEPTH_PP, ONSET_ABS_S, ONSET_REL
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.firmware_identity import FirmwareVersion, checkout_version
 from thermrig.flash.release import Release, ReleaseFile
 

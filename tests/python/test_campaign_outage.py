@@ -24,9 +24,9 @@ from campaign_helpers import CampaignFile, file_drive, manifests, run_ids, start
 from influx_servers import ON_BOTH
 from waiting import wait_for
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 
 STEP_TIMEOUT_S = 240.0
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, thermrig
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 
 CAMPAIGN_S = 900  # wall time a loaded 2-core machine may take for it
 # one emulated chip at a time, as test_micropython_rp2040's: the chip wants a core, and starved of one the

@@ -15,8 +15,8 @@ from influx_servers import ON_BOTH
 
 from thermrig.campaign.equilibrium import EquilibriumWatch
 from thermrig.campaign.spec import Equilibrium
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimulatedRig
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, thermrig
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 
 
 def campaign(name: str, firmware: str) -> CampaignFile:

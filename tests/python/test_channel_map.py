@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, run_args, thermrig
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.protocol.channels import ChannelError, ChannelKind, ChannelMap
 from thermrig.protocol.frame import decode
 from thermrig.protocol.messages import ProtocolError, Telemetry

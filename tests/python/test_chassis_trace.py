@@ -13,8 +13,8 @@ from campaign_helpers import CampaignFile, file_drive, manifests, run_args, ther
 from thermrig.analysis.trace_tracking import tracking_error
 from thermrig.campaign.recorded_trace import recorded_trace
 from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.chassis_trace import read_trace
 from thermrig.hardware.profiles import ProfileError
 

@@ -16,8 +16,8 @@ from campaign_helpers import CampaignFile, manifests, run_args, thermrig
 from nbd_clients import fio_json, nbdinfo_map
 from skips import machine_cannot_if
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.virtual_drive.file_system import DriveFileSystem
 from thermrig.virtual_drive.served import VirtualDrive

@@ -17,7 +17,7 @@ from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_data import RunData, Trace
 from thermrig.analysis.throttle import find_drops
 from thermrig.analysis.throttle_summary import JobLog, job_series, measured_job
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.hardware.drive_profiles import GB, load_drive_profile
 from thermrig.virtual_drive.drive_model import DriveModel
 

@@ -19,9 +19,9 @@ from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, s
 from thermrig.campaign.drive_thermal import check_hctm_levels, run_thermal
 from thermrig.campaign.plan import make_plan
 from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
 from thermrig.db.schema import RunTags
-from thermrig.db.settings import InfluxSettings
 from thermrig.drive.thermal_config import HctmLevel, hctm_value
 from thermrig.drive.under_test import LocalDrive
 from thermrig.dut.pacing import Pacing

@@ -12,11 +12,11 @@ from campaign_helpers import THERMRIG, thermrig
 from influx_servers import ON_BOTH
 from waiting import wait_for
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, SchemaError, event_line, telemetry_lines
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.dut.pacing import Pacing

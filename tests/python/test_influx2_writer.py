@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from influx2_server import Influx2, influx2_server
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.local_server2 import bucket_permission
 from thermrig.db.query import QueryError, influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 

@@ -21,9 +21,9 @@ import urllib3
 from campaign_helpers import manifests
 from waiting import wait_for
 
+from thermrig.db.influx_settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.db.local_server import free_port
 from thermrig.db.query import influxql
-from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.firmware_identity import checkout_version
 from thermrig.lab.client import LabClient
 from thermrig.lab.influx_users import Credentials, InfluxAdmin

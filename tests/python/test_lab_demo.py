@@ -15,10 +15,10 @@ import pytest
 from interruptible import with_default_sigint
 from waiting import wait_for
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.local_server2 import LocalInflux2
 from thermrig.db.query import QueryError, influxql
-from thermrig.db.settings import InfluxSettings
 
 pytestmark = pytest.mark.timeout(900)
 CMD = [sys.executable, "-m", "thermrig.cli", "lab", "demo"]

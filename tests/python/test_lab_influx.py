@@ -14,9 +14,9 @@ import pytest
 import urllib3
 from waiting import wait_for
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import CONFIG, free_port, influxd_binary
 from thermrig.db.query import QueryError, influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.lab.acquired import HeldPlace

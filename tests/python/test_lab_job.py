@@ -18,8 +18,8 @@ from campaign_helpers import VIRTUAL_DRIVE, CampaignFile, manifests, run_args, t
 from thermrig.analysis.job_summaries import job_summaries
 from thermrig.analysis.throttle_summary import logs_from_fio
 from thermrig.campaign.spec import CampaignError, load_campaign
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file, unique_job_names
 from thermrig.fio.kinds import run_workload

@@ -14,10 +14,10 @@ import pytest
 from campaign_helpers import CampaignFile, file_drive, thermrig
 from influx2_server import Influx2, influx2_server
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.preflight import Preflight, check
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.lab.influx_users import Credentials, provision
 
 

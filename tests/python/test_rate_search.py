@@ -15,7 +15,7 @@ from campaign_helpers import CampaignFile, manifests, run_args, thermrig
 from stalled_fio import stall_once
 
 from thermrig.campaign.spec import CampaignError, load_campaign
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.drive.under_test import LocalDrive
 from thermrig.dut.pacing import Pacing
 from thermrig.fio.kinds import run_workload

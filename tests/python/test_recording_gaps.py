@@ -15,10 +15,10 @@ from waiting import wait_for
 
 from thermrig.analysis.fio_log import LogPoint
 from thermrig.analysis.summary_store import write_lines
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, event_line, fio_interval_lines, gap_line
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.faults import FaultKind

@@ -10,7 +10,7 @@ from test_campaign_files import GOOD, write
 
 from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.config import ConfigError, resolve_port
-from thermrig.db.settings import configured
+from thermrig.db.influx_settings import configured
 from thermrig.dut.replay import condition
 from thermrig.errors import ThermrigError
 from thermrig.hardware.chassis_profiles import load_profile

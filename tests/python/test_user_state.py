@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from thermrig.db.settings import configured
+from thermrig.db.influx_settings import configured
 from thermrig.link.rig_link import RigLink
 from thermrig.link.stored_gains import Gains, load_gains, rig_key, save_gains
 from thermrig.settings import RunningSim, config_file, running_sim

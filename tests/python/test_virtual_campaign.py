@@ -14,7 +14,7 @@ import pytest
 
 from thermrig.analysis.influx_source import load_campaign
 from thermrig.calibration.seed_runs import steady_state_of, sweep_of
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.hardware.drive_profiles import load_drive_profile
 
 CAMPAIGN = """\

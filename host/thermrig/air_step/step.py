@@ -12,10 +12,10 @@ import numpy as np
 
 from thermrig.analysis.step_response import StepResponse, step_response
 from thermrig.db import schema
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
 from thermrig.db.recording_session import RecordingSession
 from thermrig.db.schema import RunTags
-from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.chassis_profiles import ChassisProfile
 from thermrig.link.rig_link import RigTimeout
 from thermrig.protocol.messages import Telemetry

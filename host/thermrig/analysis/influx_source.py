@@ -12,9 +12,9 @@ import numpy as np
 from thermrig.analysis.attribution import ACCOUNT, LATENESS, WRITTEN_UNITS
 from thermrig.analysis.run_data import FACTORS, LAB_TAGS, Gap, RunData, Trace
 from thermrig.analysis.throttle_summary import JobLog, positions_by_start
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import QueryError, Series, influxql
 from thermrig.db.schema import DRIVE, EVENTS, FIO_INTERVAL, SUMMARY, TELEMETRY
-from thermrig.db.settings import InfluxSettings
 
 BUCKET_MS = 1000  # the analysis reads every sensor as GROUP BY time(1s) means
 # the drive's account, its own count of writes, the simulator's lateness

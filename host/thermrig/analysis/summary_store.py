@@ -21,6 +21,7 @@ from thermrig.analysis.influx_source import load_campaign
 from thermrig.analysis.run_analysis import THRESHOLDS_C, RunSummary, analyse_run
 from thermrig.analysis.run_data import FACTORS, LAB_TAGS, RunData
 from thermrig.analysis.sensor_ranking import SensorRank, rank_sensors
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import QueryError
 from thermrig.db.schema import (
     CAMPAIGN_EFFECT,
@@ -30,7 +31,6 @@ from thermrig.db.schema import (
     summary_line,
     tagged_line,
 )
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import quiet_retries
 
 

@@ -12,7 +12,7 @@ from thermrig.analysis.lag import run_lag
 from thermrig.analysis.published import PUGET, PugetCell
 from thermrig.analysis.run_data import RunData
 from thermrig.analysis.throttle_summary import throttle_summary
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from thermrig.calibration.seed_runs import (
     seed_checks,
 )
 from thermrig.db import schema
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.query import influxql
-from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.drive_profiles import load_drive_profile
 
 RESUMES = 2  # times a campaign that stopped (a rig fault, a lost host) is resumed before it counts as failed

@@ -21,7 +21,7 @@ from thermrig.calibration.mixed import (
     judge_mixed_random,
     judge_mixed_seq,
 )
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.hardware.drive_profiles import DriveProfile
 
 DRIVE = "950pro_512"

@@ -11,7 +11,7 @@ from thermrig.campaign.orchestrator import CampaignHooks, Orchestrator
 from thermrig.campaign.plan import Plan
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import Campaign, CampaignError
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.dut.pacing import Pacing
 from thermrig.fio.runner import FioError
 from thermrig.testbed import Kind, LocalDriveSpec, LocalRig, SimulatedRigSpec, open_testbed

@@ -30,7 +30,7 @@ from thermrig.campaign.run_phases import Phases, Prompt
 from thermrig.campaign.rundir import CampaignState, attempt_id
 from thermrig.campaign.spec import CampaignError
 from thermrig.campaign.summaries import analyse_campaign, analyse_run
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
 from thermrig.dut.drive import DriveLost
 from thermrig.fio.runner import FioError

@@ -16,9 +16,9 @@ from thermrig.analysis.influx_source import UPTIME, campaign_of, campaign_runs, 
 from thermrig.analysis.run_data import Trace
 from thermrig.campaign.spec import Campaign, CampaignError
 from thermrig.campaign.trace_player import AIR_CHANNEL
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import QueryError, influxql
 from thermrig.db.schema import TELEMETRY
-from thermrig.db.settings import InfluxSettings
 from thermrig.hardware.chassis_trace import RECORDED, ChassisTrace, trace_of
 from thermrig.hardware.profiles import ProfileError
 

@@ -16,9 +16,9 @@ from typing import Any
 from thermrig import __version__
 from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.rundir import write_manifest
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.recording_session import RecordingSession
 from thermrig.db.schema import RunTags, drive_line
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import remember_folder
 from thermrig.db.writer import WriteProblem
 from thermrig.drive.monitor import DriveMonitor

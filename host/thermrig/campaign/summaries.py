@@ -16,8 +16,8 @@ from typing import Any
 
 from thermrig.analysis.summary_store import store_campaign, store_run
 from thermrig.campaign.rundir import read_manifest, unsent_runs, write_manifest
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import QueryError
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool, spool_folders
 
 

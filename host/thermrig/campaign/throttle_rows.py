@@ -9,7 +9,7 @@ from typing import Any
 
 from thermrig.analysis.throttle_table import ThrottleRow, throttle_table
 from thermrig.campaign.rundir import unsent_runs
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from thermrig.campaign.summaries import awaiting_analysis, complete_late
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 
 
 def complete_summaries(settings: InfluxSettings, console: Console, campaign: str | None = None) -> list[str]:

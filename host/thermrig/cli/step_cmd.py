@@ -18,8 +18,8 @@ from thermrig.air_step.step import BAND_C, ReadBack, StepOutcome, run_step
 from thermrig.analysis.step_response import StepResponse
 from thermrig.cli.errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.schema import RunTags
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.target import resolve_settings
 from thermrig.dut.pacing import Pacing
 from thermrig.hardware.chassis_profiles import load_profile

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import urllib3
 
-from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
+from thermrig.db.influx_settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.errors import ThermrigError
 from thermrig.settings import data_dir, find_tool
 

@@ -20,8 +20,8 @@ from urllib.parse import urlencode
 
 import urllib3
 
+from thermrig.db.influx_settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.db.local_server import InfluxServerError, LocalInflux, _port_free, free_port
-from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.settings import data_dir, find_tool
 
 DEFAULT_ORG = "thermrig"

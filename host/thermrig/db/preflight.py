@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 
 import urllib3
 
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.errors import ThermrigError
 
 TIMEOUT_S = 10.0

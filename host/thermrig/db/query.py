@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import urllib3
 
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.errors import ThermrigError
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.spool import Spool
 from thermrig.db.writer import SpoolWriter, WriteProblem
 from thermrig.link.rig_link import RigLink

@@ -9,9 +9,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.recording_session import RecordingSession
 from thermrig.db.schema import RunTags
-from thermrig.db.settings import InfluxSettings
 from thermrig.db.writer import WriteProblem
 from thermrig.link.rig_link import RigLink
 

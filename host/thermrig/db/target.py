@@ -1,4 +1,4 @@
-"""Where the data goes: the server configured in the environment or config.toml (db/settings.py), else
+"""Where the data goes: the server configured in the environment or config.toml (db/influx_settings.py), else
 the user's local server: InfluxDB 1.x (local_server.py) or, once `thermrig db up --server 2` chose it,
 InfluxDB 2.x (local_server2.py). The choice is kept in the data folder's `local-server` file."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from thermrig.db.influx_settings import InfluxSettings, configured
 from thermrig.db.local_server import InfluxServerError, LocalInflux
 from thermrig.db.local_server2 import LocalInflux2
-from thermrig.db.settings import InfluxSettings, configured
 from thermrig.settings import data_dir
 
 

@@ -26,7 +26,7 @@ from influxdb_client.client.write.retry import WritesRetry
 from influxdb_client.client.write_api import SYNCHRONOUS
 from influxdb_client.rest import ApiException
 
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.spool import Spool
 
 BATCH_LINES = 5000

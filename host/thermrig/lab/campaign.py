@@ -25,7 +25,7 @@ from thermrig.campaign.plan import Plan, RunSpec
 from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState, last_attempt, read_manifest
 from thermrig.campaign.summaries import analyse_campaign
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.errors import ThermrigError
 from thermrig.lab.acquired import HeldPlace, HeldPlaces, comment, holding, note_firmware
 from thermrig.lab.assign import Lane, PlaceHardware, RunNeed, assign

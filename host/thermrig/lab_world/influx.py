@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from thermrig.db.influx_settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.db.local_server import LocalInflux
 from thermrig.db.local_server2 import LocalInflux2
-from thermrig.db.settings import DEFAULT_DATABASE, InfluxSettings
 from thermrig.lab.influx_users import Credentials, provision
 
 
@@ -49,7 +49,7 @@ class LabInflux:
         )
 
     def env(self) -> dict[str, str]:
-        """The environment a `thermrig` child records with on this server (db/settings.py)."""
+        """The environment a `thermrig` child records with on this server (db/influx_settings.py)."""
         s = self.settings
         return {
             "THERMRIG_INFLUX_URL": s.url,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thermrig.analysis.summary_store import CampaignAnalysis, analyse_campaign
-from thermrig.db.settings import InfluxSettings
+from thermrig.db.influx_settings import InfluxSettings
 from thermrig.report import plots
 from thermrig.report.experiment_tables import experiment_tables
 from thermrig.report.html import page
