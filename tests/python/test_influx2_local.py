@@ -16,8 +16,8 @@ import pytest
 from campaign_helpers import CampaignFile, file_drive, manifests, thermrig
 
 from thermrig.db.local_server2 import LocalInflux2
-from thermrig.db.preflight import check
 from thermrig.db.query import influxql
+from thermrig.db.server_preflight import check
 
 
 @pytest.fixture

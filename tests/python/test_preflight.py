@@ -1,4 +1,4 @@
-"""The preflight against a lab's server (thermrig.db.preflight), on real servers: InfluxDB 2.x onboarded as
+"""The preflight against a lab's server (thermrig.db.server_preflight), on real servers: InfluxDB 2.x onboarded as
 a lab admin would (write-only and read-only tokens, with or without the DBRP mapping) and InfluxDB 1.x with
 authentication (a write-only and a read-only user, thermrig.lab.influx_users). Each wrong setting is named
 in one line with its fix, and the checks write nothing: the bucket holds no measurement after them."""
@@ -16,8 +16,8 @@ from influx2_server import Influx2, influx2_server
 
 from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
-from thermrig.db.preflight import Preflight, check
 from thermrig.db.query import influxql
+from thermrig.db.server_preflight import Preflight, check
 from thermrig.lab.influx_users import Credentials, provision
 
 

@@ -29,7 +29,7 @@ from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.readback import say_unread
 from thermrig.cli.tables import fitted
-from thermrig.db.preflight import require_ready
+from thermrig.db.server_preflight import require_ready
 from thermrig.db.target import resolve_settings
 from thermrig.protocol.channels import ChannelKind
 

@@ -19,8 +19,8 @@ from thermrig.cli.tables import fitted
 from thermrig.db import schema
 from thermrig.db.influx_settings import configured
 from thermrig.db.local_server2 import LocalInflux2
-from thermrig.db.preflight import check as preflight
 from thermrig.db.query import influxql
+from thermrig.db.server_preflight import check as preflight
 from thermrig.db.spool import pending_spools, spool_dir, spool_folders
 from thermrig.db.target import choose_server, local_server, resolve_settings
 from thermrig.db.writer import SpoolWriter, WriteProblem

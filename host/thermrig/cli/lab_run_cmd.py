@@ -19,7 +19,7 @@ from thermrig.campaign.progress import Progress
 from thermrig.campaign.rundir import CampaignState
 from thermrig.cli.lab_common import labgrid_modules
 from thermrig.cli.readback import say_unread
-from thermrig.db.preflight import require_ready
+from thermrig.db.server_preflight import require_ready
 from thermrig.db.target import resolve_settings
 from thermrig.lab.errors import LabError
 from thermrig.lab.preflight import preflight
