@@ -27,8 +27,8 @@ from thermrig.campaign.spec import load_campaign
 from thermrig.cli.durations import hms
 from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
+from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.readback import say_unread
-from thermrig.cli.tables import fitted
 from thermrig.db.server_preflight import require_ready
 from thermrig.db.target import resolve_settings
 from thermrig.protocol.channels import ChannelKind

@@ -14,8 +14,8 @@ from rich.table import Table
 
 from thermrig.campaign.rundir import mark_all_stored
 from thermrig.cli.errors import user_errors
+from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.late import complete_summaries, say_incomplete
-from thermrig.cli.tables import fitted
 from thermrig.db import schema
 from thermrig.db.influx_settings import configured
 from thermrig.db.local_server2 import LocalInflux2

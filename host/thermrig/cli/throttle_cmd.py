@@ -15,8 +15,8 @@ from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow
 from thermrig.campaign.throttle_rows import campaign_throttle
 from thermrig.cli.errors import user_errors
+from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.late import say_incomplete
-from thermrig.cli.tables import fitted
 from thermrig.db.target import resolve_settings
 
 
