@@ -12,9 +12,9 @@ from thermrig.analysis.influx_source import campaign_of
 from thermrig.analysis.run_analysis import RunSummary
 from thermrig.analysis.summary_store import store_campaign, store_run
 from thermrig.campaign.rundir import unsent_runs
-from thermrig.cli.errors import user_errors
 from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.late import complete_summaries
+from thermrig.cli.user_errors import user_errors
 from thermrig.db.target import resolve_settings
 
 

@@ -8,9 +8,9 @@ import typer
 from rich.console import Console
 
 from thermrig.bringup.phases import Step, bringup, passed
-from thermrig.cli.errors import user_errors
 from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
+from thermrig.cli.user_errors import user_errors
 from thermrig.dut.pacing import Pacing
 from thermrig.sim.operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimulatedRig

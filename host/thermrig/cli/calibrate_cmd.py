@@ -23,7 +23,7 @@ from thermrig.calibration.profile_writer import as_toml, fitted_edits, sm951_edi
 from thermrig.calibration.profile_writer import write as write_edits
 from thermrig.calibration.report import CalibrationCheck, replay_report
 from thermrig.calibration.sensitivity import sensitivity
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 from thermrig.sim import plant_replay
 from thermrig.testbed.signals import sigterm_interrupts
 

@@ -25,10 +25,10 @@ from thermrig.campaign.run_phases import Prompt
 from thermrig.campaign.rundir import CampaignState
 from thermrig.campaign.spec import load_campaign
 from thermrig.cli.durations import hms
-from thermrig.cli.errors import user_errors
 from thermrig.cli.estimate_bar import estimated
 from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.readback import say_unread
+from thermrig.cli.user_errors import user_errors
 from thermrig.db.server_preflight import require_ready
 from thermrig.db.target import resolve_settings
 from thermrig.protocol.channels import ChannelKind

@@ -13,9 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from thermrig.campaign.rundir import mark_all_stored
-from thermrig.cli.errors import user_errors
 from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.late import complete_summaries, say_incomplete
+from thermrig.cli.user_errors import user_errors
 from thermrig.db import schema
 from thermrig.db.influx_settings import configured
 from thermrig.db.local_server2 import LocalInflux2

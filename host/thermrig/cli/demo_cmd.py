@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from thermrig.cli import campaign_cmds, db_cmds, throttle_cmd
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 from thermrig.errors import ThermrigError
 from thermrig.paths import packaged
 

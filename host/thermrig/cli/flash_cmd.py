@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 from thermrig.flash import BOARDS, IMAGE_BOARDS, flasher, image_flasher
 from thermrig.flash.release import image_to_flash
 from thermrig.flash.runner import flash as run_flash

@@ -12,8 +12,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from thermrig.calibration.chassis_steps import StepPlan, StepSample, record_steps
-from thermrig.cli.errors import user_errors
 from thermrig.cli.rig_options import PortOpt, SpeedOpt
+from thermrig.cli.user_errors import user_errors
 from thermrig.hardware.profiles import chassis_toml, load_chassis
 from thermrig.link.rig_link import RigLink
 from thermrig.settings import data_dir

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.cli import lab_demo_cmd, lab_influx_cmd, lab_place_cmds, lab_plan_cmd
-from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import CoordOpt, labgrid_modules, pairs
+from thermrig.cli.user_errors import user_errors
 from thermrig.config import resolve_port
 from thermrig.lab.rig_place import FIO_SERVER_PORT, RigPlace, SerialPort, TestPc, exporter_yaml
 

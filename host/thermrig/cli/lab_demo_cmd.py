@@ -23,8 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from thermrig.children import with_default_sigint
-from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules
+from thermrig.cli.user_errors import user_errors
 
 NAME = "lab-demo"
 MAX_PLACES = 6

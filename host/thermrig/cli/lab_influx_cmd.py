@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 
 
 @user_errors

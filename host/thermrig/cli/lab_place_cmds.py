@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import CoordOpt, labgrid_modules, named_stale, pairs
+from thermrig.cli.user_errors import user_errors
 from thermrig.cli.view import info_table
 from thermrig.lab.rig_place import tag_value
 from thermrig.testbed.signals import sigterm_interrupts

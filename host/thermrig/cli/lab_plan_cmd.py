@@ -11,8 +11,8 @@ from rich.table import Table
 
 from thermrig.cli.campaign_cmds import HistoryOpt, PlanModelOpt, SeedOpt
 from thermrig.cli.durations import hms
-from thermrig.cli.errors import user_errors
 from thermrig.cli.lab_common import labgrid_modules, pairs
+from thermrig.cli.user_errors import user_errors
 from thermrig.lab.rig_place import tag_value
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 from thermrig.db.rig_recording import RecordingStatus, record_rig
 from thermrig.db.schema import RunTags
 from thermrig.db.target import resolve_settings

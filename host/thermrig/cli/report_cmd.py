@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 
 from thermrig.campaign.rundir import unsent_runs
-from thermrig.cli.errors import user_errors
 from thermrig.cli.late import say_incomplete
+from thermrig.cli.user_errors import user_errors
 from thermrig.db.target import resolve_settings
 from thermrig.report.build import write_report
 

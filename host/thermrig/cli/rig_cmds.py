@@ -12,12 +12,12 @@ from rich.console import Console
 from rich.live import Live
 
 from thermrig.cli.bringup_cmd import bringup_cmd
-from thermrig.cli.errors import user_errors
 from thermrig.cli.identify_cmd import identify
 from thermrig.cli.record_cmd import record
 from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.selftest_cmd import selftest
 from thermrig.cli.tune_cmd import tune
+from thermrig.cli.user_errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.firmware_identity import checkout_verdict, checkout_version
 from thermrig.link.rig_link import RigLink

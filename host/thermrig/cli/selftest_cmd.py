@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from thermrig.cli.errors import user_errors
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
+from thermrig.cli.user_errors import user_errors
 from thermrig.conformance.result import Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import ALL_CHECKS, run_all, select

@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from thermrig.cli.errors import user_errors
 from thermrig.cli.step_cmd import step
+from thermrig.cli.user_errors import user_errors
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.dut.simulation import FIRMWARES

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from thermrig.air_step.step import BAND_C, ReadBack, StepOutcome, run_step
 from thermrig.analysis.step_response import StepResponse
-from thermrig.cli.errors import user_errors
+from thermrig.cli.user_errors import user_errors
 from thermrig.cli.view import info_table, telemetry_view
 from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.schema import RunTags

@@ -14,9 +14,9 @@ from thermrig.analysis.published import DEPTH_PP, PUGET_RUNTIME_S
 from thermrig.analysis.throttle import DROP, SUSTAIN, TAIL_S
 from thermrig.analysis.throttle_table import ThrottleRow
 from thermrig.campaign.throttle_rows import campaign_throttle
-from thermrig.cli.errors import user_errors
 from thermrig.cli.fitted_tables import fitted
 from thermrig.cli.late import say_incomplete
+from thermrig.cli.user_errors import user_errors
 from thermrig.db.target import resolve_settings
 
 

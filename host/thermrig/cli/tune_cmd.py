@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from thermrig.analysis.step_response import StepResponse
-from thermrig.cli.errors import user_errors
 from thermrig.cli.rig_options import PortOpt, SpeedOpt
+from thermrig.cli.user_errors import user_errors
 from thermrig.dut.pacing import Pacing
 from thermrig.link.stored_gains import StoredGains, rig_key, save_gains
 from thermrig.protocol.messages import Telemetry
