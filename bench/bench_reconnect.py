@@ -9,7 +9,7 @@ import time
 from common import figure
 
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.faults import FaultKind
+from thermrig.sim.fault_injection import FaultKind
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 UNPLUG_S = 2.0

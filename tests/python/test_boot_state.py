@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.messages import Telemetry
-from thermrig.sim.faults import FaultKind
+from thermrig.sim.fault_injection import FaultKind
 from thermrig.sim.simulated_rig import SimulatedRig
 
 

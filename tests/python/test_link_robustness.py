@@ -8,7 +8,7 @@ from waiting import wait_for
 
 from thermrig.link.rig_link import RigLink
 from thermrig.link.transport import PortError, UsbIdentity, find_port, usb_identity
-from thermrig.sim.faults import FaultKind
+from thermrig.sim.fault_injection import FaultKind
 from thermrig.sim.simulated_rig import SimulatedRig
 
 

@@ -21,7 +21,7 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, event_line, fio_interval_lines, gap_line
 from thermrig.db.spool import Spool
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.faults import FaultKind
+from thermrig.sim.fault_injection import FaultKind
 from thermrig.sim.simulated_rig import SimulatedRig
 
 TAGS = RunTags(rig="r", run="gappy", campaign="gaps")

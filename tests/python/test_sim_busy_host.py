@@ -21,7 +21,7 @@ from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
-from thermrig.sim.faults import FaultError
+from thermrig.sim.fault_injection import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.testbed import LocalRig, open_testbed
 

@@ -22,7 +22,7 @@ from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.link.timesync import SyncSample
 from thermrig.priority import set_thread_nice, world_nice
-from thermrig.sim.faults import FaultError
+from thermrig.sim.fault_injection import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.testbed import LocalRig, Testbed, open_testbed
 

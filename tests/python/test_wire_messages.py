@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from thermrig.protocol.messages import Fault
-from thermrig.sim.faults import GARBAGE
+from thermrig.sim.fault_injection import GARBAGE
 from thermrig.sim.wires import Garbage, Reset, Silence, Unplug
 
 

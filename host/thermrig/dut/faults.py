@@ -1,5 +1,5 @@
 """The faults a simulated rig can suffer, by name (docs/safety.md): what the fault matrix injects and
-`thermrig sim`'s control socket accepts. The simulated rig applies them (thermrig.sim.faults)."""
+`thermrig sim`'s control socket accepts. The simulated rig applies them (thermrig.sim.fault_injection)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thermrig.sim.faults import FaultError, FaultInjector, FaultKind
+from thermrig.sim.fault_injection import FaultError, FaultInjector, FaultKind
 from thermrig.sim.firmware.base import SimError
 
 

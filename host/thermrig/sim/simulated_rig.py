@@ -17,7 +17,7 @@ from thermrig.hardware.profiles import DriveThermalParams, load_chassis, load_dr
 from thermrig.link.rig_link import RigLink
 from thermrig.link.timesync import FREE, ClockPace
 from thermrig.sim import firmware as firmwares
-from thermrig.sim.faults import FaultInjector
+from thermrig.sim.fault_injection import FaultInjector
 from thermrig.sim.firmware.base import Firmware, LaunchContext, SimError, SimTruth
 from thermrig.sim.plant import Plant
 from thermrig.sim.server import PlantServer

@@ -69,7 +69,7 @@ class SensorBank:
         self.tc_places = tuple(places)
         self.touched: set[str] = set()  # places whose bead an operator holds (bring-up)
         self.tcs = [Thermocouple(c.tc_lag_s, c.tc_noise_c, self.rng) for _ in names]
-        # Fault injection (thermrig.sim.faults): what each sensor reports instead of the truth.
+        # Fault injection (thermrig.sim.fault_injection): what each sensor reports instead of the truth.
         self.tc_faults = [0] * len(names)  # MAX31855 fault bits forced onto each channel
         self.tc_stuck: list[float | None] = [None] * len(names)  # a reading frozen at this value
         self.tc_extra_noise = [0.0] * len(names)  # extra noise, C (1 sigma): a loose or crushed junction
