@@ -12,7 +12,7 @@ from waiting import advance_and_read
 from thermrig.bringup.phases import Frames, Step, bringup, fans, passed
 from thermrig.dut.pacing import Pacing
 from thermrig.link.rig_link import RigLink
-from thermrig.sim.operator import SimulatedOperator
+from thermrig.sim.bringup_operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 
 

@@ -1,5 +1,5 @@
 """Who does what the bring-up asks with their hands: a person at the rig (the CLI's console operator), or
-the simulated rig's plant playing the touches (thermrig.sim.operator). The bring-up knows them only
+the simulated rig's plant playing the touches (thermrig.sim.bringup_operator). The bring-up knows them only
 through this protocol."""
 
 from __future__ import annotations

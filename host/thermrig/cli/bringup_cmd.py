@@ -12,7 +12,7 @@ from thermrig.cli.rig_options import PortOpt
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.cli.user_errors import user_errors
 from thermrig.dut.pacing import Pacing
-from thermrig.sim.operator import SimulatedOperator
+from thermrig.sim.bringup_operator import SimulatedOperator
 from thermrig.sim.simulated_rig import SimulatedRig
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
