@@ -22,7 +22,7 @@ from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.query import influxql
 from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file, unique_job_names
-from thermrig.fio.kinds import run_workload
+from thermrig.fio.workload_run import run_workload
 from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import Workload
 

@@ -18,8 +18,8 @@ from thermrig.campaign.spec import CampaignError, load_campaign
 from thermrig.db.influx_settings import InfluxSettings
 from thermrig.drive.under_test import LocalDrive
 from thermrig.dut.pacing import Pacing
-from thermrig.fio.kinds import run_workload
 from thermrig.fio.rate_search import held, plateau, run_rate_search, series_of
+from thermrig.fio.workload_run import run_workload
 from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import Workload
 from thermrig.hardware.drive_profiles import load_drive_profile

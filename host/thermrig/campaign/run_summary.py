@@ -12,7 +12,7 @@ from thermrig.analysis.job_summaries import job_summaries
 from thermrig.analysis.throttle_summary import logs_from_fio, throttle_summary
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, job_summary_line
-from thermrig.fio.kinds import WorkloadRun
+from thermrig.fio.workload_run import WorkloadRun
 
 
 def run_summary(ran: WorkloadRun, scale: float) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The workload phase of a run: fio runs the workload (per kind, thermrig.fio.kinds) while its live and
+"""The workload phase of a run: fio runs the workload (per kind, thermrig.fio.workload_run) while its live and
 per-second data are recorded, and the run's summary is computed. A drive that can take a fill's state
 at once (the virtual drive) is given it unless the campaign asks for the real fill; while fio runs the
 drive is serving (the virtual drive's simulation then runs at real time, so fio's timing is true)."""
@@ -19,8 +19,8 @@ from thermrig.campaign.spec import Campaign
 from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags, fio_interval_lines, fio_live_line, summary_line
 from thermrig.dut.drive import DriveUnderTest
-from thermrig.fio.kinds import run_workload
 from thermrig.fio.runner import LiveSample
+from thermrig.fio.workload_run import run_workload
 from thermrig.fio.workload_setup import WorkloadSetup
 from thermrig.fio.workloads import LAB_KIND
 
