@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version, micropython_firmware_dir, stamp_micropython_version
-from thermrig.flash.base import image_version
+from thermrig.flash.flasher import image_version
 from thermrig.flash.pico import BOARD_FILES, SIM_ONLY
 from thermrig.flash.release import PICO_FOLDER, Release, ReleaseFile
 from thermrig.pico_files import compile_board_files, mpy_cross

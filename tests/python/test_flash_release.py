@@ -17,7 +17,7 @@ import pytest
 from firmware_release import BOARDS, write_release
 
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash.base import FlashError
+from thermrig.flash.flasher import FlashError
 from thermrig.flash.release import MANIFEST, image_to_flash
 from thermrig.link.rig_link import RigLink
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig

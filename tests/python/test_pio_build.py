@@ -13,7 +13,7 @@ import pytest
 from zephyr_boards import REPO, board_build
 
 from thermrig.firmware_identity import FirmwareVersion, checkout_version
-from thermrig.flash.base import image_version
+from thermrig.flash.flasher import image_version
 
 sys.path.insert(0, str(REPO / "scripts"))
 from report_size import sections  # the same section reader `make size` uses

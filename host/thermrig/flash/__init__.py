@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from thermrig.flash.base import Flasher, FlashError
+from thermrig.flash.flasher import Flasher, FlashError
 from thermrig.flash.openocd import OPENOCD_TARGETS, OpenOcdFlasher
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
-from thermrig.flash.base import Flasher, FlashError, run_tool
+from thermrig.flash.flasher import Flasher, FlashError, run_tool
 from thermrig.settings import find_tool
 
 OPENOCD_TARGETS = {"nucleo_f411re": "target/stm32f4x.cfg", "nucleo_f446re": "target/stm32f4x.cfg"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
 from thermrig.firmware_identity import checkout_version, micropython_firmware_dir
-from thermrig.flash.base import Flasher, FlashError, run_tool
+from thermrig.flash.flasher import Flasher, FlashError, run_tool
 from thermrig.pico_files import BOARD_FILES, SIM_ONLY, stage
 from thermrig.settings import find_tool
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from thermrig.config import ConfigError, resolve_port
-from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
+from thermrig.flash.flasher import Flasher, FlashError, built_version, run_tool
 from thermrig.paths import checkout
 from thermrig.settings import find_tool
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thermrig.flash.base import Flasher, FlashError, built_version, run_tool
+from thermrig.flash.flasher import Flasher, FlashError, built_version, run_tool
 from thermrig.flash.platformio import source_checkout
 from thermrig.settings import RunningSim, find_tool, running_sim, zephyr_qemu_build
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from thermrig.firmware_identity import FirmwareVersion
-from thermrig.flash.base import FlashError, built_version
+from thermrig.flash.flasher import FlashError, built_version
 
 MANIFEST = "manifest.json"
 PICO_FOLDER = "pico"  # the Pico's files, as they go onto its filesystem

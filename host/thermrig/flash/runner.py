@@ -7,7 +7,7 @@ import contextlib
 import time
 from collections.abc import Callable
 
-from thermrig.flash.base import Flasher, FlashError
+from thermrig.flash.flasher import Flasher, FlashError
 from thermrig.link.rig_link import NakError, RigTimeout
 from thermrig.link.transport import PortError
 from thermrig.protocol.messages import ProtocolError, RigInfo

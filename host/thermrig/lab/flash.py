@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thermrig.firmware_identity import checkout_version
-from thermrig.flash.base import FlashError
+from thermrig.flash.flasher import FlashError
 from thermrig.flash.openocd import OPENOCD_TARGETS, openocd_command
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
