@@ -27,8 +27,8 @@ from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import checkout_version
 from thermrig.flash import FlashError, flasher, image_flasher
 from thermrig.flash.pico import BOARD_FILES, PicoFlasher, mpremote_binary
+from thermrig.flash.procedure import flash
 from thermrig.flash.release import image_to_flash
-from thermrig.flash.runner import flash
 from thermrig.sim.firmware.micropython import firmware_dir, micropython_binary
 from thermrig.sim.server import PlantServer
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig

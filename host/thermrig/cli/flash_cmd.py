@@ -11,8 +11,8 @@ from rich.console import Console
 
 from thermrig.cli.user_errors import user_errors
 from thermrig.flash import BOARDS, IMAGE_BOARDS, flasher, image_flasher
+from thermrig.flash.procedure import flash as run_flash
 from thermrig.flash.release import image_to_flash
-from thermrig.flash.runner import flash as run_flash
 
 
 @user_errors

@@ -21,8 +21,8 @@ from thermrig.flash.flasher import FlashError
 from thermrig.flash.openocd import OPENOCD_TARGETS, openocd_command
 from thermrig.flash.pico import PicoFlasher
 from thermrig.flash.platformio import PlatformIOFlasher
+from thermrig.flash.procedure import COMEBACK_S, wait_for_rig
 from thermrig.flash.release import Release, image_to_flash
-from thermrig.flash.runner import COMEBACK_S, wait_for_rig
 from thermrig.lab.acquired import HeldPlace, holding, note_firmware
 from thermrig.lab.client import LabClient
 from thermrig.lab.errors import LabError, PlaceTaken
