@@ -3,10 +3,10 @@ time it took in rig time (what `thermrig rig selftest --sim` prints)."""
 
 from __future__ import annotations
 
+from thermrig.conformance.check_runner import run_all
 from thermrig.conformance.fault_matrix import FAULT_CHECKS
 from thermrig.conformance.result import Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import run_all
 from thermrig.dut.pacing import Pacing
 from thermrig.testbed import SimulatedRigSpec, open_testbed
 

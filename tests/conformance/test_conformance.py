@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 from firmwares import FIRMWARES, NOT_APPLICABLE
 
+from thermrig.conformance.check_runner import ALL_CHECKS, run_check
 from thermrig.conformance.result import Check, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.simulation import FIRMWARES as SIMULATED_FIRMWARES
 
 

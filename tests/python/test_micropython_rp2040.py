@@ -18,9 +18,9 @@ import pytest
 from board_files import board_files, replace_in
 from firmware_release import write_release
 
+from thermrig.conformance.check_runner import ALL_CHECKS, run_check
 from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.dut.pacing import Pacing
 from thermrig.firmware_identity import micropython_firmware_dir

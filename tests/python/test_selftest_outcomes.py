@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from thermrig.conformance.check_runner import ALL_CHECKS, run_check
 from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import ALL_CHECKS, run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.testbed import SimulatedRigSpec, open_testbed
 

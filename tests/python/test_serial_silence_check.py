@@ -7,10 +7,10 @@ from pathlib import Path
 
 from board_files import board_files, replace_in
 
+from thermrig.conformance.check_runner import run_check
 from thermrig.conformance.fault_matrix import FAULT_CHECKS, SILENCE_SAFE_S
 from thermrig.conformance.result import CheckResult, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import run_check
 from thermrig.dut.pacing import Pacing
 from thermrig.testbed import SimulatedRigSpec, open_testbed
 

@@ -16,10 +16,10 @@ import pytest
 from interruptible import with_default_sigint
 from sim_helpers import served_port
 
+from thermrig.conformance.check_runner import run_check
 from thermrig.conformance.checks import CHECKS
 from thermrig.conformance.result import Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.sim.fault_injection import FaultError
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
+from thermrig.conformance.check_runner import run_check
 from thermrig.conformance.checks import CHECKS, DRIFT_MAX_PPM, SYNC_ERROR_MS, SYNC_PINGS
 from thermrig.conformance.clock_lines import SLACK_MS, clock_lines
 from thermrig.conformance.result import CheckResult, Outcome
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import run_check
 from thermrig.dut.faults import FaultKind
 from thermrig.link.timesync import SyncSample
 from thermrig.priority import set_thread_nice, world_nice

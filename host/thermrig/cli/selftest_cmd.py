@@ -13,9 +13,9 @@ from rich.table import Table
 
 from thermrig.cli.sim_options import SimFirmwareOpt, SimImageOpt
 from thermrig.cli.user_errors import user_errors
+from thermrig.conformance.check_runner import ALL_CHECKS, run_all, select
 from thermrig.conformance.result import Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
-from thermrig.conformance.runner import ALL_CHECKS, run_all, select
 from thermrig.dut.pacing import Pacing
 from thermrig.testbed import LocalRig, SimulatedRigSpec, open_testbed
 
