@@ -7,20 +7,21 @@ import queue
 from dataclasses import dataclass
 
 from thermrig.children import wait_for
+from thermrig.conformance.deadlines import AIR_STUCK_LOW_C, DEADLINES, HEAT_ABOVE_ROOM_C, TC_NOISY_C
 from thermrig.conformance.result import Check, NotApplicable, expect
 from thermrig.conformance.rig_under_test import RigUnderTest
 from thermrig.dut.faults import FaultKind
 from thermrig.protocol.limits import HOLD_HYST_C, HOLD_PERIOD_S
 from thermrig.protocol.messages import ChannelStatus, Fault, Telemetry
 
-HEAT_ABOVE_ROOM_C = 10.0  # each case heats this far above the chassis air it starts from
+D = DEADLINES
 
 
 @dataclass(frozen=True)
 class FaultCase:
     kind: FaultKind
     expect: Fault  # Fault(0): no fault may latch
-    deadline_s: float  # from docs/safety.md; measured from injection, in rig time
+    deadline_s: float  # conformance.deadlines (docs/safety.md); measured from injection, in rig time
     channel: int = 0
     value: float | None = None
     heating: bool = True
@@ -258,10 +259,9 @@ def _drain(q: queue.Queue[Telemetry]) -> list[Telemetry]:
     return out
 
 
-# The rig's promise: the safe state at its first tick more than the host timeout (3 s) after the host's last
-# frame, so within one tick (0.1 s) past it; read off the outputs the firmware drives at each of the plant's
-# 0.1 s steps, so within one step of that tick.
-SILENCE_SAFE_S = 3.2
+# The rig's promise: the safe state at its first tick more than the host timeout after the host's last
+# frame, read off the outputs the firmware drives at each of the plant's steps (conformance.deadlines).
+SILENCE_SAFE_S = D.serial_silence_s
 
 
 def serial_silence(t: RigUnderTest) -> str:
@@ -316,28 +316,44 @@ def hold_lost(t: RigUnderTest) -> str:
 
 
 CASES = [
-    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=3),
-    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, 0.15, channel=0),
-    FaultCase(FaultKind.TC_SHORT_GND, Fault.TC_SHORT_GND, 0.15, channel=1),
-    FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, 0.15, channel=2),
-    FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, 0.15, channel=2),
-    FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, 0.15, channel=1),
-    FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, 0.15, channel=3, value=75.0),
-    FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, 0.15, channel=1, value=-30.0),
-    FaultCase(FaultKind.TC_STUCK, Fault.HEATER_RUNAWAY, 65.0, channel=3, value=24.0, observe_s=80.0),
-    FaultCase(FaultKind.TC_NOISY, Fault.TC_JUMP, 2.0, channel=1, value=6.0),
+    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, D.one_sample_s, channel=3),
+    FaultCase(FaultKind.TC_OPEN, Fault.TC_OPEN, D.one_sample_s, channel=0),
+    FaultCase(FaultKind.TC_SHORT_GND, Fault.TC_SHORT_GND, D.one_sample_s, channel=1),
+    FaultCase(FaultKind.TC_SHORT_VCC, Fault.TC_SHORT_VCC, D.one_sample_s, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ONES, Fault.TC_OPEN, D.one_sample_s, channel=2),
+    FaultCase(FaultKind.SPI_ALL_ZEROS, Fault.TC_OPEN, D.one_sample_s, channel=1),
+    FaultCase(FaultKind.TC_STUCK, Fault.OVER_TEMP, D.one_sample_s, channel=3, value=75.0),
+    FaultCase(FaultKind.TC_STUCK, Fault.UNDER_TEMP, D.one_sample_s, channel=1, value=-30.0),
+    FaultCase(
+        FaultKind.TC_STUCK,
+        Fault.HEATER_RUNAWAY,
+        D.runaway_air_stuck_low_s,
+        channel=3,
+        value=AIR_STUCK_LOW_C,
+        observe_s=80.0,
+    ),
+    FaultCase(FaultKind.TC_NOISY, Fault.TC_JUMP, D.noisy_jump_s, channel=1, value=TC_NOISY_C),
     # tc0's chip select held low: every other channel reads its word ANDed with tc0's frozen one, so the
     # chassis air reads no warmer than tc0's last conversion while the heater heats; the first reading
     # that drops across a bit the frozen word lacks is a jump, unless verify_heater's runaway comes first
     # (no 2 C gain in its 20 s window). After the cases that hold absolute readings: the air it leaves
     # warm would move them.
-    FaultCase(FaultKind.CS_STUCK, Fault.TC_JUMP, 30.0, channel=0, observe_s=35.0, otherwise=Fault.HEATER_RUNAWAY),
+    FaultCase(
+        FaultKind.CS_STUCK,
+        Fault.TC_JUMP,
+        D.runaway_cs_stuck_s,
+        channel=0,
+        observe_s=35.0,
+        otherwise=Fault.HEATER_RUNAWAY,
+    ),
     # verify_heater re-arms its 20 s window after each 2 C gain (the element's stored heat gives one).
-    FaultCase(FaultKind.HEATER_OPEN, Fault.HEATER_RUNAWAY, 70.0, observe_s=90.0),
-    FaultCase(FaultKind.HEATER_STUCK_ON, Fault.HEATER_STUCK, 30.0, heating=False, warmup_s=12.0, observe_s=40.0),
-    FaultCase(FaultKind.FAN_STALL, Fault.FAN_STALL, 3.2, channel=1, heating=False, fans=(400, 500)),
-    FaultCase(FaultKind.TACH_MISSING, Fault.FAN_STALL, 3.2, channel=0, heating=False),
-    FaultCase(FaultKind.WATCHDOG_RESET, Fault.WATCHDOG, 0.2, observe_s=1.0),
+    FaultCase(FaultKind.HEATER_OPEN, Fault.HEATER_RUNAWAY, D.runaway_heater_open_s, observe_s=90.0),
+    FaultCase(
+        FaultKind.HEATER_STUCK_ON, Fault.HEATER_STUCK, D.heater_stuck_s, heating=False, warmup_s=12.0, observe_s=40.0
+    ),
+    FaultCase(FaultKind.FAN_STALL, Fault.FAN_STALL, D.fan_stall_s, channel=1, heating=False, fans=(400, 500)),
+    FaultCase(FaultKind.TACH_MISSING, Fault.FAN_STALL, D.fan_stall_s, channel=0, heating=False),
+    FaultCase(FaultKind.WATCHDOG_RESET, Fault.WATCHDOG, D.watchdog_s, observe_s=1.0),
     FaultCase(FaultKind.AMBIENT_MISSING, Fault(0), 0),
     FaultCase(FaultKind.AMBIENT_CRC, Fault(0), 0),
     FaultCase(FaultKind.AMBIENT_CRC_TEMP, Fault(0), 0),
@@ -351,7 +367,7 @@ FAULT_CHECKS = [
 ] + [
     Check(
         "fault:serial-silence",
-        "line dead while heating -> safe state within 3 s and a tick",
+        f"line dead while heating -> safe state within the host timeout, a tick and a step ({SILENCE_SAFE_S:g} s)",
         serial_silence,
         needs_sim=True,
     ),
