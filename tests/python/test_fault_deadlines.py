@@ -54,7 +54,7 @@ def test_the_values_today() -> None:
         noisy_jump_s=2.0,
         runaway_air_stuck_low_s=41.0,
         runaway_heater_open_s=61.0,
-        runaway_cs_stuck_s=25.0,
+        runaway_cs_stuck_s=61.0,
         heater_stuck_s=30.0,
         fan_stall_s=3.15,
         watchdog_s=0.2,
@@ -75,18 +75,18 @@ def test_the_values_today() -> None:
         ("STUCK_SETTLE_S", 15.0, {"heater_stuck_s": 35.0}),
         ("STUCK_WINDOW_S", 30.0, {"heater_stuck_s": 40.0}),
         ("TC_MAX_JUMP_C", 8.0, {"noisy_jump_s": 3.8}),
-        ("VERIFY_GAIN_TIME_S", 30.0, {"runaway_heater_open_s": 71.0, "runaway_cs_stuck_s": 31.0}),
+        ("VERIFY_GAIN_TIME_S", 30.0, {"runaway_heater_open_s": 71.0, "runaway_cs_stuck_s": 71.0}),
         (
             "VERIFY_MAX_ERROR_C_S",
             180.0,
-            {"runaway_air_stuck_low_s": 61.0, "runaway_heater_open_s": 81.0, "runaway_cs_stuck_s": 37.0},
+            {"runaway_air_stuck_low_s": 61.0, "runaway_heater_open_s": 81.0, "runaway_cs_stuck_s": 81.0},
         ),
         (
             "VERIFY_HYST_C",
             6.0,
-            {"runaway_air_stuck_low_s": 61.0, "runaway_heater_open_s": 81.0, "runaway_cs_stuck_s": 31.0},
+            {"runaway_air_stuck_low_s": 61.0, "runaway_heater_open_s": 81.0, "runaway_cs_stuck_s": 81.0},
         ),
-        ("VERIFY_GAIN_C", 1.0, {"runaway_heater_open_s": 51.0}),
+        ("VERIFY_GAIN_C", 1.0, {"runaway_heater_open_s": 51.0, "runaway_cs_stuck_s": 51.0}),
     ],
 )
 def test_a_changed_limit_moves_its_deadlines(limit: str, value: float, moved: dict[str, float]) -> None:

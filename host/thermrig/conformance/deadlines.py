@@ -76,8 +76,9 @@ class Deadlines:
             # The element's stored heat gives the air one more gain, within the window armed before the
             # injection; the air is then at most that gain above where the case started.
             "runaway_heater_open_s": runaway(heat_deficit_c - limits.VERIFY_GAIN_C, limits.VERIFY_GAIN_TIME_S),
-            # The stuck chip's frozen word caps the air reading where it stuck: no gain after it.
-            "runaway_cs_stuck_s": runaway(heat_deficit_c, 0.0),
+            # The air reads the AND of its word and the stuck chip's frozen one: it may still gain once,
+            # within the window armed before the injection, before the frozen word caps it.
+            "runaway_cs_stuck_s": runaway(heat_deficit_c - limits.VERIFY_GAIN_C, limits.VERIFY_GAIN_TIME_S),
             # Off and settled when it sticks: the air must rise STUCK_RISE_C within the window; the
             # deadline is the documented bound from the heater going off, settle plus window.
             "heater_stuck_s": limits.STUCK_SETTLE_S + limits.STUCK_WINDOW_S,

@@ -343,7 +343,7 @@ CASES = [
         Fault.TC_JUMP,
         D.runaway_cs_stuck_s,
         channel=0,
-        observe_s=35.0,
+        observe_s=65.0,
         otherwise=Fault.HEATER_RUNAWAY,
     ),
     # verify_heater re-arms its 20 s window after each 2 C gain (the element's stored heat gives one).
