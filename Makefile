@@ -281,14 +281,15 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
-# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here), then a short
-# campaign on it with `thermrig run` on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3
-# minutes), each one's wall time printed. make test runs both: the suite beside pytest
-# (RP2040_SUITE), the campaign among the Python tests. A check may take minutes of wall time
-# here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
+# The whole conformance suite and fault matrix on micropython-rp2040, then a short campaign on it with
+# `thermrig run` on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3 minutes), each one's wall
+# time printed. make test runs both, after the Python tests, each alone (RP2040_SUITE, RP2040_CAMPAIGN).
+# Each emulated chip keeps a core busy, so the suite's checks are shared out between two rigs, each on a
+# process of its own (tests/conformance/firmwares.py, SECOND_RIG), each rig's checks in order. A check may
+# take minutes of wall time here (hold-lost is 440 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
 RP2040_CHECK_TIMEOUT ?= 1200
 RP2040_SUITE = env THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
-	--timeout $(RP2040_CHECK_TIMEOUT)
+	-n 2 --dist loadgroup --timeout $(RP2040_CHECK_TIMEOUT)
 conformance-rp2040: venv rp2040js build firmware-pico
 	@start=$$(date +%s); rc=0; \
 	$(RP2040_SUITE) || rc=$$?; \
