@@ -172,8 +172,9 @@ pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator 
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
-# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
-# this process). Its skips are held as pytest's are (--strict-skips), listed in CONFORMANCE_SKIP_LIST.
+# (micropython-pico): each firmware's checks on one process, in order (the emulated RP2040's, added with
+# THERMRIG_CONFORMANCE_RP2040=1, on two: RP2040_SUITE below; CONFORMANCE_WORKERS=0: all in this process).
+# Its skips are held as pytest's are (--strict-skips), listed in CONFORMANCE_SKIP_LIST.
 CONFORMANCE_WORKERS ?= 5
 CONFORMANCE_SKIP_LIST := $(BUILD)/conformance-skips.txt
 conformance: venv build asan firmware-qemu firmware-board
