@@ -172,8 +172,9 @@ pytest: venv rp2040js build asan firmware-qemu firmware-board firmware-emulator 
 
 # The conformance suite on rigsim (ASan/UBSan), the Zephyr firmware in QEMU, the board build (the Nucleo's
 # HAL on native_sim_64), the MicroPython firmware and the Pico's own HAL on a simulated RP2040
-# (micropython-pico): each firmware's checks on one process, in order (CONFORMANCE_WORKERS=0: all in
-# this process). Its skips are held as pytest's are (--strict-skips), listed in CONFORMANCE_SKIP_LIST.
+# (micropython-pico): each firmware's checks on one process, in order (the emulated RP2040's, added with
+# THERMRIG_CONFORMANCE_RP2040=1, on two: RP2040_SUITE below; CONFORMANCE_WORKERS=0: all in this process).
+# Its skips are held as pytest's are (--strict-skips), listed in CONFORMANCE_SKIP_LIST.
 CONFORMANCE_WORKERS ?= 5
 CONFORMANCE_SKIP_LIST := $(BUILD)/conformance-skips.txt
 conformance: venv build asan firmware-qemu firmware-board
@@ -281,14 +282,15 @@ export THERMRIG_PICO_UF2 ?= $(CURDIR)/$(BUILD)/micropython-rp2/firmware.uf2
 firmware-pico:
 	@bash scripts/build_micropython_rp2.sh
 
-# The whole conformance suite and fault matrix on micropython-rp2040 (about 10 minutes here), then a short
-# campaign on it with `thermrig run` on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3
-# minutes), each one's wall time printed. make test runs both: the suite beside pytest
-# (RP2040_SUITE), the campaign among the Python tests. A check may take minutes of wall time
-# here (hold-lost is 240 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
+# The whole conformance suite and fault matrix on micropython-rp2040, then a short campaign on it with
+# `thermrig run` on the virtual drive (tests/python/test_campaign_rp2040.py, 2-3 minutes), each one's wall
+# time printed. make test runs both, after the Python tests, each alone (RP2040_SUITE, RP2040_CAMPAIGN).
+# Each emulated chip keeps a core busy, so the suite's checks are shared out between two rigs, each on a
+# process of its own (tests/conformance/firmwares.py, SECOND_RIG), each rig's checks in order. A check may
+# take minutes of wall time here (hold-lost is 440 s of rig time): each gets RP2040_CHECK_TIMEOUT s.
 RP2040_CHECK_TIMEOUT ?= 1200
 RP2040_SUITE = env THERMRIG_CONFORMANCE_RP2040=only $(PY) -m pytest tests/conformance -q -p no:cacheprovider \
-	--timeout $(RP2040_CHECK_TIMEOUT)
+	-n 2 --dist loadgroup --timeout $(RP2040_CHECK_TIMEOUT)
 conformance-rp2040: venv rp2040js build firmware-pico
 	@start=$$(date +%s); rc=0; \
 	$(RP2040_SUITE) || rc=$$?; \

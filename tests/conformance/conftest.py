@@ -1,6 +1,6 @@
 """One simulated rig per firmware for the whole conformance suite, checks run in the selftest's order:
 rigsim (the core built for the host), the Zephyr firmware emulated in QEMU and the MicroPython firmware
-on the unix port."""
+on the unix port; the emulated RP2040's checks shared out between two rigs (firmwares.SECOND_RIG)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from _pytest.terminal import TerminalReporter
-from firmwares import FIRMWARES
+from firmwares import FIRMWARES, RIGS, firmware_of, runs_on
 
 from thermrig.conformance.result import CheckResult, Outcome, counts
 from thermrig.conformance.rig_under_test import RigUnderTest
@@ -56,17 +56,24 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A firmware's checks share its one simulated rig and run in order (each leaves the rig as the next
-    expects it): under xdist (`--dist loadgroup`) each firmware's checks go to one worker,
-    the firmwares side by side. Spread over workers, a check met a rig the check before it never touched."""
+    """A rig's checks share it and run in order (each leaves the rig as the next expects it): under xdist
+    (`--dist loadgroup`) each rig's checks go to one worker, the rigs side by side. Spread over workers, a
+    check met a rig the check before it never touched. A firmware with two rigs (firmwares.SECOND_RIG) runs
+    each check on one of them: the pairs of a check and its other rig are not collected."""
+    kept = []
     for item in items:
-        firmware = getattr(item, "callspec", None) and item.callspec.params.get("target")
-        if firmware:
-            item.add_marker(pytest.mark.xdist_group(firmware))
+        params = getattr(item, "callspec", None) and item.callspec.params
+        rig = params and params.get("target")
+        if rig and "check" in params and not runs_on(rig, params["check"].name):
+            continue
+        if rig:
+            item.add_marker(pytest.mark.xdist_group(rig))
+        kept.append(item)
+    items[:] = kept
 
 
-@pytest.fixture(scope="session", params=FIRMWARES)
+@pytest.fixture(scope="session", params=RIGS)
 def target(request: pytest.FixtureRequest) -> Iterator[RigUnderTest]:
-    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=request.param)
+    spec = SimulatedRigSpec(Pacing.stepped(), seed=11, firmware=firmware_of(request.param))
     with open_testbed(spec, keepalive=False) as bed:  # as `rig selftest --sim`: the checks time the heartbeat
         yield RigUnderTest(bed, bed.sim)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from firmwares import FIRMWARES, NOT_APPLICABLE
+from firmwares import FIRMWARES, NOT_APPLICABLE, RIGS, SECOND_RIG, firmware_of, runs_on
 
 from thermrig.conformance.check_runner import ALL_CHECKS, run_check
 from thermrig.conformance.result import Check, Outcome
@@ -19,7 +19,7 @@ def test_check(
     target: RigUnderTest, check: Check, request: pytest.FixtureRequest, record_property: Callable[[str, str], None]
 ) -> None:
     """Each check passes, or is not applicable where (and only where) NOT_APPLICABLE says, for its reason."""
-    firmware = request.node.callspec.params["target"]
+    firmware = firmware_of(request.node.callspec.params["target"])
     result = run_check(target, check)
     for key, value in (("firmware", firmware), ("check", check.name), ("outcome", result.outcome.value)):
         record_property(key, value)
@@ -37,6 +37,16 @@ def test_every_firmware_says_what_does_not_apply_to_it() -> None:
     assert set(FIRMWARES) <= set(SIMULATED_FIRMWARES) == set(NOT_APPLICABLE)
     names = {c.name for c in ALL_CHECKS}
     assert all(set(checks) <= names for checks in NOT_APPLICABLE.values())
+
+
+def test_each_check_runs_on_one_rig_of_each_firmware() -> None:
+    """Where a firmware's checks are shared out between two rigs (SECOND_RIG), every check still runs on
+    it, on exactly one of them; a name SECOND_RIG lists is a check's."""
+    names = [c.name for c in ALL_CHECKS]
+    assert all(set(checks) <= set(names) for checks in SECOND_RIG.values())
+    for firmware in FIRMWARES:
+        rigs = [rig for rig in RIGS if firmware_of(rig) == firmware]
+        assert all(sum(runs_on(rig, name) for rig in rigs) == 1 for name in names)
 
 
 def test_real_hardware_is_protected_from_heating_checks(target: RigUnderTest) -> None:
