@@ -273,8 +273,8 @@ def _say_finished(
             f"`thermrig run {campaign_file} --resume --out {folder}` retries them"
         )
         raise typer.Exit(1)
-    unread = [r for r in orch.unanalysed if r not in orch.unsent]
-    if say_unread(console, c.name, len(state.completed), len(p.runs), orch.readback_error, unread, folder):
+    done, total, error = len(state.completed), len(p.runs), orch.readback_error
+    if say_unread(console, c.name, done, total, error, orch.unanalysed, orch.unsent, folder):
         raise typer.Exit(1)
     if orch.unanalysed:
         console.print(

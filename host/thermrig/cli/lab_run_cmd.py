@@ -139,8 +139,8 @@ def _say_outcome(console: Console, plan: Plan, state: CampaignState, outcome: La
             highlight=False,
         )
         raise typer.Exit(1)
-    unread = [r for r in outcome.unanalysed if r not in outcome.unsent]
-    if say_unread(console, c.name, ok, len(plan.runs), outcome.readback_error, unread, state.folder):
+    error = outcome.readback_error
+    if say_unread(console, c.name, ok, len(plan.runs), error, outcome.unanalysed, outcome.unsent, state.folder):
         raise typer.Exit(1)
     console.print(
         f"[green]campaign {c.name} finished[/] on {places}: {ok} of {len(plan.runs)} runs ok; "

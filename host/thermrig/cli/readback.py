@@ -10,9 +10,20 @@ from rich.console import Console
 from rich.markup import escape
 
 
-def say_unread(console: Console, name: str, ok: int, total: int, error: str, unread: list[str], folder: Path) -> bool:
-    """unread: the runs whose points are all in InfluxDB and whose summaries are incomplete; error: the
-    read-back's own error. True (said) when there are such runs and an error to name."""
+def say_unread(
+    console: Console,
+    name: str,
+    ok: int,
+    total: int,
+    error: str,
+    unanalysed: list[str],
+    unsent: list[str],
+    folder: Path,
+) -> bool:
+    """unanalysed: the runs whose summaries are incomplete; unsent: those whose points are still spooled;
+    error: the read-back's own error. The others of unanalysed (their points all in InfluxDB) are said with
+    the error; True (said) when there are such runs and an error to name."""
+    unread = [r for r in unanalysed if r not in unsent]
     if not (unread and error):
         return False
     console.print(
