@@ -29,7 +29,7 @@ RUNTIME_S = 10
 
 def fio_bw(folder: Path, name: str) -> tuple[float, list[int]]:
     job = job_file(
-        Workload(name, "rand_write", runtime_s=RUNTIME_S, iodepth=8),
+        Workload(name, "rand_write", runtime_s=RUNTIME_S, iodepth=8).resolved(),
         LocalDrive(str(folder / "drive.dat"), "512m"),
         str(folder / name / "fio"),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,17 @@ class TomlFile:
         expected: str,
         default: Any = ...,
         occurrence: int = 0,
+        *,
+        at_least: float | None = None,
+        at_most: float | None = None,
+        above: float | None = None,
+        choices: Iterable[str] | None = None,
+        pattern: re.Pattern[str] | None = None,
     ) -> Any:
-        """table[key] of the given type(s); default when absent (no default: required)."""
+        """table[key] of the given type(s) (a float kind takes whole numbers too, as floats), within its
+        bounds: at_least <= value <= at_most and value > above for a number, one of choices or a full match
+        of pattern for text. Absent: default, which is not checked (no default: required). expected: what
+        the user is told, bounds included."""
         if key not in table:
             if default is ...:
                 raise self.fail(section, None, f"{key} is missing", expected, occurrence)
@@ -92,6 +102,25 @@ class TomlFile:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
             raise self.fail(section, key, f"{value!r} is a {type(value).__name__}", expected, occurrence)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        outside = (
+            (at_least is not None and value < at_least)
+            or (at_most is not None and value > at_most)
+            or (above is not None and value <= above)
+        )
+        if outside:
+            raise self.fail(section, key, f"{value}", expected, occurrence)
+        if choices is not None and value not in tuple(choices):
+            raise self.fail(section, key, repr(value), expected, occurrence)
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(section, key, f"{value!r} has spaces or symbols", expected, occurrence)
+        return value
+
+    def choice(self, table: dict, section: str, key: str, choices: tuple[str, ...], occurrence: int = 0) -> str:
+        """One of choices; the first when absent."""
+        expected = f"one of {', '.join(choices)}"
+        value: str = self.get(table, section, key, str, expected, choices[0], occurrence, choices=choices)
         return value
 
     def number(self, table: dict, section: str, key: str, lo: float, hi: float, default: Any = ...) -> float:

@@ -89,14 +89,14 @@ def test_a_mixed_sweep_adds_its_directions_and_gives_throughput_against_read_sha
 
 def test_the_real_fios_logs_of_a_sweep_and_of_a_fill_then_write(tmp_path: Path) -> None:
     target = LocalDrive(str(tmp_path / "d.dat"), "32m")
-    sweep = Workload("mix", "mixed_random_sweep", runtime_s=2, steps=(100, 50, 0), span="32m", iodepth=1)
+    sweep = Workload("mix", "mixed_random_sweep", runtime_s=2, steps=(100, 50, 0), span="32m", iodepth=1).resolved()
     result = run_fio(job_file(sweep, target, str(tmp_path / "s" / "fio")), tmp_path / "s")
     logs = logs_from_fio(result.bw, result.iops)
     assert sorted({log.position for log in logs}) == [1, 2, 3]
     curve = sweep_curve(logs)
     assert curve[0].read_share_pct > 95 and 30 < curve[1].read_share_pct < 70
     assert curve[2].read_share_pct < 5
-    fill = Workload("rw", "consistency", runtime_s=2, iodepth=4, span="16m")
+    fill = Workload("rw", "consistency", runtime_s=2, iodepth=4, span="16m").resolved()
     result = run_fio(job_file(fill, target, str(tmp_path / "c" / "fio")), tmp_path / "c")
     logs = logs_from_fio(result.bw, result.iops)
     th = throttle_summary(logs)

@@ -11,19 +11,22 @@ from pathlib import Path
 import pytest
 from skips import machine_cannot
 
+from thermrig.campaign.model_estimate import HEAT
 from thermrig.drive.guard import UnsafeTarget, check_target
 from thermrig.drive.hwmon import nvme_hwmon_dir, read_hwmon
 from thermrig.drive.smart import SmartError, parse_smart_log
 from thermrig.drive.under_test import LocalDrive
 from thermrig.fio.runner import FioError, fio_binary, run_fio
-from thermrig.fio.workloads import KINDS, Workload, WorkloadError, job_file
+from thermrig.fio.workloads import KINDS, ResolvedWorkload, Workload, WorkloadError, WorkloadKind, job_file
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_workload_kind_is_a_job_fio_accepts(kind: str, tmp_path: Path) -> None:
     job = tmp_path / "job.fio"
     job.write_text(
-        job_file(Workload(kind, kind, runtime_s=60), LocalDrive(str(tmp_path / "d"), "1g"), str(tmp_path / "l"))
+        job_file(
+            Workload(kind, kind, runtime_s=60).resolved(), LocalDrive(str(tmp_path / "d"), "1g"), str(tmp_path / "l")
+        )
     )
     r = subprocess.run([fio_binary(), "--parse-only", str(job)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -41,7 +44,16 @@ def test_workload_overrides_and_bad_values() -> None:
     assert (w.bs, w.iodepth, w.span) == ("8k", 64, "2g")
     with pytest.raises(WorkloadError, match="bs = '4 kib'"):
         Workload("w", "rand_write", bs="4 kib").resolved()
-    assert Workload("s", "mixed_seq_sweep", runtime_s=180).duration_s() == 180 * 11
+    assert Workload("s", "mixed_seq_sweep", runtime_s=180).resolved().duration_s() == 180 * 11
+
+
+def test_a_resolved_workload_is_its_own_type_and_an_unknown_kind_an_error() -> None:
+    w = Workload("w", "rand_read").resolved()
+    assert isinstance(w, ResolvedWorkload) and w.kind is WorkloadKind.RAND_READ and w.resolved() is w
+    with pytest.raises(WorkloadError) as err:
+        Workload("w", "seq_wirte").resolved()
+    assert err.value.key == "kind" and "'seq_wirte' is not one of" in str(err.value)
+    assert set(HEAT) == set(WorkloadKind)  # the planner's model knows the heat of every kind, guesses none
 
 
 def test_runner_on_a_file_gives_live_seconds_logs_in_unix_ms_and_the_json(tmp_path: Path) -> None:
@@ -49,7 +61,9 @@ def test_runner_on_a_file_gives_live_seconds_logs_in_unix_ms_and_the_json(tmp_pa
     start_ms = time.time() * 1000
     result = run_fio(
         job_file(
-            Workload("w", "seq_write", runtime_s=3), LocalDrive(str(tmp_path / "d"), "128m"), str(tmp_path / "fio")
+            Workload("w", "seq_write", runtime_s=3).resolved(),
+            LocalDrive(str(tmp_path / "d"), "128m"),
+            str(tmp_path / "fio"),
         ),
         tmp_path,
         on_live=live.append,
@@ -67,7 +81,8 @@ def test_runner_with_a_relative_folder(tmp_path: Path, monkeypatch: pytest.Monke
     and the logs must still be found (the first make demo failed every run on this)."""
     monkeypatch.chdir(tmp_path)
     result = run_fio(
-        job_file(Workload("w", "seq_write", runtime_s=2), LocalDrive("d.dat", "64m"), "runs/r1/fio"), Path("runs/r1")
+        job_file(Workload("w", "seq_write", runtime_s=2).resolved(), LocalDrive("d.dat", "64m"), "runs/r1/fio"),
+        Path("runs/r1"),
     )
     assert result.result["jobs"][0]["write"]["io_bytes"] > 0
     assert (tmp_path / "runs" / "r1" / "fio.json").exists()
@@ -75,7 +90,9 @@ def test_runner_with_a_relative_folder(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_runner_reports_fio_failures(tmp_path: Path) -> None:
     # /proc takes no new files: fio's open fails, the job reports error 2 and fio exits 1.
-    bad = job_file(Workload("w", "seq_write", runtime_s=1), LocalDrive("/proc/thermrig-no", "1m"), str(tmp_path / "f"))
+    bad = job_file(
+        Workload("w", "seq_write", runtime_s=1).resolved(), LocalDrive("/proc/thermrig-no", "1m"), str(tmp_path / "f")
+    )
     with pytest.raises(FioError, match="No such file or directory"):
         run_fio(bad, tmp_path)
     assert json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["error"] == 2  # kept for the record
@@ -193,7 +210,7 @@ def test_snia_rounds_repeat_until_steady_or_the_limit(tmp_path: Path) -> None:
     from thermrig.fio.rounds import run_rounds
 
     seen = []
-    w = Workload("ss", "snia_steady_state", runtime_s=2, iodepth=4, max_rounds=6)
+    w = Workload("ss", "snia_steady_state", runtime_s=2, iodepth=4, max_rounds=6).resolved()
     out = run_rounds(w, LocalDrive(str(tmp_path / "d"), "64m"), tmp_path, on_round=lambda n, iops: seen.append(n))
     assert 5 <= len(out.rounds_iops) <= 6 and seen == list(range(1, len(out.rounds_iops) + 1))
     assert all(iops > 0 for iops in out.rounds_iops)

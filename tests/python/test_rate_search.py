@@ -32,7 +32,7 @@ def test_a_step_holds_unless_two_seconds_in_a_row_fall_short() -> None:
     assert held([10, 100, 95, 85, 100, 91], 100)  # the first second is partial; one slow second is not a throttle
     assert not held([100, 100, 85, 80, 100], 100)
     assert Workload("r", "rate_search").resolved().max_rounds == 6  # steps
-    assert Workload("r", "rate_search", max_rounds=3, runtime_s=20).duration_s() == 60
+    assert Workload("r", "rate_search", max_rounds=3, runtime_s=20).resolved().duration_s() == 60
 
 
 def test_on_a_file_the_full_rate_holds_in_one_step(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_a_host_that_sends_nothing_leaves_the_drive_starved_by_its_own_account(
     stopped: list[int] = []
     sample()  # from here
     idle = drive_sim.drive.accounts().idle_s
-    w = Workload("w", "seq_write", runtime_s=5)
+    w = Workload("w", "seq_write", runtime_s=5).resolved()
     run_fio(
         job_file(w, NbdExport(drive_sim.drive.uri), str(tmp_path / "fio")),
         tmp_path,
@@ -123,7 +123,7 @@ def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
     with VirtualDrive(p, scale) as drive:
         for qd in (1, 32):
             before = drive.accounts().idle_s
-            w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g")
+            w = Workload(f"qd{qd}", "rand_read", runtime_s=4, iodepth=qd, span="1g").resolved()
             job = job_file(w, NbdExport(drive.uri), str(tmp_path / f"qd{qd}" / "fio"))
             got[qd] = run_fio(job, tmp_path / f"qd{qd}").result["jobs"][0]["read"]
             idle[qd] = drive.accounts().idle_s - before
@@ -145,7 +145,7 @@ def test_queue_depth_sets_random_read_iops_as_published(tmp_path: Path) -> None:
 def test_mixed_random_writes_map_their_span_and_trim_frees_it(drive_sim: SimulatedRig, tmp_path: Path) -> None:
     assert drive_sim.drive is not None
     model = drive_sim.drive.model
-    mix = Workload("mix", "mixed_random_sweep", runtime_s=2, span="64m", steps=(70,), iodepth=8)
+    mix = Workload("mix", "mixed_random_sweep", runtime_s=2, span="64m", steps=(70,), iodepth=8).resolved()
     result = _run(drive_sim, mix, tmp_path / "mix")
     job = result.result["jobs"][0]
     assert job["read"]["io_bytes"] > 0 and job["write"]["io_bytes"] > 0
@@ -161,7 +161,7 @@ def test_every_kind_parses_in_fio_as_an_nbd_job(tmp_path: Path) -> None:
     for kind in KINDS:
         job = tmp_path / f"{kind}.fio"
         uri = "nbd+unix:///?socket=/tmp/none.sock"
-        job.write_text(job_file(Workload(kind, kind, runtime_s=5), NbdExport(uri), str(tmp_path)))
+        job.write_text(job_file(Workload(kind, kind, runtime_s=5).resolved(), NbdExport(uri), str(tmp_path)))
         r = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert "ioengine=nbd" in job.read_text()
@@ -194,7 +194,9 @@ def test_the_throttle_shows_in_fios_log_when_the_model_throttled(
                 account.append((time.time(), sample()))
 
         sim.server.hooks.append(tick)
-        job = job_file(Workload("w", "seq_write", runtime_s=36), NbdExport(sim.drive.uri), str(tmp_path / "fio"))
+        job = job_file(
+            Workload("w", "seq_write", runtime_s=36).resolved(), NbdExport(sim.drive.uri), str(tmp_path / "fio")
+        )
         # the log stamped in the wall clock's epoch: fio's own start is then known, however late a busy
         # machine started it
         result = run_fio(job + (f"rate={fio_rate}\n" if fio_rate else "") + "log_unix_epoch=1\n", tmp_path)
@@ -248,10 +250,10 @@ def drive() -> Iterator[VirtualDrive]:
 def test_a_fast_fill_leaves_the_fill_out_of_the_job_and_the_real_path_keeps_it(tmp_path: Path) -> None:
     uri = "nbd+unix:///?socket=/tmp/none.sock"
     drive = NbdExport(uri)
-    consistency = Workload("c", "consistency", runtime_s=5)
+    consistency = Workload("c", "consistency", runtime_s=5).resolved()
     assert "[c-fill]" not in job_file(consistency, drive, str(tmp_path), prefilled=True)
     assert "[c-fill]" in job_file(consistency, drive, str(tmp_path))
-    precondition = Workload("p", "snia_precondition")
+    precondition = Workload("p", "snia_precondition").resolved()
     assert "number_ios=1" in job_file(precondition, drive, str(tmp_path), prefilled=True)
     assert "loops=2" in job_file(precondition, drive, str(tmp_path))
 

@@ -81,7 +81,7 @@ def test_the_world_runs_raised_and_the_plant_only_while_it_keeps_real_time(tmp_p
             if not seen:
                 seen.extend(_tasks_nice(pid) for pid in _children("fio"))
 
-        reads = Workload("r", "rand_read", runtime_s=2, iodepth=4, span="64m")
+        reads = Workload("r", "rand_read", runtime_s=2, iodepth=4, span="64m").resolved()
         job = job_file(reads, NbdExport(sim.drive.uri), str(tmp_path / "fio"))
         run_fio(job, tmp_path, on_live=on_live)
         assert seen and all(nices == {WORLD_NICE} for nices in seen), seen

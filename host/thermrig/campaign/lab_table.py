@@ -27,9 +27,7 @@ def read_lab_table(r: TomlFile, data: dict) -> LabTable | None:
     for key, value in tags.items():
         if not isinstance(value, str | int) or isinstance(value, bool):
             raise r.fail("lab", "tags", f"{key} = {value!r}", "tag values as text")
-    places = r.get(t, "lab", "places", int, "a whole number of places >= 1", 0)
-    if "places" in t and places < 1:
-        raise r.fail("lab", "places", f"{places}", "at least 1")
+    places = r.get(t, "lab", "places", int, "a whole number of places, at least 1", 0, at_least=1)  # 0: all
     coordinator = r.get(t, "lab", "coordinator", str, "the labgrid coordinator, HOST:PORT", "")
     ssh_key = r.get(t, "lab", "ssh_key", str, "a private key file for the test PCs' SSH", "")
     if ssh_key and not Path(ssh_key).is_absolute() and not ssh_key.startswith("~"):

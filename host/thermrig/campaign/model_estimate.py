@@ -22,27 +22,36 @@ from thermrig.db.recorder import Recorder
 from thermrig.db.schema import RunTags
 from thermrig.dut.replay import Pattern
 from thermrig.dut.rig_model import RigModel, RigModelFactory
-from thermrig.fio.workloads import Workload, WorkloadError, parse_size
+from thermrig.fio.workloads import ResolvedWorkload, WorkloadKind, parse_size
 from thermrig.testbed import Testbed
 
 MODEL_SOURCE = "the calibrated rig model"
-READS = ("seq_read", "rand_read")
-RANDOM = ("rand_read", "rand_write", "mixed_random_sweep", "consistency", "snia_steady_state")
+K = WorkloadKind
+# Each kind's heat on the drive model: (writes, random). Mixed sweeps write; a lab's own job file (whose
+# pattern is fio's to read) counts as sequential writes, the drive at its hottest.
+HEAT = {
+    K.SEQ_READ: (False, False),
+    K.SEQ_WRITE: (True, False),
+    K.RAND_READ: (False, True),
+    K.RAND_WRITE: (True, True),
+    K.MIXED_RANDOM_SWEEP: (True, True),
+    K.MIXED_SEQ_SWEEP: (True, False),
+    K.CONSISTENCY: (True, True),
+    K.SNIA_PRECONDITION: (True, False),
+    K.SNIA_STEADY_STATE: (True, True),
+    K.LAB: (True, False),
+    K.RATE_SEARCH: (True, False),
+}
 
 DEFAULT_BS = 128 * 1024
 Progressed = Callable[[int, int], None]  # runs walked, of how many
 
 
-def pattern_of(workload: Workload) -> Pattern:
+def pattern_of(w: ResolvedWorkload) -> Pattern:
     """The workload's heat as the drive model's steady pattern: reads or writes, random or sequential
-    (a lab's own job file, whose pattern is fio's to read: 128k sequential writes, the drive at its
-    hottest)."""
-    w = workload.resolved()
-    try:
-        bs = parse_size(w.bs)
-    except WorkloadError:
-        bs = DEFAULT_BS
-    return Pattern(write=w.kind not in READS, random=w.kind in RANDOM, bs=bs)
+    (HEAT), at its block size (a lab's job file: DEFAULT_BS)."""
+    write, random = HEAT[w.kind]
+    return Pattern(write=write, random=random, bs=parse_size(w.bs) if w.bs else DEFAULT_BS)
 
 
 class _Unrecorded:

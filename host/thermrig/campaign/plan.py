@@ -24,7 +24,7 @@ from thermrig.campaign.history import START, History, workload_key
 from thermrig.campaign.spec import PHYSICAL, Campaign
 from thermrig.campaign.transition import MIN_STEP_C
 from thermrig.drive.thermal_config import HctmLevel
-from thermrig.fio.workloads import Workload
+from thermrig.fio.workloads import ResolvedWorkload
 from thermrig.hardware.chassis_profiles import ChassisProfile
 from thermrig.hardware.profiles import SLOTS
 
@@ -41,7 +41,7 @@ class RunSpec:
     physical: dict[str, Any]  # slot, heatsink, airflow: what the operator sets up
     profile: str
     fan1_pct: float | None
-    workload: Workload
+    workload: ResolvedWorkload
     repeat: int
     hctm: HctmLevel | None = None  # the hctm factor's level; None: the campaign leaves HCTM alone
 

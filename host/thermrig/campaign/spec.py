@@ -12,7 +12,7 @@ from thermrig.campaign.lab_table import LabTable, read_lab_table
 from thermrig.drive.thermal_config import HctmLevel, ThermalConfigError
 from thermrig.dut.simulation import FIRMWARES
 from thermrig.fio.job_file import JobFileError, check_job, read_job_file
-from thermrig.fio.workloads import KINDS, LAB_KIND, RATE_SEARCH, Workload, WorkloadError, parse_size
+from thermrig.fio.workloads import ResolvedWorkload, Workload, WorkloadError, WorkloadKind, parse_size
 from thermrig.hardware.chassis_profiles import ChassisProfile, load_profile, parse_profile
 from thermrig.hardware.drive_profiles import drive_names
 from thermrig.hardware.profiles import HEATSINKS, SLOTS, ProfileError
@@ -31,6 +31,8 @@ ORDERS = ("random", "blocks", "least-change")
 _ORDER_KEYS = ("baseline", "order")
 PHYSICAL = ("slot", "heatsink", "airflow")  # the operator changes these by hand
 _IDENT = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+_TAG = "letters, digits, _ . : + - (it becomes a tag)"
+_FILESYSTEM = '"ext4" (or "": the drive as a block device)'
 _CHANNEL = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a name from the rig's channel map, checked against it at run time
 
 
@@ -95,7 +97,7 @@ class Campaign:
     cooldown: Cooldown
     factors: dict[str, tuple[Any, ...]]
     profiles: dict[str, ChassisProfile]
-    workloads: tuple[Workload, ...]
+    workloads: tuple[ResolvedWorkload, ...]
     repeats: int = 1
     seed: int | None = None
     randomize: bool = True
@@ -119,20 +121,13 @@ def load_campaign(path: str | Path) -> Campaign:
     lab = read_lab_table(r, data)  # on a lab: the place's rig, its test PC's drive ([rig] port unused)
     camp = r.get(data, "campaign", "campaign", dict, "a [campaign] table with a name")
     r.known(camp, "campaign", {"name", "description", "repeats", "seed", "randomize", "baseline_s", *_ORDER_KEYS})
-    name = r.get(camp, "campaign", "name", str, "a name of letters, digits, _ . : + -")
-    if not _IDENT.fullmatch(name):
-        raise r.fail("campaign", "name", f"{name!r} has spaces or symbols", "letters, digits, _ . : + - (a tag)")
-    repeats = r.get(camp, "campaign", "repeats", int, "a whole number of repeats >= 1", 1)
-    if repeats < 1:
-        raise r.fail("campaign", "repeats", f"{repeats}", "at least 1")
+    name = r.get(camp, "campaign", "name", str, "letters, digits, _ . : + - (a tag)", pattern=_IDENT)
+    repeats = r.get(camp, "campaign", "repeats", int, "a whole number of repeats, at least 1", 1, at_least=1)
     rig = r.get(data, "rig", "rig", dict, 'a [rig] table with port = "sim" or a device', {} if lab else ...)
     r.known(rig, "rig", {"port", "name", "speed", "firmware"})
-    sim_firmware = r.get(rig, "rig", "firmware", str, f"one of {', '.join(FIRMWARES)}", "rigsim")
-    if sim_firmware not in FIRMWARES:
-        raise r.fail("rig", "firmware", repr(sim_firmware), f"one of {', '.join(FIRMWARES)}")
-    sim_speed = float(r.get(rig, "rig", "speed", (int, float), "a simulation speed >= 1 (x real time)", 1.0))
-    if sim_speed < 1:
-        raise r.fail("rig", "speed", f"{sim_speed}", "1 (real time) or more")
+    sim_firmware = r.choice(rig, "rig", "firmware", FIRMWARES)
+    speed = "a simulation speed, 1 (real time) or more"
+    sim_speed = r.get(rig, "rig", "speed", (int, float), speed, 1.0, at_least=1)
     drive = _drive(r, r.get(data, "drive", "drive", dict, "a [drive] table with a target"))
     profiles = _profiles(r, data.get("profiles", {}))
     factors = _factors(r, r.get(data, "factors", "factors", dict, "a [factors] table", {}), profiles)
@@ -158,20 +153,12 @@ def load_campaign(path: str | Path) -> Campaign:
         repeats=repeats,
         seed=r.get(camp, "campaign", "seed", int, "a whole number", None),
         randomize=r.get(camp, "campaign", "randomize", bool, "true or false", True),
-        baseline_s=float(r.get(camp, "campaign", "baseline_s", (int, float), "seconds", 30.0)),
+        baseline_s=r.get(camp, "campaign", "baseline_s", (int, float), "seconds, 0 or more", 30.0, at_least=0),
         sim_firmware=sim_firmware,
         lab=lab,
-        baseline=_choice(r, camp, "campaign", "baseline", BASELINES),
-        order=_choice(r, camp, "campaign", "order", ORDERS),
+        baseline=r.choice(camp, "campaign", "baseline", BASELINES),
+        order=r.choice(camp, "campaign", "order", ORDERS),
     )
-
-
-def _choice(r: TomlFile, d: dict, section: str, key: str, choices: tuple[str, ...]) -> str:
-    """One of choices, the first by default."""
-    value = r.get(d, section, key, str, f"one of {', '.join(choices)}", choices[0])
-    if value not in choices:
-        raise r.fail(section, key, repr(value), f"one of {', '.join(choices)}")
-    return value
 
 
 def _drive(r: TomlFile, d: dict) -> DriveSpec:
@@ -189,9 +176,7 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
     elif any(k in d for k in virtual_keys):
         key = next(k for k in virtual_keys if k in d)
         raise r.fail("drive", key, f"{key} is for the virtual drive", 'target = "virtual", or no ' + key)
-    scale = float(r.get(d, "drive", "scale", (int, float), "a bandwidth scale in (0, 1]", 0.1))
-    if not 0 < scale <= 1:
-        raise r.fail("drive", "scale", f"{scale}", "a bandwidth scale in (0, 1]")
+    scale = r.get(d, "drive", "scale", (int, float), "a bandwidth scale in (0, 1]", 0.1, above=0, at_most=1)
     keep = r.get(d, "drive", "keep_data", str, 'a size such as "8g" (or "0": drop written data)', "0")
     try:
         keep_data = parse_size(keep)
@@ -201,19 +186,15 @@ def _drive(r: TomlFile, d: dict) -> DriveSpec:
         target=target,
         size=r.get(d, "drive", "size", str, "a size such as 4g", "1g"),
         serial=r.get(d, "drive", "serial", str, "the drive's serial number", None),
-        model=r.get(d, "drive", "model", str, "a model name (tag)", profile if target == "virtual" else "unknown"),
+        model=r.get(d, "drive", "model", str, _TAG, profile if target == "virtual" else "unknown", pattern=_IDENT),
         profile=profile,
         scale=scale,
         fast_fill=r.get(d, "drive", "fast_fill", bool, "true or false", True),
         keep_data=keep_data,
-        filesystem=r.get(d, "drive", "filesystem", str, '"ext4" (or "": the drive as a block device)', ""),
+        filesystem=r.get(d, "drive", "filesystem", str, _FILESYSTEM, "", choices=("", "ext4")),
     )
-    if spec.filesystem not in ("", "ext4"):
-        raise r.fail("drive", "filesystem", repr(spec.filesystem), '"ext4" (or "": the drive as a block device)')
     if spec.filesystem and not spec.keep_data:
         raise r.fail("drive", "filesystem", "a file system needs the data kept", 'keep_data = "8g" (or more)')
-    if not _IDENT.fullmatch(spec.model):
-        raise r.fail("drive", "model", f"{spec.model!r}", "letters, digits, _ . : + - (it becomes a tag)")
     return spec
 
 
@@ -225,36 +206,30 @@ def _equilibrium(r: TomlFile, d: dict) -> Equilibrium:
     for ch in channels:
         if not isinstance(ch, str) or not _CHANNEL.fullmatch(ch):
             raise r.fail("equilibrium", "channels", f"{ch!r}", "channel names from the rig's map (thermrig rig info)")
+    number = (int, float)
     eq = Equilibrium(
-        rate_c_per_min=float(r.get(d, "equilibrium", "rate_c_per_min", (int, float), "°C per minute", 0.2)),
-        window_s=float(r.get(d, "equilibrium", "window_s", (int, float), "seconds", 60.0)),
-        timeout_s=float(r.get(d, "equilibrium", "timeout_s", (int, float), "seconds", 1800.0)),
+        rate_c_per_min=r.get(d, "equilibrium", "rate_c_per_min", number, "°C per minute, above 0", 0.2, above=0),
+        window_s=r.get(d, "equilibrium", "window_s", number, "seconds, above 0", 60.0, above=0),
+        timeout_s=r.get(d, "equilibrium", "timeout_s", number, "seconds, above 0", 1800.0, above=0),
         channels=channels,
-        rule=_choice(r, d, "equilibrium", "rule", EQUILIBRIUM_RULES),
+        rule=r.choice(d, "equilibrium", "rule", EQUILIBRIUM_RULES),
         carry=r.get(d, "equilibrium", "carry", bool, "true or false", True),
-        transition=_choice(r, d, "equilibrium", "transition", TRANSITIONS),
+        transition=r.choice(d, "equilibrium", "transition", TRANSITIONS),
     )
-    if eq.rate_c_per_min <= 0 or eq.window_s <= 0 or eq.timeout_s < eq.window_s:
-        raise r.fail(
-            "equilibrium",
-            None,
-            "non-positive rate or window, or timeout shorter than the window",
-            "rate_c_per_min > 0, window_s > 0, timeout_s >= window_s",
-        )
+    if eq.timeout_s < eq.window_s:
+        short = f"{eq.timeout_s} s is shorter than the window ({eq.window_s} s)"
+        raise r.fail("equilibrium", "timeout_s", short, "timeout_s >= window_s")
     return eq
 
 
 def _cooldown(r: TomlFile, d: dict) -> Cooldown:
     r.known(d, "cooldown", {"margin_c", "timeout_s", "mode", "before_change"})
-    cd = Cooldown(
-        margin_c=float(r.get(d, "cooldown", "margin_c", (int, float), "°C", 1.0)),
-        timeout_s=float(r.get(d, "cooldown", "timeout_s", (int, float), "seconds", 1800.0)),
-        mode=_choice(r, d, "cooldown", "mode", COOLDOWN_MODES),
-        before_change=_choice(r, d, "cooldown", "before_change", BEFORE_CHANGE),
+    return Cooldown(
+        margin_c=r.get(d, "cooldown", "margin_c", (int, float), "°C, above 0", 1.0, above=0),
+        timeout_s=r.get(d, "cooldown", "timeout_s", (int, float), "seconds, above 0", 1800.0, above=0),
+        mode=r.choice(d, "cooldown", "mode", COOLDOWN_MODES),
+        before_change=r.choice(d, "cooldown", "before_change", BEFORE_CHANGE),
     )
-    if cd.margin_c <= 0 or cd.timeout_s <= 0:
-        raise r.fail("cooldown", None, "non-positive margin or timeout", "margin_c > 0 and timeout_s > 0")
-    return cd
 
 
 def _profiles(r: TomlFile, d: dict) -> dict[str, ChassisProfile]:
@@ -299,24 +274,20 @@ def _factors(r: TomlFile, d: dict, profiles: dict[str, ChassisProfile]) -> dict[
     return out
 
 
-def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
+def _workloads(r: TomlFile, items: list) -> tuple[ResolvedWorkload, ...]:
     out = []
     names = set()
     for i, t in enumerate(items):
-        r.known(
-            t,
-            "workload",
-            {*_WORKLOAD_KEYS},
-            i,
-        )
-        name = r.get(t, "workload", "name", str, "a workload name", occurrence=i)
-        kind = r.get(t, "workload", "kind", str, f"one of {', '.join((*KINDS, LAB_KIND, RATE_SEARCH))}", occurrence=i)
-        job = r.get(t, "workload", "job", str, "a fio job file, relative to the campaign file", "", i)
-        if job and kind != LAB_KIND:
-            raise r.fail("workload", "job", f"job is for kind = {LAB_KIND!r}", f'kind = "{LAB_KIND}", or no job', i)
-        if not _IDENT.fullmatch(name) or name in names:
+        r.known(t, "workload", {*_WORKLOAD_KEYS}, i)
+        name = r.get(t, "workload", "name", str, "a unique short name (a tag)", occurrence=i, pattern=_IDENT)
+        if name in names:
             raise r.fail("workload", "name", f"{name!r} is not a unique identifier", "a unique short name", i)
         names.add(name)
+        kind = r.get(t, "workload", "kind", str, f"one of {', '.join(WorkloadKind)}", occurrence=i)  # resolved()
+        job = r.get(t, "workload", "job", str, "a fio job file, relative to the campaign file", "", i)
+        if job and kind != WorkloadKind.LAB:
+            lab = WorkloadKind.LAB.value
+            raise r.fail("workload", "job", f"job is for kind = {lab!r}", f'kind = "{lab}", or no job', i)
         try:
             w = Workload(
                 name=name,
@@ -332,16 +303,15 @@ def _workloads(r: TomlFile, items: list) -> tuple[Workload, ...]:
                 job=str((r.path.parent / job).resolve()) if job else "",
             ).resolved()
         except WorkloadError as exc:
-            key = next((k for k in ("steps", "bs", "span", "runtime_s", "max_rounds", "job") if k in str(exc)), "kind")
-            raise r.fail("workload", key, str(exc), "a valid workload", i) from exc
+            raise r.fail("workload", exc.key, str(exc), "a valid workload", i) from exc
         out.append(w)
     return tuple(out)
 
 
-def _check_lab_jobs(workloads: tuple[Workload, ...], drive: DriveSpec) -> None:
+def _check_lab_jobs(workloads: tuple[ResolvedWorkload, ...], drive: DriveSpec) -> None:
     """A lab's fio job file: read and checked against what thermrig sets on this target, before any run."""
     for w in workloads:
-        if w.kind == LAB_KIND:
+        if w.kind == WorkloadKind.LAB:
             try:
                 check_job(read_job_file(w.job), virtual=drive.is_virtual and not drive.filesystem)  # NBD: engine ours
             except JobFileError as exc:

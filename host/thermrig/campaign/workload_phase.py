@@ -22,7 +22,7 @@ from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.runner import LiveSample
 from thermrig.fio.workload_run import run_workload
 from thermrig.fio.workload_setup import WorkloadSetup
-from thermrig.fio.workloads import LAB_KIND
+from thermrig.fio.workloads import WorkloadKind
 
 
 class WorkloadPhase:
@@ -70,7 +70,7 @@ class WorkloadPhase:
         if self.extra_fields is not None:
             summary.update(self.extra_fields())
         recorder.append([summary_line(summary, time.time_ns(), tags)])
-        if spec.workload.kind == LAB_KIND:  # one result per job of the lab's file
+        if spec.workload.kind == WorkloadKind.LAB:  # one result per job of the lab's file
             summary["jobs"] = lab_job_results(ran, self.scale, tags, recorder)
         if self.stop.is_set():
             raise KeyboardInterrupt

@@ -18,14 +18,14 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from thermrig.analysis.throttle import per_second
 from thermrig.dut.drive import DriveUnderTest, WorkDone
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
 from thermrig.fio.workload_setup import WorkloadSetup
-from thermrig.fio.workloads import MAX_ROUNDS, Workload, job_file
+from thermrig.fio.workloads import ResolvedWorkload, Workload, WorkloadKind, job_file
 
 THROTTLED = 0.9  # a step throttled: two seconds in a row below 90 % of its rate
 PLATEAU_S = 3  # seconds after the first that set step 1's full rate
@@ -115,15 +115,16 @@ def _reading(
     return live
 
 
-def step_job(workload: Workload, target: DriveUnderTest, log_prefix: str, wire_rate: float | None) -> str:
+def step_job(workload: ResolvedWorkload, target: DriveUnderTest, log_prefix: str, wire_rate: float | None) -> str:
     """A sequential write of runtime_s at the workload's bs and queue depth, at most wire_rate bytes/s."""
-    w = replace(workload, kind="seq_write", max_rounds=MAX_ROUNDS).resolved()  # max_rounds: the search's steps
-    text = job_file(w, target, log_prefix)
+    w = workload
+    step = Workload(w.name, WorkloadKind.SEQ_WRITE, w.runtime_s, w.bs, w.iodepth, w.span).resolved()
+    text = job_file(step, target, log_prefix)
     return text if wire_rate is None else text.replace("rw=write\n", f"rw=write\nrate={max(1, round(wire_rate))}\n")
 
 
 def run_rate_search(
-    workload: Workload, setup: WorkloadSetup, scale: float, between: Callable[[], None] | None
+    workload: ResolvedWorkload, setup: WorkloadSetup, scale: float, between: Callable[[], None] | None
 ) -> SearchResult:
     """scale: wire bytes per drive byte; between: brings the rig back to equilibrium before a step."""
     target, folder, on_live, stop, on_note = setup.target, setup.folder, setup.on_live, setup.stop, setup.on_note
@@ -168,7 +169,7 @@ def run_rate_search(
     return out
 
 
-def figures(search: SearchResult, workload: Workload) -> dict[str, Any]:
+def figures(search: SearchResult, workload: ResolvedWorkload) -> dict[str, Any]:
     """The run summary's fields (docs/influx-schema.md)."""
     return {
         "sustainable_bps": float(search.sustainable_bps),

@@ -11,7 +11,7 @@ from pathlib import Path
 from thermrig.analysis.consistency import snia_steady_state
 from thermrig.dut.drive import DriveUnderTest
 from thermrig.fio.runner import FioResult, LiveSample, run_fio
-from thermrig.fio.workloads import Workload, job_file
+from thermrig.fio.workloads import ResolvedWorkload, job_file
 
 
 @dataclass
@@ -22,14 +22,13 @@ class RoundsResult:
 
 
 def run_rounds(
-    workload: Workload,
+    w: ResolvedWorkload,
     target: DriveUnderTest,
     folder: Path,
     on_live: Callable[[LiveSample], None] | None = None,
     stop: threading.Event | None = None,
     on_round: Callable[[int, float], None] | None = None,
 ) -> RoundsResult:
-    w = workload.resolved()
     out = RoundsResult()
     for n in range(1, w.max_rounds + 1):
         round_dir = folder / f"round-{n:02d}"

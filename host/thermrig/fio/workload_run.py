@@ -16,7 +16,7 @@ from thermrig.fio.rate_search import run_rate_search
 from thermrig.fio.rounds import RoundsResult, run_rounds
 from thermrig.fio.runner import FioResult, run_fio
 from thermrig.fio.workload_setup import WorkloadSetup
-from thermrig.fio.workloads import LAB_KIND, RATE_SEARCH, Workload, job_file
+from thermrig.fio.workloads import ResolvedWorkload, WorkloadKind, job_file
 
 
 @dataclass
@@ -29,18 +29,18 @@ class WorkloadRun:
 
 
 def run_workload(
-    workload: Workload, setup: WorkloadSetup, prefilled: bool = False, between: Callable[[], None] | None = None
+    workload: ResolvedWorkload, setup: WorkloadSetup, prefilled: bool = False, between: Callable[[], None] | None = None
 ) -> WorkloadRun:
     """Run one workload into setup.folder. The drive's scale (wire bytes per drive byte: the virtual
     drive's) divides IOPS back to the drive's own; prefilled: the drive took its fill at once; between: a
     rate search's wait between its steps (the rig back at equilibrium)."""
     target, folder, on_live, stop, on_note = setup.target, setup.folder, setup.on_live, setup.stop, setup.on_note
     scale = target.scale
-    if workload.kind == RATE_SEARCH:
-        search = run_rate_search(workload.resolved(), setup, scale, between)
+    if workload.kind == WorkloadKind.RATE_SEARCH:
+        search = run_rate_search(workload, setup, scale, between)
         logs = [(r, {1: f"{workload.name}-step{i:02d}"}) for i, r in enumerate(search.results, start=1)]
-        return WorkloadRun(search.results[-1], logs, search_figures(search, workload.resolved()))
-    if workload.kind == "snia_steady_state":
+        return WorkloadRun(search.results[-1], logs, search_figures(search, workload))
+    if workload.kind == WorkloadKind.SNIA_STEADY_STATE:
         rounds = run_rounds(
             workload, target, folder, on_live, stop, lambda n, iops: on_note(f"round {n}: {iops / scale:,.0f} IOPS")
         )
@@ -48,15 +48,15 @@ def run_workload(
     job = job_file(workload, target, str(folder / "fio"), prefilled)
     result = run_fio(job, folder, on_live, stop, target.fio_server)
     names = {i: j["jobname"] for i, j in enumerate(result.result.get("jobs", []), start=1)}
-    if workload.kind == LAB_KIND:  # a lab's names: made tag values, clones (numjobs) told apart
+    if workload.kind == WorkloadKind.LAB:  # a lab's names: made tag values, clones (numjobs) told apart
         names = unique_job_names(list(names.values()))
     out = WorkloadRun(result, [(result, names)])
-    if workload.kind == "consistency":
+    if workload.kind == WorkloadKind.CONSISTENCY:
         out.figures.update(_consistency(workload, result, scale))
     return out
 
 
-def _steady_state(workload: Workload, rounds: RoundsResult, scale: float) -> WorkloadRun:
+def _steady_state(workload: ResolvedWorkload, rounds: RoundsResult, scale: float) -> WorkloadRun:
     """The SNIA rounds' logs, one per round, and whether and where they became steady."""
     logs = [(r, {1: f"{workload.name}-round{i:02d}"}) for i, r in enumerate(rounds.results, start=1)]
     last5 = rounds.rounds_iops[-5:]
@@ -68,7 +68,7 @@ def _steady_state(workload: Workload, rounds: RoundsResult, scale: float) -> Wor
     return WorkloadRun(rounds.results[-1], logs, figures)
 
 
-def _consistency(workload: Workload, result: FioResult, scale: float) -> dict[str, Any]:
+def _consistency(workload: ResolvedWorkload, result: FioResult, scale: float) -> dict[str, Any]:
     """Scored on the random-write job (the last), not the fill."""
     last_job = max(p.job for p in result.iops) if result.iops else 1
     iops = [float(p.value) / scale for p in result.iops if p.job == last_job]

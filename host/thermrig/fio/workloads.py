@@ -8,36 +8,66 @@ telemetry in UTC.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 
 from thermrig.dut.drive import DriveUnderTest, Fill
 from thermrig.fio.job_file import compose, read_job_file
 
-KINDS = (
-    "seq_read",
-    "seq_write",
-    "rand_read",
-    "rand_write",
-    "mixed_random_sweep",
-    "mixed_seq_sweep",
-    "consistency",
-    "snia_precondition",
-    "snia_steady_state",
-)
+
+class WorkloadKind(StrEnum):
+    """What a workload runs: the library's kinds (fio job files thermrig writes), a lab's own job file
+    (LAB, thermrig.fio.job_file) and the sustainable write rate by bisection (RATE_SEARCH,
+    thermrig.fio.rate_search). A kind not listed here is an error wherever a workload is made."""
+
+    SEQ_READ = "seq_read"
+    SEQ_WRITE = "seq_write"
+    RAND_READ = "rand_read"
+    RAND_WRITE = "rand_write"
+    MIXED_RANDOM_SWEEP = "mixed_random_sweep"
+    MIXED_SEQ_SWEEP = "mixed_seq_sweep"
+    CONSISTENCY = "consistency"
+    SNIA_PRECONDITION = "snia_precondition"
+    SNIA_STEADY_STATE = "snia_steady_state"
+    LAB = "fio"
+    RATE_SEARCH = "rate_search"
+
+    @property
+    def is_sweep(self) -> bool:
+        return self in (WorkloadKind.MIXED_RANDOM_SWEEP, WorkloadKind.MIXED_SEQ_SWEEP)
+
+
+K = WorkloadKind
+LAB_KIND = K.LAB
+RATE_SEARCH = K.RATE_SEARCH
+KINDS = tuple(k for k in K if k not in (LAB_KIND, RATE_SEARCH))  # the library's kinds
+# Each library kind's block size and queue depth when the workload sets none.
+KIND_DEFAULTS = {
+    K.SEQ_READ: ("128k", 32),
+    K.SEQ_WRITE: ("128k", 32),
+    K.RAND_READ: ("4k", 32),
+    K.RAND_WRITE: ("4k", 32),
+    K.MIXED_RANDOM_SWEEP: ("4k", 3),
+    K.MIXED_SEQ_SWEEP: ("128k", 1),
+    K.CONSISTENCY: ("4k", 32),
+    K.SNIA_PRECONDITION: ("128k", 32),
+    K.SNIA_STEADY_STATE: ("4k", 32),
+}
 # The one table of which workloads fill the drive and how: sequential passes over the workload's span
 # (the whole drive when it has none) that its job writes before what is measured. A consistency run
 # fills once (when its `fill` is on), SNIA PTS preconditions with 2x the capacity.
-FILL_PASSES = {"consistency": 1, "snia_precondition": 2}
-
-LAB_KIND = "fio"  # a lab's own job file (thermrig.fio.job_file), beside the library's kinds
-RATE_SEARCH = "rate_search"  # the sustainable write rate by bisection (thermrig.fio.rate_search)
+FILL_PASSES = {K.CONSISTENCY: 1, K.SNIA_PRECONDITION: 2}
 SEARCH_STEPS = 6  # rate_search: steps when max_rounds is left at its default
 MAX_ROUNDS = 25  # SNIA PTS: steady state must show within 25 rounds
 _SIZE = re.compile(r"\d+(\.\d+)?[kKmMgGtT]?(i?[bB])?")
 
 
 class WorkloadError(ValueError):
-    pass
+    """A workload that cannot run as written; key: the campaign file's key that holds the mistake."""
+
+    def __init__(self, message: str, key: str = "kind") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def parse_size(text: str) -> int:
@@ -52,10 +82,11 @@ def parse_size(text: str) -> int:
 
 @dataclass(frozen=True)
 class Workload:
-    """One workload of a campaign. Defaults follow the seeds; every field can be overridden."""
+    """One workload of a campaign as written. Defaults follow the seeds; every field can be overridden.
+    What runs is its resolved() form: checked, with its kind's defaults filled in."""
 
     name: str
-    kind: str
+    kind: str  # a WorkloadKind's value
     runtime_s: int = 300  # per job (per step in a sweep)
     bs: str = ""  # default per kind
     iodepth: int = 0  # default per kind
@@ -66,75 +97,89 @@ class Workload:
     max_rounds: int = MAX_ROUNDS  # snia_steady_state: rounds of runtime_s each, until steady
     job: str = ""  # kind "fio": the lab's job file (absolute; the campaign file resolves it)
 
-    def resolved(self) -> Workload:
-        defaults = {
-            "seq_read": ("128k", 32),
-            "seq_write": ("128k", 32),
-            "rand_read": ("4k", 32),
-            "rand_write": ("4k", 32),
-            "mixed_random_sweep": ("4k", 3),
-            "mixed_seq_sweep": ("128k", 1),
-            "consistency": ("4k", 32),
-            "snia_precondition": ("128k", 32),
-            "snia_steady_state": ("4k", 32),
-        }
-        if self.kind == LAB_KIND:  # the job file says what runs; runtime_s is the plan's estimate only
+    def resolved(self) -> ResolvedWorkload:
+        """Checked (a WorkloadError names the key at fault) and with its kind's defaults."""
+        try:
+            kind = WorkloadKind(self.kind)
+        except ValueError:
+            known = ", ".join(WorkloadKind)
+            raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {known}") from None
+        if kind == K.LAB:  # the job file says what runs; runtime_s is the plan's estimate only
             if not self.job:
-                raise WorkloadError(f'workload {self.name!r}: kind "fio" needs job = "FILE.fio"')
-            return self
-        if self.kind == RATE_SEARCH:  # sequential writes at fio's rate=; max_rounds: the search's steps
-            steps = SEARCH_STEPS if self.max_rounds == MAX_ROUNDS else self.max_rounds
-            if not 2 <= steps <= MAX_ROUNDS or self.runtime_s <= 0:
-                what = f"max_rounds = {steps}: a rate search bisects 2-{MAX_ROUNDS} times"
-                raise WorkloadError(f"workload {self.name!r}: {what}, each a positive time")
-            bs = self.bs or "128k"
-            if not _SIZE.fullmatch(bs):
-                raise WorkloadError(f"workload {self.name!r}: bs = {bs!r} is not a size such as 4k or 16g")
-            return replace(self, bs=bs, iodepth=self.iodepth or 32, max_rounds=steps)
-        if self.kind not in defaults:
-            raise WorkloadError(f"workload {self.name!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        bs, qd = defaults[self.kind]
-        steps = self.steps
-        if not steps and self.kind.endswith("_sweep"):
-            steps = tuple(range(100, -1, -10))  # pure reads to pure writes in 10 % steps
-        span = self.span or ("16g" if self.kind == "mixed_random_sweep" else "")
-        for value, what in ((self.bs or bs, "bs"), (span or "1", "span")):
-            if not _SIZE.fullmatch(value):
-                raise WorkloadError(f"workload {self.name!r}: {what} = {value!r} is not a size such as 4k or 16g")
-        if any(not 0 <= s <= 100 for s in steps):
-            raise WorkloadError(f"workload {self.name!r}: steps are read percentages 0-100")
+                raise WorkloadError(f'workload {self.name!r}: kind "fio" needs job = "FILE.fio"', "job")
+            return self._resolved(kind)
         if self.runtime_s <= 0:
-            raise WorkloadError(f"workload {self.name!r}: runtime_s must be positive")
+            raise WorkloadError(f"workload {self.name!r}: runtime_s must be positive", "runtime_s")
+        if kind == K.RATE_SEARCH:  # sequential writes at fio's rate=; max_rounds: the search's steps
+            steps = SEARCH_STEPS if self.max_rounds == MAX_ROUNDS else self.max_rounds
+            if not 2 <= steps <= MAX_ROUNDS:
+                what = f"max_rounds = {steps}: a rate search bisects 2-{MAX_ROUNDS} times"
+                raise WorkloadError(f"workload {self.name!r}: {what}, each a positive time", "max_rounds")
+            bs = _size(self.name, "bs", self.bs or "128k")
+            return self._resolved(kind, bs=bs, iodepth=self.iodepth or 32, max_rounds=steps)
+        bs, qd = KIND_DEFAULTS[kind]
+        steps = self.steps
+        if not steps and kind.is_sweep:
+            steps = tuple(range(100, -1, -10))  # pure reads to pure writes in 10 % steps
+        span = self.span or ("16g" if kind == K.MIXED_RANDOM_SWEEP else "")
+        _size(self.name, "bs", self.bs or bs)
+        _size(self.name, "span", span or "1")
+        if any(not 0 <= s <= 100 for s in steps):
+            raise WorkloadError(f"workload {self.name!r}: steps are read percentages 0-100", "steps")
         if not 5 <= self.max_rounds <= MAX_ROUNDS:
-            raise WorkloadError(f"workload {self.name!r}: max_rounds must be 5-{MAX_ROUNDS} (a 5-round window)")
-        return replace(self, bs=self.bs or bs, iodepth=self.iodepth or qd, span=span, steps=steps)
+            what = f"max_rounds must be 5-{MAX_ROUNDS} (a 5-round window)"
+            raise WorkloadError(f"workload {self.name!r}: {what}", "max_rounds")
+        return self._resolved(kind, bs=self.bs or bs, iodepth=self.iodepth or qd, span=span, steps=steps)
+
+    def _resolved(self, kind: WorkloadKind, **filled: object) -> ResolvedWorkload:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return ResolvedWorkload(**{**values, **filled, "kind": kind})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ResolvedWorkload(Workload):
+    """A workload as it runs (Workload.resolved): checked, its kind a WorkloadKind, its block size, queue
+    depth, span and steps filled in. Made only by resolved(); what runs, plans and writes job files
+    takes this type."""
+
+    kind: WorkloadKind
+
+    def resolved(self) -> ResolvedWorkload:
+        return self
 
     def duration_s(self, target_bytes: int | None = None, fill_bw: float = 1.5e9) -> float:
         """Estimated wall time (fill and preconditioning at an assumed bandwidth)."""
-        w = self.resolved()
-        if w.kind == LAB_KIND:
-            return w.runtime_s
-        if w.kind == RATE_SEARCH:
-            return w.runtime_s * w.max_rounds  # at most; equilibrium between steps comes on top
-        if w.kind.endswith("_sweep"):
-            return w.runtime_s * len(w.steps)
-        if w.kind == "snia_steady_state":
-            return w.runtime_s * w.max_rounds  # at most
-        passes = w.fill_passes()
+        if self.kind == K.LAB:
+            return self.runtime_s
+        if self.kind == K.RATE_SEARCH:
+            return self.runtime_s * self.max_rounds  # at most; equilibrium between steps comes on top
+        if self.kind.is_sweep:
+            return self.runtime_s * len(self.steps)
+        if self.kind == K.SNIA_STEADY_STATE:
+            return self.runtime_s * self.max_rounds  # at most
+        passes = self.fill_passes()
         extra = passes * target_bytes / fill_bw if target_bytes and passes else 0.0
-        return (0 if w.kind == "snia_precondition" else w.runtime_s) + extra
+        return (0 if self.kind == K.SNIA_PRECONDITION else self.runtime_s) + extra
 
     def fill_passes(self) -> int:
         """Sequential passes the job writes over the span before what is measured (FILL_PASSES); 0: none."""
-        if self.kind == "consistency" and not self.fill:
+        if self.kind == K.CONSISTENCY and not self.fill:
             return 0
         return FILL_PASSES.get(self.kind, 0)
 
     def fill_state(self) -> Fill | None:
         """The state the workload's fill leaves, which a drive may take at once; None: no fill."""
-        w = self.resolved()
-        passes = w.fill_passes()
-        return Fill(parse_size(w.span) if w.span else None, passes) if passes else None
+        passes = self.fill_passes()
+        return Fill(parse_size(self.span) if self.span else None, passes) if passes else None
+
+
+def _size(name: str, key: str, value: str) -> str:
+    if not _SIZE.fullmatch(value):
+        raise WorkloadError(f"workload {name!r}: {key} = {value!r} is not a size such as 4k or 16g", key)
+    return value
+
+
+_PLAIN_RW = {K.SEQ_READ: "read", K.SEQ_WRITE: "write", K.RAND_READ: "randread", K.RAND_WRITE: "randwrite"}
 
 
 def _log_lines(log_prefix: str) -> list[str]:
@@ -166,11 +211,10 @@ def target_lines(target: DriveUnderTest) -> list[str]:
     ]
 
 
-def job_file(workload: Workload, target: DriveUnderTest, log_prefix: str, prefilled: bool = False) -> str:
+def job_file(w: ResolvedWorkload, target: DriveUnderTest, log_prefix: str, prefilled: bool = False) -> str:
     """The fio job file for one workload on a drive; prefilled: the drive took the fill's state at
     once (DriveUnderTest.take_fill), so the job writes no fill."""
-    w = workload.resolved()
-    if w.kind == LAB_KIND:
+    if w.kind == K.LAB:
         return compose(read_job_file(w.job), target_lines(target), log_lines(log_prefix))
     region = w.span or target.size  # a file: created at its size; a device or an NBD export: all of it
     lines = [
@@ -183,21 +227,22 @@ def job_file(workload: Workload, target: DriveUnderTest, log_prefix: str, prefil
         "",
     ]
     timed = [f"runtime={w.runtime_s}", "time_based=1"]
-    if w.kind in ("seq_read", "seq_write", "rand_read", "rand_write"):
-        rw = {"seq_read": "read", "seq_write": "write", "rand_read": "randread", "rand_write": "randwrite"}[w.kind]
-        lines += [f"[{w.name}]", f"rw={rw}", *timed]
-    elif w.kind.endswith("_sweep"):
-        rw = "randrw" if w.kind == "mixed_random_sweep" else "rw"
+    if w.kind in _PLAIN_RW:
+        lines += [f"[{w.name}]", f"rw={_PLAIN_RW[w.kind]}", *timed]
+    elif w.kind.is_sweep:
+        rw = "randrw" if w.kind == K.MIXED_RANDOM_SWEEP else "rw"
         for pct in w.steps:
             lines += [f"[{w.name}-read{pct}]", "stonewall", f"rw={rw}", f"rwmixread={pct}", *timed, ""]
-    elif w.kind == "consistency":
+    elif w.kind == K.CONSISTENCY:
         if w.fill_passes() and not prefilled:
             lines += [f"[{w.name}-fill]", "rw=write", "bs=128k", "iodepth=32", ""]
         lines += [f"[{w.name}]", "stonewall", "rw=randwrite", *timed]
-    elif w.kind == "snia_steady_state":  # one round; the runner repeats it until steady
+    elif w.kind == K.SNIA_STEADY_STATE:  # one round; the runner repeats it until steady
         lines += [f"[{w.name}]", "rw=randwrite", *timed]
-    elif w.kind == "snia_precondition" and prefilled:  # done: one write shows the drive is there
+    elif w.kind == K.SNIA_PRECONDITION and prefilled:  # done: one write shows the drive is there
         lines += [f"[{w.name}]", "rw=write", "number_ios=1"]
-    elif w.kind == "snia_precondition":
+    elif w.kind == K.SNIA_PRECONDITION:
         lines += [f"[{w.name}]", "rw=write", f"loops={w.fill_passes()}"]  # 2x the capacity, 128 KiB sequential
+    else:  # a kind the library has no job for (rate_search: thermrig.fio.rate_search writes its steps)
+        raise WorkloadError(f"workload {w.name!r}: kind {w.kind.value!r} has no job file of its own")
     return "\n".join(lines).rstrip() + "\n"

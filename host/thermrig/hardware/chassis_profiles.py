@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from thermrig.hardware.chassis_trace import RECORDED, ChassisTrace, read_trace
 from thermrig.hardware.profiles import ProfileError, profile_file
+from thermrig.protocol import limits
 from thermrig.toml_file import TomlFile
 
 KEYS = {"description", "air_c", "heater_limit_pct", "fan0_pct", "fan1_pct", "heat", "trace", "workload_at_s"}
@@ -63,13 +64,13 @@ def parse_profile(r: TomlFile, table: dict, section: str, name: str) -> ChassisP
     if at and recorded is None and (trace is None or not 0 <= at <= trace.duration_s):
         raise r.fail(section, "workload_at_s", f"{at}", "seconds within the profile's trace (trace = ...)")
     if trace is None and recorded is None and r.get(table, section, "heat", bool, "true or false", True):
-        air = float(r.get(table, section, "air_c", (int, float), "the chassis-air target, °C (0-65)"))
-        if not 0 <= air <= 65:
-            raise r.fail(section, "air_c", f"{air}", "0 to 65 °C (the rig's limit)")
-    pct = {k: float(r.get(table, section, k, (int, float), "a percentage 0-100", d)) for k, d in DEFAULT_PCT.items()}
-    for k, v in pct.items():
-        if not 0 <= v <= 100:
-            raise r.fail(section, k, f"{v}", "a percentage 0-100")
+        lo, hi = limits.AIR_TARGET_MIN_C, limits.AIR_TARGET_MAX_C
+        expected = f"the chassis-air target, {lo:g} to {hi:g} °C (the rig's limit)"
+        air = r.get(table, section, "air_c", (int, float), expected, at_least=lo, at_most=hi)
+    pct = {
+        k: r.get(table, section, k, (int, float), "a percentage 0-100", d, at_least=0, at_most=100)
+        for k, d in DEFAULT_PCT.items()
+    }
     description = r.get(table, section, "description", str, "text", "")
     fans = pct["fan0_pct"], pct["fan1_pct"]
     return ChassisProfile(name, description, air, pct["heater_limit_pct"], *fans, trace, at, recorded)
