@@ -24,9 +24,7 @@ def resolve_port(cli_port: str | None) -> PortChoice:
         return PortChoice(env, "THERMRIG_PORT")
     path = config_file()
     rig, r = config_table("rig", 'a [rig] table with port = "..."')
-    port = rig.get("port")
-    if r is not None and port is not None and not isinstance(port, str):
-        raise r.located("rig", "port", 'port must be a string such as "/dev/ttyACM0"')
+    port = r.get(rig, "rig", "port", str, 'a string such as "/dev/ttyACM0"', None) if r is not None else None
     if port:
         return PortChoice(str(port), str(path))
     sim = running_sim()

@@ -4,7 +4,6 @@ a folder of the user's to run and edit."""
 from __future__ import annotations
 
 import shutil
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +14,7 @@ from rich.table import Table
 from thermrig.cli.user_errors import user_errors
 from thermrig.errors import ThermrigError
 from thermrig.paths import packaged
+from thermrig.toml_file import TomlFile
 
 
 class ExamplesError(ThermrigError, RuntimeError):
@@ -22,11 +22,14 @@ class ExamplesError(ThermrigError, RuntimeError):
 
 
 def _description(path: Path) -> str:
+    """The example's [campaign] description ("" when it has none or cannot be read)."""
     try:
-        campaign = tomllib.loads(path.read_text()).get("campaign", {})
-    except (OSError, tomllib.TOMLDecodeError):
+        r = TomlFile.read(path)
+        campaign = r.get(r.data, "campaign", "campaign", dict, "a [campaign] table", {})
+        description: str = r.get(campaign, "campaign", "description", str, "text", "")
+    except ThermrigError:
         return ""
-    return str(campaign.get("description", ""))
+    return description
 
 
 @user_errors

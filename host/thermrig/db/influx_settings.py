@@ -45,10 +45,7 @@ def configured() -> InfluxSettings | None:
         table, r = config_table("influx", "an [influx] table with url, token, org, bucket")
         if r is None or not table.get("url"):
             return None
-        for key in env:
-            if table.get(key) is not None and not isinstance(table[key], str):
-                raise r.located("influx", key, f"influx {key} must be a string")
-        env = {k: table.get(k) for k in env}  # type: ignore[misc]
+        env = {k: r.get(table, "influx", k, str, "a string", None) for k in keys}
         source = str(config_file())
     bucket = env["bucket"] or f"{DEFAULT_DATABASE}/autogen"
     return InfluxSettings(
