@@ -140,9 +140,18 @@ coverage: venv build firmware-qemu
 	@cat $(COV_BUILD)/coverage.txt
 	$(PY) scripts/board_coverage.py
 
+# The linters, and the generated limits: each of their three files as firmware/core/rig_limits.toml gives it.
 lint: venv
 	$(VENV)/bin/ruff check host tests bench scripts
 	$(VENV)/bin/ruff format --check host tests bench scripts
+	$(PY) scripts/gen_limits.py --check
+
+# The rig's limits, declared once in firmware/core/rig_limits.toml, written into the C core's rig_config.h,
+# the MicroPython firmware's config.py and the host's protocol/limits.py (their marked blocks; checked in,
+# so that no firmware build needs Python). `make lint` and tests/python/test_constants.py fail when stale.
+.PHONY: limits
+limits:
+	$(PYTHON) scripts/gen_limits.py
 
 # The Python tests on PYTEST_WORKERS processes (pytest-xdist; the recorded campaign's tests share one, so
 # it is recorded once), the longest work first (tests/python/longest_first.py: --no-loadscope-reorder keeps

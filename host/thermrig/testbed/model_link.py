@@ -22,7 +22,6 @@ from thermrig.protocol.messages import ChannelStatus, Fault, Reading, RigInfo, T
 # What a tick of the world returns: the plant time (us) of the sample, and each thermocouple's reading
 # (degC, as the MAX31855 reads it) in the channel map's order.
 Tick = Callable[[float, float, float], tuple[int, list[float]]]  # (heater, fan0, fan1 duty 0-1) -> sample
-AIR_D_FILTER_S = 2.0  # firmware/core/rig_config.h RIG_AIR_D_FILTER_S
 FULL = limits.FULL_SCALE_PM
 OK = ChannelStatus(0)
 NO_FAULT = Fault(0)
@@ -40,7 +39,7 @@ class AirPid:
     kp: float = limits.AIR_KP
     ki: float = limits.AIR_KI
     kd: float = limits.AIR_KD
-    d_filter_s: float = AIR_D_FILTER_S
+    d_filter_s: float = limits.AIR_D_FILTER_S
     integral: float = 0.0
     prev: float = 0.0
     d_state: float = 0.0
