@@ -36,9 +36,10 @@ def points(run: str, first: int, count: int, at_ns: int | None = None) -> list[s
     return [f"t2x,run={run} i={first + k}i {start + k * 10**6}" for k in range(count)]
 
 
-def stored(server: Influx2, run: str) -> list[int]:
-    """The i fields InfluxDB holds for the run, read with the analysts' token."""
-    found = influxql(server.settings(), f"SELECT i FROM t2x WHERE run = '{run}'")
+def stored(settings: InfluxSettings, run: str, measurement: str = "t2x") -> list[int]:
+    """The i fields InfluxDB holds for the run, read with the settings' read token (a server's settings():
+    the analysts')."""
+    found = influxql(settings, f"SELECT i FROM {measurement} WHERE run = '{run}'")
     return sorted(int(row[1]) for s in found for row in s.values)  # type: ignore[call-overload]
 
 
@@ -98,7 +99,7 @@ def test_a_token_revoked_mid_run_keeps_the_points_until_a_new_one(server: Influx
     assert run.writer.close(flush_timeout=0.5) is False
     fresh = writer(run.spool, server.settings(), [])  # a new token given: everything lands
     assert fresh.close(flush_timeout=30)
-    assert stored(server, "revoked") == list(range(100))
+    assert stored(server.settings(), "revoked") == list(range(100))
 
 
 def test_a_write_only_token_used_to_read(server: Influx2) -> None:
@@ -139,8 +140,7 @@ def test_the_bucket_deleted_mid_campaign(server: Influx2, tmp_path: Path) -> Non
     _, token = new_write_token(server, bucket["id"])
     assert writer(run.spool, server.settings(token=token), []).close(flush_timeout=30)
     operator = server.settings(read_token=server.operator_token)
-    found = influxql(operator, "SELECT i FROM t2x WHERE run = 'deleted'")
-    assert sorted(int(row[1]) for s in found for row in s.values) == list(range(20, 50))  # type: ignore[call-overload]
+    assert stored(operator, "deleted") == list(range(20, 50))
 
 
 def test_points_older_than_the_retention_are_reported_with_their_count(server: Influx2, tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ def test_points_older_than_the_retention_are_reported_with_their_count(server: I
     assert problems[0].message.startswith("InfluxDB dropped 7 of 20 points (older than the bucket's retention")
     assert "dropped=7" in problems[0].message
     assert run.writer.points_written == 13
-    assert stored(server, "old") == list(range(7, 20))
+    assert stored(server.settings(), "old") == list(range(7, 20))
 
 
 def test_the_server_restarted_mid_run(server: Influx2, tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_the_server_restarted_mid_run(server: Influx2, tmp_path: Path) -> None:
     assert problems[-1].message == f"InfluxDB at {url} unavailable: connection refused"
     assert server.server.up() == url  # the same port, the same data and tokens
     assert run.writer.close(flush_timeout=30)
-    assert stored(server, "restart") == list(range(60))
+    assert stored(server.settings(), "restart") == list(range(60))
 
 
 def test_points_older_than_the_retention_on_1x(influx_server: LocalInflux, tmp_path: Path) -> None:
@@ -180,5 +180,4 @@ def test_points_older_than_the_retention_on_1x(influx_server: LocalInflux, tmp_p
     assert len(problems) == 1 and not problems[0].kept
     assert problems[0].message.startswith("InfluxDB dropped 4 of 10 points (older than the bucket's retention")
     assert run.writer.points_written == 6
-    found = influxql(settings, "SELECT i FROM day.t2x WHERE run = 'old1'")
-    assert sorted(int(row[1]) for s in found for row in s.values) == list(range(4, 10))  # type: ignore[call-overload]
+    assert stored(settings, "old1", "day.t2x") == list(range(4, 10))
