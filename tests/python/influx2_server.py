@@ -13,27 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from thermrig.db.influx_settings import InfluxSettings
-from thermrig.db.local_server2 import Api, LocalInflux2, influxd2_binary
+from thermrig.db.local_server2 import Api, LocalInflux2, Onboarding, influxd2_binary
 
 
 @dataclass(frozen=True)
-class Influx2:
+class Influx2(Onboarding):
+    """What onboarding made (names, ids, the three tokens), with the server and its URL."""
+
     server: LocalInflux2
     url: str
-    org: str
-    org_id: str
-    bucket: str
-    bucket_id: str
-    database: str
-    operator_token: str
-    write_token: str
-    read_token: str
 
     def settings(self, **changes: str) -> InfluxSettings:
         """The settings an agent and an analyst use (write token, read token); changes: fields replaced,
@@ -60,18 +54,6 @@ def influx2_server(
     server = LocalInflux2(folder / "influxdb2", org, bucket, database, mapping, retention_s)
     url = server.up()
     try:
-        o = server.onboarding()
-        yield Influx2(
-            server,
-            url,
-            o.org,
-            o.org_id,
-            o.bucket,
-            o.bucket_id,
-            o.database,
-            o.operator_token,
-            o.write_token,
-            o.read_token,
-        )
+        yield Influx2(**asdict(server.onboarding()), server=server, url=url)
     finally:
         server.down()

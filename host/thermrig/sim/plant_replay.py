@@ -1,7 +1,7 @@
 """Fast replay of one calibration cell on the plant and drive model alone: the chassis air held at the
 profile's target (as the rig's PID holds it), the drive idle to equilibrium, then a host that always
-keeps the drive busy. The same Plant and DriveModel the simulated rig runs, without rig, fio or wall
-clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it.
+keeps the drive busy (workload_heat.py). The same Plant and DriveModel the simulated rig runs, without
+rig, fio or wall clock: what the bounded fit evaluates thousands of times. The pipeline (`make calibrate`) checks it.
 The simulator's side of the calibration's seam (`thermrig.dut.replay.ModelReplay`): the calibration
 gets this module from `thermrig calibrate` (cli/calibrate_cmd.py) and never imports it (docs/architecture.md)."""
 
@@ -14,6 +14,7 @@ from thermrig.hardware.drive_profiles import DriveProfile
 from thermrig.hardware.profiles import ChassisParams
 from thermrig.sim.plant import Plant
 from thermrig.sim.wires import TICK_S
+from thermrig.sim.workload_heat import WorkloadHeat
 from thermrig.virtual_drive.drive_model import DriveModel
 
 __all__ = ["replay", "replay_sweep"]
@@ -67,18 +68,18 @@ def replay(
     plant, model, air = _settled(chassis, drive, cond)
     s = plant.state
     heater = s.heater
-    model.pattern = work.pattern
+    heat = WorkloadHeat(model)
+    heat.busy(work.pattern)
     if work.preconditioned:
         model.precondition()
     elif work.filled:
         model.fill()
     series: list[float] = []
-    moved = acc = 0.0
+    acc = 0.0
     per_second = round(1.0 / TICK_S)
     for k in range(round(work.runtime_s / TICK_S)):
         s.air, s.heater = air, heater
-        plant.drive_power_w = model.tick(TICK_S, s.ctrl, s.board, moved)
-        moved = model.cap_rate() * TICK_S
+        moved = heat.tick(plant)
         plant.step(TICK_S)
         acc += moved
         if (k + 1) % per_second == 0:

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 MAX31855_OC = 0x1
 MAX31855_SCG = 0x2
 MAX31855_SCV = 0x4
+MAX31855_STEP_C = 0.25  # a thermocouple reading's resolution
 
 
 def max31855_word(tc_c: float, internal_c: float, faults: int = 0) -> int:
     """The 32-bit word for a thermocouple reading (0.25 C steps) and cold junction (0.0625 C steps)."""
-    tc = max(-0x2000, min(0x1FFF, round(tc_c / 0.25))) & 0x3FFF
+    tc = max(-0x2000, min(0x1FFF, round(tc_c / MAX31855_STEP_C))) & 0x3FFF
     internal = max(-0x800, min(0x7FF, round(internal_c / 0.0625))) & 0xFFF
     word = (tc << 18) | (internal << 4) | (faults & 0x7)
     if faults:

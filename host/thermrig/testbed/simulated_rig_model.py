@@ -1,9 +1,10 @@
 """The planner's rig model (thermrig.dut.rig_model): the simulator's plant with the drive profile's
 thermal figures, its thermocouples (lag, noise, the MAX31855's 0.25 °C steps, one seeded random source as
 the simulated rig's wires draw it), the firmware's chassis-air control and telemetry (model_link.py), and
-the drive model's heat for a workload in place of fio (as sim/plant_replay.py steps it: the drive busy flat out
-with the workload's pattern). All of it in the caller's thread, a control tick per frame read: no
-firmware process, no serial line, no heartbeat, so a plan's walk takes what its arithmetic takes.
+the drive model's heat for a workload in place of fio (sim/workload_heat.py, as sim/plant_replay.py heats the
+plant: the drive busy flat out with the workload's pattern). All of it in the caller's thread, a control tick
+per frame read: no firmware process, no serial line, no heartbeat, so a plan's walk takes what its arithmetic
+takes.
 
 A campaign whose chassis profiles play a recorded air trace (campaign.trace_player: a player thread
 sets the air target as the rig's frames come) walks the stepped simulated rig on rigsim instead
@@ -11,7 +12,6 @@ sets the air target as the rig's frames come) walks the stepped simulated rig on
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -21,16 +21,16 @@ from thermrig.dut.rig_model import RigModel
 from thermrig.hardware.drive_profiles import load_drive_profile
 from thermrig.link.rig_link import RigLink
 from thermrig.protocol.channels import ChannelMap
-from thermrig.sim.plant import Plant
+from thermrig.sim.sensors import MAX31855_STEP_C
 from thermrig.sim.simulated_rig import SimConfig, SimulatedRig
 from thermrig.sim.wires import TC_PLACES, TICK_S
+from thermrig.sim.workload_heat import WorkloadHeat
 from thermrig.testbed.model_link import ModelLink
 from thermrig.virtual_drive.drive_model import DriveModel
 
 T = TypeVar("T")
 PING_TIMEOUT_S = 10.0  # per attempt: a machine busy with other work starves rigsim; the model's time waits
 STEP_S = 2.0  # virtual time per PING (the firmware's host timeout is 3 s): half the pings of 1 s
-MAX31855_STEP_C = 0.25
 # A frame a rig second (SET rate=1000; the firmware's default is every tick): the phases judge the same
 # moments within a second, and the equilibrium's fit a tenth of the points. The Puget matrix's top slot
 # (16 runs, seed 2016) planned 2.0675 h this way against 2.0668 h with a frame a tick, its equilibria
@@ -41,42 +41,37 @@ CHANNELS = "tc{i}:{name}"
 OTHERS = "amb:ambient_t,rh:ambient_rh,rpm0:fan0,rpm1:fan1"
 
 
-class _Heat:
-    """The drive model's power for the next tick, busy with the pattern or idle (sim/plant_replay.py's way)."""
+class _SimulatedRigModel:
+    """What both models share: the stepped simulated rig with the drive profile, its drive not served, and
+    the drive model's heat for a workload."""
 
     def __init__(self, drive_profile: str) -> None:
-        self.model = DriveModel(load_drive_profile(drive_profile))
-        self.moved = 0.0
+        self._rig = SimulatedRig(SimConfig(pacing=Pacing.stepped(), drive=drive_profile, serve_drive=False))
+        self._heat = WorkloadHeat(DriveModel(load_drive_profile(drive_profile)))
+
+    @property
+    def sim(self) -> SimulatedRig:
+        return self._rig
 
     def heat(self, pattern: Pattern | None) -> None:
-        self.model.pattern = pattern
-        self.moved = 0.0
-
-    def tick(self, plant: Plant) -> None:
-        s = plant.state
-        plant.drive_power_w = self.model.tick(TICK_S, s.ctrl, s.board, self.moved)
-        self.moved = self.model.cap_rate() * TICK_S if self.model.pattern is not None else 0.0
+        self._heat.busy(pattern)
 
 
-class DirectRigModel:
+class DirectRigModel(_SimulatedRigModel):
     """The simulated rig's plant and sensors (a SimulatedRig built, never started: its set_physical and
     stepped pacing are the phases' simulation control) under ModelLink's firmware, in one thread."""
 
     def __init__(self, drive_profile: str) -> None:
-        self._rig = SimulatedRig(SimConfig(pacing=Pacing.stepped(), drive=drive_profile, serve_drive=False))
-        self._heat = _Heat(drive_profile)
+        super().__init__(drive_profile)
         self._ticks = 0
         sensors = self._rig.sensors
         tcs = ",".join(CHANNELS.format(i=i, name=n) for i, n in enumerate(sensors.tc_names))
         c = self._rig.plant.chassis
         room = self._rig.plant.room_c
         assert room is not None
-        self._beads = [
-            (tc, TC_PLACES[place], tc.noise_c) for tc, place in zip(sensors.tcs, sensors.tc_places, strict=True)
-        ]
+        self._beads = [(tc, TC_PLACES[place]) for tc, place in zip(sensors.tcs, sensors.tc_places, strict=True)]
         self._gauss = sensors.rng.gauss
         self._amb_noise = (c.amb_noise_c, c.rh_noise_pct)
-        self._lag_k = 1.0 - math.exp(-TICK_S / c.tc_lag_s)  # as Thermocouple.sample computes it
         channels = ChannelMap.parse(f"{tcs},{OTHERS}")
         self._link = ModelLink(self._tick, channels, room, c.room_rh, round(TELEMETRY_S / TICK_S))
 
@@ -92,15 +87,8 @@ class DirectRigModel:
         if dt:
             p.step(dt)
         self._ticks += 1
-        k = self._lag_k if dt else 0.0
+        temps = [round(tc.sample(place(p), dt) / MAX31855_STEP_C) * MAX31855_STEP_C for tc, place in self._beads]
         gauss = self._gauss
-        temps = []
-        for tc, place, noise in self._beads:  # Thermocouple.sample, inlined
-            true = place(p)
-            bead = true if tc.value is None else tc.value
-            bead += (true - bead) * k
-            tc.value = bead
-            temps.append(round((bead + gauss(0.0, noise)) / MAX31855_STEP_C) * MAX31855_STEP_C)
         gauss(0.0, self._amb_noise[0])
         gauss(0.0, self._amb_noise[1])
         return round(p.t * 1e6), temps
@@ -109,13 +97,6 @@ class DirectRigModel:
     def link(self) -> ModelLink:
         return self._link
 
-    @property
-    def sim(self) -> SimulatedRig:
-        return self._rig
-
-    def heat(self, pattern: Pattern | None) -> None:
-        self._heat.heat(pattern)
-
     def run(self, work: Callable[[], T]) -> T:
         return work()
 
@@ -123,13 +104,12 @@ class DirectRigModel:
         pass
 
 
-class SteppedRigModel:
+class SteppedRigModel(_SimulatedRigModel):
     """The stepped simulated rig on rigsim, the drive model's heat in a plant hook; work runs in a thread
     beside the plant, which advances STEP_S at a time."""
 
     def __init__(self, drive_profile: str) -> None:
-        self._rig = SimulatedRig(SimConfig(pacing=Pacing.stepped(), drive=drive_profile, serve_drive=False))
-        self._heat = _Heat(drive_profile)
+        super().__init__(drive_profile)
         self._link: RigLink | None = None
 
     def start(self) -> SteppedRigModel:
@@ -149,13 +129,6 @@ class SteppedRigModel:
     def link(self) -> RigLink:
         assert self._link is not None
         return self._link
-
-    @property
-    def sim(self) -> SimulatedRig:
-        return self._rig
-
-    def heat(self, pattern: Pattern | None) -> None:
-        self._heat.heat(pattern)
 
     def run(self, work: Callable[[], T]) -> T:
         return self._rig.run_alongside(self.link, work, STEP_S, ping_timeout_s=PING_TIMEOUT_S)
