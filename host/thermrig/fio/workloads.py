@@ -114,7 +114,7 @@ class Workload:
             steps = SEARCH_STEPS if self.max_rounds == MAX_ROUNDS else self.max_rounds
             if not 2 <= steps <= MAX_ROUNDS:
                 what = f"max_rounds = {steps}: a rate search bisects 2-{MAX_ROUNDS} times"
-                raise WorkloadError(f"workload {self.name!r}: {what}, each a positive time", "max_rounds")
+                raise WorkloadError(f"workload {self.name!r}: {what}", "max_rounds")
             bs = _size(self.name, "bs", self.bs or "128k")
             return self._resolved(kind, bs=bs, iodepth=self.iodepth or 32, max_rounds=steps)
         bs, qd = KIND_DEFAULTS[kind]
