@@ -126,7 +126,7 @@ def test_port_from_config_file(isolated_env: dict[str, str], sim: SimulatedRig, 
     assert r.returncode == 0, r.stderr
     cfg.write_text("[rig]\nport = 3\n")
     r = cli("rig", "info", env=isolated_env)
-    assert r.returncode == 1 and "port must be a string" in r.stderr
+    assert r.returncode == 1 and "[rig] port: 3 is a int; expected a string" in r.stderr
 
 
 def test_sim_serves_a_port_that_other_commands_find(isolated_env: dict[str, str]) -> None:
