@@ -19,7 +19,6 @@ from influx_servers import env_for as influx_env_for
 
 from thermrig.db.influx_settings import InfluxSettings
 from thermrig.db.local_server import LocalInflux
-from thermrig.priority import in_world
 
 NAME = "recorded-950pro"
 RUNTIME_S = 45
@@ -84,12 +83,8 @@ def record(root: Path, server: LocalInflux) -> Recorded:
     env = env_for(root, settings)
     path = root / "campaign.toml"
     path.write_text(CAMPAIGN)
-    # The whole campaign at the world's niceness, its host agent too: a real rig's test PC runs the
-    # campaign alone; on a machine as busy as make test's, an agent at nice 0 stalls runs and holds the
-    # world back, and those runs cannot be judged.
-    cmd = [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / "runs")]
     r = subprocess.run(
-        in_world(cmd),
+        [sys.executable, "-m", "thermrig.cli", "run", str(path), "--no-prompt", "--out", str(root / "runs")],
         env=env,
         capture_output=True,
         text=True,
