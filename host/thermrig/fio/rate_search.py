@@ -117,8 +117,9 @@ def _reading(
 
 def step_job(workload: ResolvedWorkload, target: DriveUnderTest, log_prefix: str, wire_rate: float | None) -> str:
     """A sequential write of runtime_s at the workload's bs and queue depth, at most wire_rate bytes/s."""
-    w = workload
-    step = Workload(w.name, WorkloadKind.SEQ_WRITE, w.runtime_s, w.bs, w.iodepth, w.span).resolved()
+    step = Workload(
+        workload.name, WorkloadKind.SEQ_WRITE, workload.runtime_s, workload.bs, workload.iodepth, workload.span
+    ).resolved()
     text = job_file(step, target, log_prefix)
     return text if wire_rate is None else text.replace("rw=write\n", f"rw=write\nrate={max(1, round(wire_rate))}\n")
 

@@ -38,9 +38,6 @@ class WorkloadKind(StrEnum):
 
 
 K = WorkloadKind
-LAB_KIND = K.LAB
-RATE_SEARCH = K.RATE_SEARCH
-KINDS = tuple(k for k in K if k not in (LAB_KIND, RATE_SEARCH))  # the library's kinds
 # Each library kind's block size and queue depth when the workload sets none.
 KIND_DEFAULTS = {
     K.SEQ_READ: ("128k", 32),
@@ -53,6 +50,7 @@ KIND_DEFAULTS = {
     K.SNIA_PRECONDITION: ("128k", 32),
     K.SNIA_STEADY_STATE: ("4k", 32),
 }
+KINDS = tuple(KIND_DEFAULTS)  # the library's kinds: those it writes a job file for
 # The one table of which workloads fill the drive and how: sequential passes over the workload's span
 # (the whole drive when it has none) that its job writes before what is measured. A consistency run
 # fills once (when its `fill` is on), SNIA PTS preconditions with 2x the capacity.
